@@ -1,0 +1,25 @@
+import { existsSync } from 'node:fs';
+import type { Argv } from 'yargs';
+
+/** Debian/Ubuntu's prometheus-node-exporter package reads this directory. */
+export const DEBIAN_TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
+/** Where upstream's docs and most hand installs put it. */
+export const UPSTREAM_TEXTFILE_DIR = '/var/lib/node_exporter/textfile';
+
+export const defaultTextfileDir = (): string => (existsSync(DEBIAN_TEXTFILE_DIR) ? DEBIAN_TEXTFILE_DIR : UPSTREAM_TEXTFILE_DIR);
+
+/** collect's options; every one can also come from GPU_TEXTFILE_<OPTION> (e.g. GPU_TEXTFILE_TEXTFILE_DIR). */
+export const collectOptions = <T>(yargs: Argv<T>) =>
+  yargs
+    .option('textfile-dir', { type: 'string', describe: `node_exporter's textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` })
+    .option('file-name', { type: 'string', default: 'nvidia_gpu.prom', describe: 'Name of the file written there (must end in .prom)' })
+    .option('dry-run', { type: 'boolean', default: false, describe: 'Print the exposition to stdout; write nothing anywhere' })
+    .option('nvidia-smi', { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run (a path, or a name looked up on PATH)' })
+    .option('timeout', { type: 'string', default: '10s', describe: 'Deadline for all nvidia-smi calls of one collection: seconds, or with a unit (500ms, 10s)' })
+    .option('processes', { type: 'boolean', default: true, describe: 'Query compute processes (--no-processes to skip)' })
+    .option('max-processes', { type: 'number', describe: 'Keep only the N processes using the most memory' })
+    .option('label', { type: 'string', array: true, default: [] as string[], describe: 'Constant label key=value on every series (repeatable)' })
+    .option('exclude-fields', { type: 'string', array: true, default: [] as string[], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' })
+    .option('state-dir', { type: 'string', default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" })
+    .option('csv-dir', { type: 'string', describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' })
+    .option('task', { type: 'string', default: 'default', describe: 'Task name: the CSV file name and its task_id column' });

@@ -1,0 +1,150 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { collect, failedCollection } from '../collect.js';
+import { FIELDS, selectFields } from '../fields.js';
+import { LABEL_NAME } from '../exposition/escape.js';
+import { checkExposition } from '../exposition/check.js';
+import { render } from '../exposition/render.js';
+import { buildFamilies, type Collection } from '../metrics.js';
+import { smiRunner, type SmiRunner } from '../nvidia-smi/run.js';
+import { publishTextfile, readPrevious, removeStaleTemps } from '../publish/textfile.js';
+import { takeRunLock } from '../publish/run-lock.js';
+import { readState, writeState } from '../state.js';
+import { parseDuration } from '../duration.js';
+import { defaultTextfileDir } from './collect-options.js';
+
+export interface CollectArgs {
+  textfileDir?: string;
+  fileName: string;
+  dryRun: boolean;
+  nvidiaSmi: string;
+  timeout: string;
+  processes: boolean;
+  maxProcesses?: number;
+  label: string[];
+  excludeFields: string[];
+  stateDir: string;
+  csvDir?: string;
+  task: string;
+}
+
+/** Labels our series carry already; a --label may not take their names. */
+const RESERVED_LABELS = new Set(['gpu', 'uuid', 'reason', 'field', 'error', 'pid', 'process_name', 'user', 'mode', 'action', 'cause', 'error_type', 'counter_type']);
+
+/** Parsed, validated options, or the one line that says what is wrong with them. */
+export function parseCollectArgs(args: CollectArgs): { labels: [string, string][]; timeoutMs: number } | string {
+  const timeoutMs = parseDuration(args.timeout);
+  if (timeoutMs === undefined || timeoutMs <= 0) return `--timeout: "${args.timeout}" is not a duration (use 10, 10s or 500ms)`;
+  if (!args.fileName.endsWith('.prom') || args.fileName.includes('/')) return `--file-name: "${args.fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
+  if (args.maxProcesses !== undefined && !(Number.isInteger(args.maxProcesses) && args.maxProcesses >= 0)) return '--max-processes must be a whole number';
+  const labels: [string, string][] = [];
+  for (const pair of args.label) {
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at);
+    if (at < 1 || !LABEL_NAME.test(key) || key.startsWith('__')) return `--label: "${pair}" is not key=value with a valid label name`;
+    if (RESERVED_LABELS.has(key)) return `--label: "${key}" is a label gpu-textfile sets itself`;
+    if (labels.some(([k]) => k === key)) return `--label: "${key}" given twice`;
+    labels.push([key, pair.slice(at + 1)]);
+  }
+  return { labels, timeoutMs };
+}
+
+/** A runner whose calls share one deadline: --timeout bounds the whole collection. */
+function deadlineRunner(command: string, timeoutMs: number): SmiRunner {
+  const deadline = Date.now() + timeoutMs;
+  return (args) => smiRunner(command, { timeoutMs: Math.max(1, deadline - Date.now()) })(args);
+}
+
+const lastSuccessIn = (text: string | undefined): number | undefined =>
+  text === undefined ? undefined : checkExposition(text).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')?.value;
+
+/** Renders a collection, falling back to a health-only file if the text breaks a format rule (a bug). */
+function renderChecked(collection: Collection, labels: [string, string][]): { text: string; problem?: string } {
+  const text = render(buildFamilies(collection, labels));
+  const problems = checkExposition(text).problems;
+  if (problems.length === 0) return { text };
+  const failure = { reason: 'internal_error' as const, message: `rendered exposition breaks the format: ${problems[0]}` };
+  return { text: render(buildFamilies(failedCollection(failure, collection.health.durationSeconds, collection.health.lastSuccessSeconds), labels)), problem: failure.message };
+}
+
+/** `gpu-textfile collect`: one collection, published. Returns the exit status. */
+export async function runCollect(args: CollectArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
+  const parsed = parseCollectArgs(args);
+  if (typeof parsed === 'string') {
+    say(parsed);
+    return 2;
+  }
+  const textfileDir = args.textfileDir ?? defaultTextfileDir();
+  const target = join(textfileDir, args.fileName);
+
+  let release = async () => {};
+  if (!args.dryRun) {
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(textfileDir, { recursive: true }).catch(() => undefined);
+    const lock = await takeRunLock(join(textfileDir, `.${args.fileName}.lock`));
+    if (lock.kind === 'busy') {
+      say(`another collect (pid ${lock.pid}) is still running for ${target}; not starting a second one`);
+      return 75;
+    }
+    if (lock.kind === 'error') {
+      say(`${lock.message}; nothing written`);
+      return 1;
+    }
+    release = lock.release;
+    await removeStaleTemps(textfileDir, args.fileName);
+  }
+  try {
+    return await collectAndPublish(args, parsed, textfileDir, target, say, io.out);
+  } finally {
+    await release();
+  }
+}
+
+async function collectAndPublish(
+  args: CollectArgs,
+  { labels, timeoutMs }: { labels: [string, string][]; timeoutMs: number },
+  textfileDir: string,
+  target: string,
+  say: (line: string) => void,
+  out: NodeJS.WritableStream,
+): Promise<number> {
+  const state = await readState(args.stateDir);
+  const result = await collect({
+    run: deadlineRunner(args.nvidiaSmi, timeoutMs),
+    fields: selectFields(FIELDS, args.excludeFields),
+    processes: args.processes,
+    maxProcesses: args.maxProcesses,
+    state,
+    previousSuccessSeconds: lastSuccessIn(await readPrevious(textfileDir, args.fileName)),
+    userRoots: { proc: '/proc', passwd: '/etc/passwd' },
+    procRoot: '/proc',
+    now: Date.now,
+  });
+  const { text, problem } = renderChecked(result.collection, labels);
+  const failure = problem ? { reason: 'internal_error', message: problem } : result.collection.health.failure;
+
+  if (args.dryRun) {
+    out.write(text);
+  } else {
+    const writeError = await publishTextfile(textfileDir, args.fileName, text);
+    if (writeError) {
+      say(writeError);
+      return 1;
+    }
+    const stateError = await writeState(args.stateDir, state, result.state);
+    if (stateError) say(`${stateError} (each run then also asks nvidia-smi --help-query-gpu; see --state-dir)`);
+  }
+  if (args.csvDir && !args.dryRun) {
+    const { appendCsvSample } = await import('../csvlog/append.js');
+    const csvError = await appendCsvSample(args.csvDir, args.task, result.collection, { host: hostname(), now: new Date(), knownGpus: state.gpus ?? [] });
+    if (csvError) say(csvError);
+  }
+  for (const warning of result.warnings) say(warning);
+  if (failure) {
+    const where = args.dryRun ? 'printed' : `wrote ${target}`;
+    say(`${failure.reason}: ${failure.message} (${where} with the health block only; try: gpu-textfile doctor)`);
+    return 1;
+  }
+  return 0;
+}

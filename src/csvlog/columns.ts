@@ -1,0 +1,27 @@
+import { FIELDS, type FieldSpec } from '../fields.js';
+
+/** Columns every row starts with, in this order; the field table's `csv` columns follow. */
+export const IDENTITY_COLUMNS = ['time', 'host', 'task_id', 'gpu_id', 'gpu_uuid', 'gpu_name', 'status'] as const;
+
+export const CSV_FIELDS: readonly FieldSpec[] = FIELDS.filter((field) => field.csv);
+
+export const CSV_HEADER: readonly string[] = [...IDENTITY_COLUMNS, ...CSV_FIELDS.map((field) => field.csv!)];
+
+/** RFC 4180: quote a cell holding a comma, quote, CR or LF, doubling its quotes. */
+export const csvCell = (text: string): string => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
+
+export const csvLine = (cells: readonly string[]): string => `${cells.map(csvCell).join(',')}\n`;
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** Local time, ISO 8601 with milliseconds and the zone offset: 2026-11-29T18:22:01.209+08:00. */
+export function localIsoTime(date: Date): string {
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const abs = Math.abs(offset);
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+    `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}` +
+    `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
+  );
+}

@@ -1,0 +1,140 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FieldSpec } from '../fields.js';
+import { isSample, sampleFromCells, type GpuSample, type RowProblem } from '../samples.js';
+import { outputLines, splitCells } from './cells.js';
+import { classifyFailure, type Failure } from './failure.js';
+import { parseHelpQueryGpu, resolveQueryNames } from './help-query-gpu.js';
+import type { SmiRunner } from './run.js';
+
+/** A GPU as the last good run (or the kernel) knew it: enough to ask for it alone with -i. */
+export interface KnownGpu {
+  gpu: string;
+  uuid: string;
+  busId: string;
+}
+
+export type GpuQueryResult =
+  | {
+      kind: 'ok';
+      samples: GpuSample[];
+      problems: RowProblem[];
+      /** GPUs that did not answer while others did. */
+      lost: (KnownGpu & { message: string })[];
+      /** Fields in query order, and the name each was asked by (this driver's). */
+      fields: FieldSpec[];
+      names: Record<string, string>;
+      /** True when this run asked --help-query-gpu (no or stale knowledge of the driver). */
+      learned: boolean;
+    }
+  | { kind: 'failed'; failure: Failure; learned: boolean; names?: Record<string, string> };
+
+export const queryGpuArgs = (names: readonly string[], select?: string): string[] => [
+  `--query-gpu=${names.join(',')}`,
+  '--format=csv,noheader,nounits',
+  ...(select === undefined ? [] : ['-i', select]),
+];
+
+async function learnNames(run: SmiRunner, fields: readonly FieldSpec[]): Promise<Record<string, string> | Failure> {
+  const outcome = await run(['--help-query-gpu']);
+  if (outcome.kind !== 'ok') return classifyFailure(outcome, 'nvidia-smi --help-query-gpu');
+  const names = resolveQueryNames(fields, parseHelpQueryGpu(outcome.stdout));
+  if (!names.index || !names.uuid) {
+    return { reason: 'unparsable_output', message: 'nvidia-smi --help-query-gpu lists neither "index" nor "uuid"' };
+  }
+  return names;
+}
+
+const isFailure = (value: Record<string, string> | Failure): value is Failure =>
+  typeof (value as Failure).reason === 'string' && typeof (value as Failure).message === 'string';
+
+function parseRows(fields: readonly FieldSpec[], stdout: string): { samples: GpuSample[]; problems: RowProblem[] } {
+  const samples: GpuSample[] = [];
+  const problems: RowProblem[] = [];
+  for (const line of outputLines(stdout)) {
+    const result = sampleFromCells(fields, splitCells(line), line);
+    if (isSample(result)) samples.push(result);
+    else problems.push(result);
+  }
+  return { samples, problems };
+}
+
+/** GPUs the kernel knows: /proc/driver/nvidia/gpus/<bus id>/information. */
+export async function kernelGpus(procRoot: string): Promise<KnownGpu[]> {
+  const dir = join(procRoot, 'driver/nvidia/gpus');
+  const entries = await readdir(dir).catch(() => [] as string[]);
+  return Promise.all(
+    entries.map(async (busId) => {
+      const info = await readFile(join(dir, busId, 'information'), 'utf8').catch(() => '');
+      const uuid = /^GPU UUID:\s*(\S+)/m.exec(info)?.[1] ?? '';
+      return { gpu: '', uuid, busId };
+    }),
+  );
+}
+
+export interface GpuQueryOptions {
+  run: SmiRunner;
+  fields: readonly FieldSpec[];
+  /** Names this driver accepted last time, if known. */
+  knownNames?: Record<string, string>;
+  /** Where to find GPUs when one is lost and the all-GPU query fails. */
+  knownGpus: () => Promise<KnownGpu[]>;
+}
+
+/**
+ * One sample of every GPU: a single --query-gpu call in the steady state. Learns the driver's
+ * field names when they are unknown or rejected; when one GPU is lost, asks each GPU alone.
+ */
+export async function queryGpus(options: GpuQueryOptions): Promise<GpuQueryResult> {
+  const { run, fields } = options;
+  let learned = false;
+  let names = options.knownNames;
+  if (!names) {
+    const result = await learnNames(run, fields);
+    if (isFailure(result)) return { kind: 'failed', failure: result, learned: true };
+    names = result;
+    learned = true;
+  }
+  const queried = () => fields.filter((field) => names![field.query]);
+  const ask = (select?: string) => run(queryGpuArgs(queried().map((field) => names![field.query]!), select));
+
+  let outcome = await ask();
+  if (outcome.kind === 'exit' && classifyFailure(outcome, '').reason === 'invalid_field' && !learned) {
+    // The driver changed under us: learn its names again, once.
+    const result = await learnNames(run, fields);
+    if (isFailure(result)) return { kind: 'failed', failure: result, learned: true };
+    names = result;
+    learned = true;
+    outcome = await ask();
+  }
+
+  if (outcome.kind === 'ok') {
+    const { samples, problems } = parseRows(queried(), outcome.stdout);
+    if (samples.length === 0) {
+      const detail = problems[0] ? `${problems[0].message}: "${problems[0].line.slice(0, 120)}"` : 'no rows';
+      return { kind: 'failed', learned, names, failure: { reason: 'unparsable_output', message: `nvidia-smi --query-gpu: ${detail}` } };
+    }
+    return { kind: 'ok', samples, problems, lost: [], fields: queried(), names, learned };
+  }
+
+  const failure = classifyFailure(outcome, 'nvidia-smi --query-gpu');
+  if (failure.reason !== 'gpu_lost') return { kind: 'failed', failure, learned, names };
+
+  // One GPU is lost and takes the all-GPU query with it: ask every GPU we know of on its own.
+  const candidates = await options.knownGpus();
+  const answers = await Promise.all(candidates.map(async (gpu) => ({ gpu, outcome: await ask(gpu.uuid || gpu.busId) })));
+  const samples: GpuSample[] = [];
+  const problems: RowProblem[] = [];
+  const lost: (KnownGpu & { message: string })[] = [];
+  for (const { gpu, outcome: one } of answers) {
+    if (one.kind === 'ok') {
+      const parsed = parseRows(queried(), one.stdout);
+      samples.push(...parsed.samples);
+      problems.push(...parsed.problems);
+    } else {
+      lost.push({ ...gpu, message: classifyFailure(one, `nvidia-smi -i ${gpu.uuid || gpu.busId}`).message });
+    }
+  }
+  if (samples.length === 0) return { kind: 'failed', failure, learned, names };
+  return { kind: 'ok', samples, problems, lost, fields: queried(), names, learned };
+}

@@ -1,0 +1,70 @@
+import { execa } from 'execa';
+
+/** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
+export type SmiOutcome =
+  | { kind: 'ok'; stdout: string }
+  | { kind: 'not-found'; command: string }
+  | { kind: 'not-executable'; command: string; message: string }
+  | { kind: 'timeout'; afterMs: number }
+  | { kind: 'exit'; code: number; output: string }
+  | { kind: 'killed'; signal: string; output: string };
+
+export interface RunOptions {
+  timeoutMs: number;
+  /** After SIGTERM to the process group, wait this long before SIGKILL. */
+  graceMs?: number;
+}
+
+/** A way to run nvidia-smi with arguments; tests and the long-running mode pass their own. */
+export type SmiRunner = (args: readonly string[]) => Promise<SmiOutcome>;
+
+const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
+  if (pid === undefined) return;
+  try {
+    // The child leads its own process group (detached): a negative pid reaches its children too,
+    // so a grandchild holding stdout open cannot keep us waiting.
+    process.kill(-pid, signal);
+  } catch (error) {
+    // ESRCH: the group is already gone, which is what we wanted.
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+};
+
+/** Runs `command args` with a hard deadline on the whole process group. */
+export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
+  const graceMs = options.graceMs ?? 1000;
+  const child = execa(command, args, {
+    reject: false,
+    detached: true,
+    stdin: 'ignore',
+    stripFinalNewline: false,
+    maxBuffer: 64 * 1024 * 1024,
+    // nvidia-smi's messages are English already; keep any locale from changing number formats.
+    env: { LC_ALL: 'C' },
+  });
+  let timedOut = false;
+  let forceKill: NodeJS.Timeout | undefined;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid, 'SIGTERM');
+    forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), graceMs);
+  }, options.timeoutMs);
+  const result = await child;
+  clearTimeout(deadline);
+  clearTimeout(forceKill);
+
+  const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
+  if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
+  const code = (result as { code?: string }).code;
+  if (code === 'ENOENT') return { kind: 'not-found', command };
+  if (code === 'EACCES') return { kind: 'not-executable', command, message: result.message ?? 'EACCES' };
+  if (result.signal) return { kind: 'killed', signal: result.signal, output };
+  if (result.exitCode === 0) return { kind: 'ok', stdout: String(result.stdout ?? '') };
+  return { kind: 'exit', code: result.exitCode ?? -1, output };
+}
+
+/** The runner for one nvidia-smi binary and deadline. */
+export const smiRunner =
+  (command: string, options: RunOptions): SmiRunner =>
+  (args) =>
+    runSmi(command, args, options);

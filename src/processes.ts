@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ComputeApp } from './nvidia-smi/compute-apps.js';
+import type { ProcessSample } from './metrics.js';
+
+/** Where process owners are looked up; tests and containers pass their own. */
+export interface UserRoots {
+  proc: string;
+  passwd: string;
+}
+
+/** /etc/passwd -> uid -> name. */
+export function parsePasswd(text: string): Map<string, string> {
+  const users = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const [name, , uid] = line.split(':');
+    if (name && uid && /^\d+$/.test(uid) && !users.has(uid)) users.set(uid, name);
+  }
+  return users;
+}
+
+/** /proc/PID/status -> real uid ("Uid:\t1000\t1000\t1000\t1000"). */
+export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d+)/m.exec(text)?.[1];
+
+/**
+ * Adds the owning user to each process (name from passwd, else the uid, else "" when the pid is not
+ * visible here, as in a container with its own pid namespace). No external command runs.
+ */
+export async function withUsers(apps: readonly ComputeApp[], roots: UserRoots): Promise<ProcessSample[]> {
+  if (apps.length === 0) return [];
+  const users = parsePasswd(await readFile(roots.passwd, 'utf8').catch(() => ''));
+  return Promise.all(
+    apps.map(async (app) => {
+      const status = await readFile(join(roots.proc, String(app.pid), 'status'), 'utf8').catch(() => '');
+      const uid = parseStatusUid(status);
+      return { ...app, user: uid === undefined ? '' : (users.get(uid) ?? uid) };
+    }),
+  );
+}
+
+/** Keeps the `max` processes with the most memory; says how many were dropped. */
+export function largestProcesses<T extends ComputeApp>(apps: readonly T[], max: number | undefined): { kept: T[]; dropped: number } {
+  if (max === undefined || apps.length <= max) return { kept: [...apps], dropped: 0 };
+  const kept = [...apps].sort((a, b) => (b.memoryBytes ?? -1) - (a.memoryBytes ?? -1) || a.pid - b.pid).slice(0, max);
+  return { kept, dropped: apps.length - kept.length };
+}

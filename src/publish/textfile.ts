@@ -1,0 +1,32 @@
+import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+
+/**
+ * Writes the exposition into node_exporter's textfile directory: a temp file in the same directory
+ * (write-file-atomic names it "<file>.<number>", which node_exporter ignores since it does not end in
+ * .prom), fsync, mode 0644, rename. A scrape sees the old file or the new one, never half of one.
+ */
+export async function publishTextfile(dir: string, fileName: string, text: string): Promise<string | undefined> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o755 });
+    await writeFileAtomic(join(dir, fileName), text, { mode: 0o644 });
+    return undefined;
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    return `cannot write ${join(dir, fileName)}: ${e.code ?? ''} ${e.message}`.trim();
+  }
+}
+
+/** Temp files a crashed or killed run left behind: "<file>.<digits>". */
+export async function removeStaleTemps(dir: string, fileName: string): Promise<string[]> {
+  const pattern = new RegExp(`^${fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+$`);
+  const entries = await readdir(dir).catch(() => [] as string[]);
+  const stale = entries.filter((entry) => pattern.test(entry));
+  await Promise.all(stale.map((entry) => unlink(join(dir, entry)).catch(() => undefined)));
+  return stale;
+}
+
+/** The previous file's text, if there is one. */
+export const readPrevious = (dir: string, fileName: string): Promise<string | undefined> =>
+  readFile(join(dir, fileName), 'utf8').catch(() => undefined);

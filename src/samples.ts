@@ -1,0 +1,74 @@
+import type { FieldSpec } from './fields.js';
+import { classifyCell, type FieldError } from './nvidia-smi/cells.js';
+
+/** One field's value in one sample. */
+export type Reading =
+  | { kind: 'number'; value: number; shown: string } // value in base units; shown as nvidia-smi printed it
+  | { kind: 'text'; text: string }
+  | { kind: 'absent' }
+  | { kind: 'error'; error: FieldError };
+
+/** One GPU at one moment, values in base units. */
+export interface GpuSample {
+  gpu: string;
+  uuid: string;
+  readings: ReadonlyMap<string, Reading>; // by FieldSpec.query
+}
+
+const BOOLEAN_WORDS: Record<'enabled' | 'active' | 'yes-no', Record<string, number>> = {
+  enabled: { Enabled: 1, Disabled: 0 },
+  active: { Active: 1, 'Not Active': 0 },
+  'yes-no': { Yes: 1, No: 0 },
+};
+
+const NUMBER = /^-?\d+(?:\.\d+)?$/;
+
+/** One cell of one field -> a reading. Strings never become numbers. */
+export function readCell(field: FieldSpec, raw: string): Reading {
+  const cell = classifyCell(raw);
+  if (cell.kind !== 'value') return cell;
+  const text = cell.text;
+  switch (field.kind) {
+    case 'label':
+    case 'state':
+      return { kind: 'text', text };
+    case 'number':
+      return NUMBER.test(text)
+        ? { kind: 'number', value: Number(text) * (field.factor ?? 1), shown: text }
+        : { kind: 'error', error: 'unparsable' };
+    case 'pstate': {
+      const match = /^P(\d{1,2})$/.exec(text);
+      return match ? { kind: 'number', value: Number(match[1]), shown: text } : { kind: 'error', error: 'unparsable' };
+    }
+    default: {
+      const value = BOOLEAN_WORDS[field.kind][text];
+      return value === undefined ? { kind: 'error', error: 'unparsable' } : { kind: 'number', value, shown: text };
+    }
+  }
+}
+
+/** Why a row could not become a sample. */
+export interface RowProblem {
+  line: string;
+  message: string;
+  /** What the row's first cells say about which GPU it was, when they look right. */
+  gpu?: string;
+  uuid?: string;
+}
+
+/** One --query-gpu row (cells in the order of `fields`) -> a sample, or why not. */
+export function sampleFromCells(fields: readonly FieldSpec[], cells: readonly string[], line: string): GpuSample | RowProblem {
+  const gpu = /^\d+$/.test(cells[0]?.trim() ?? '') ? cells[0]!.trim() : undefined;
+  const uuid = /^(GPU|MIG)-[\w-]+$/.test(cells[1]?.trim() ?? '') ? cells[1]!.trim() : undefined;
+  if (cells.length !== fields.length) {
+    return { line, gpu, uuid, message: `row has ${cells.length} cells, the query asked for ${fields.length}` };
+  }
+  if (gpu === undefined || uuid === undefined) {
+    return { line, gpu, uuid, message: 'row does not start with a GPU index and UUID' };
+  }
+  const readings = new Map<string, Reading>();
+  fields.forEach((field, i) => readings.set(field.query, readCell(field, cells[i]!)));
+  return { gpu, uuid, readings };
+}
+
+export const isSample = (value: GpuSample | RowProblem): value is GpuSample => 'readings' in value;
