@@ -13,6 +13,8 @@ export interface RunOptions {
   timeoutMs: number;
   /** After SIGTERM to the process group, wait this long before SIGKILL. */
   graceMs?: number;
+  /** Extra environment for the child (the stand-in nvidia-smi reads its capture from it). */
+  env?: Record<string, string>;
 }
 
 /** A way to run nvidia-smi with arguments; tests and the long-running mode pass their own. */
@@ -40,7 +42,7 @@ export async function runSmi(command: string, args: readonly string[], options: 
     stripFinalNewline: false,
     maxBuffer: 64 * 1024 * 1024,
     // nvidia-smi's messages are English already; keep any locale from changing number formats.
-    env: { LC_ALL: 'C' },
+    env: { ...options.env, LC_ALL: 'C' },
   });
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;

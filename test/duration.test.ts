@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { parseDuration } from '../src/duration.js';
+
+describe('parseDuration', () => {
+  it.each([
+    ['3', 3000],
+    ['0.5', 500],
+    ['10s', 10_000],
+    ['500ms', 500],
+    ['2m', 120_000],
+    ['1h', 3_600_000],
+  ])('%s -> %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each(['', 'ten', '5 parsecs', '-1', '1s2'])('rejects %j', (text) => expect(parseDuration(text)).toBeUndefined());
+});
