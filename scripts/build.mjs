@@ -12,7 +12,16 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  banner: { js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  // Bundled CommonJS dependencies (write-file-atomic, yargs' helpers) expect require and __filename.
+  banner: {
+    js: [
+      '#!/usr/bin/env node',
+      "import { createRequire as __createRequire } from 'node:module';",
+      "import { fileURLToPath as __fileURLToPath } from 'node:url';",
+      'const require = __createRequire(import.meta.url);',
+      'const __filename = __fileURLToPath(import.meta.url);',
+    ].join('\n'),
+  },
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
 });

@@ -30,4 +30,4 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
 
 /** Runs the built CLI; never rejects. */
 export const runCli = (args: readonly string[], env: Record<string, string | undefined> = {}, timeoutMs = 20_000) =>
-  execa(process.execPath, [CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false, timeout: timeoutMs, stdin: 'ignore' });
+  execa(process.execPath, [CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false, timeout: timeoutMs, stdin: 'ignore', stripFinalNewline: false });

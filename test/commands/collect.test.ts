@@ -1,0 +1,162 @@
+import { existsSync } from 'node:fs';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkExposition } from '../../src/exposition/check.js';
+import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+
+const H200 = capture('h200x2__580.159.04__linux-idle');
+
+async function dirs() {
+  const root = await tempDir();
+  return { textfile: join(root, 'textfile'), state: join(root, 'state'), csv: join(root, 'csv'), root };
+}
+
+const collectArgs = (d: { textfile: string; state: string }, smi = FAKE_SMI, ...more: string[]) => [
+  'collect', '--textfile-dir', d.textfile, '--state-dir', d.state, '--nvidia-smi', smi, ...more,
+];
+
+const familiesIn = (text: string) => new Set(checkExposition(text).samples.map((s) => s.name));
+const GPU_SERIES = /^nvidia_gpu_(?!collector_)/;
+
+describe('gpu-textfile collect', () => {
+  it('writes the textfile atomically with mode 0644, leaving no temp file, and says nothing', async () => {
+    const d = await dirs();
+    const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    expect({ exit: result.exitCode, stderr: result.stderr, stdout: result.stdout }).toEqual({ exit: 0, stderr: '', stdout: '' });
+    expect(await readdir(d.textfile)).toEqual(['nvidia_gpu.prom']);
+    expect((await stat(join(d.textfile, 'nvidia_gpu.prom'))).mode & 0o777).toBe(0o644);
+    const text = await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8');
+    expect(checkExposition(text).problems).toEqual([]);
+    expect(familiesIn(text).has('nvidia_gpu_memory_used_bytes')).toBe(true);
+  });
+
+  it('--dry-run prints the same exposition and writes nothing anywhere', async () => {
+    const d = await dirs();
+    const result = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', '--csv-dir', d.csv), { FAKE_SMI_CAPTURE: H200 });
+    expect(result.exitCode).toBe(0);
+    expect(checkExposition(result.stdout).problems).toEqual([]);
+    expect(result.stdout).toMatch(/^nvidia_gpu_power_draw_watts\{gpu="0",uuid="GPU-d9041e44[^}]*\} 76\.68$/m);
+    expect([existsSync(d.textfile), existsSync(d.state), existsSync(d.csv)]).toEqual([false, false, false]);
+  });
+
+  it('steady state: one --query-gpu and one --query-compute-apps call per run', async () => {
+    const d = await dirs();
+    const log = join(d.root, 'calls.log');
+    await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOG: log });
+    await writeFile(log, '');
+    const second = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOG: log });
+    expect(second.exitCode).toBe(0);
+    const calls = (await readFile(log, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as string[])[0]!.split('=')[0]);
+    expect(calls.sort()).toEqual(['--query-compute-apps', '--query-gpu']);
+  });
+
+  it('adds --label constant labels to every series, and takes options from GPU_TEXTFILE_* variables', async () => {
+    const d = await dirs();
+    const result = await runCli(['collect', '--nvidia-smi', FAKE_SMI, '--label', 'cluster=a"b', '--label', 'rack=r1'], {
+      FAKE_SMI_CAPTURE: H200,
+      GPU_TEXTFILE_TEXTFILE_DIR: d.textfile,
+      GPU_TEXTFILE_STATE_DIR: d.state,
+    });
+    expect(result.exitCode).toBe(0);
+    const samples = checkExposition(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).samples;
+    expect(samples.every((s) => s.labels.cluster === 'a"b' && s.labels.rack === 'r1')).toBe(true);
+  });
+
+  it.each([
+    [['--label', 'gpu=1'], /"gpu" is a label gpu-textfile sets itself/],
+    [['--label', 'bad-name=1'], /not key=value with a valid label name/],
+    [['--timeout', 'soon'], /--timeout: "soon" is not a duration/],
+    [['--file-name', 'gpu.txt'], /must be a plain name ending in \.prom/],
+  ])('rejects bad options %j with exit 2 and writes nothing', async (more, message) => {
+    const d = await dirs();
+    const result = await runCli(collectArgs(d, FAKE_SMI, ...more), { FAKE_SMI_CAPTURE: H200 });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(existsSync(join(d.textfile, 'nvidia_gpu.prom'))).toBe(false);
+  });
+
+  it('removes temp files a crashed run left', async () => {
+    const d = await dirs();
+    await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    await writeFile(join(d.textfile, 'nvidia_gpu.prom.123456789'), 'half a fi');
+    await writeFile(join(d.textfile, 'other.prom.42'), 'not ours');
+    await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    expect((await readdir(d.textfile)).sort()).toEqual(['nvidia_gpu.prom', 'other.prom.42']);
+  });
+});
+
+// Each failure mode ends in a file with the health block only, exit 1, and one line on stderr.
+const failures: [title: string, smi: (d: { root: string }) => string, env: Record<string, string>, reason: string, timeout?: string][] = [
+  ['nvidia-smi missing', (d) => join(d.root, 'no-such-nvidia-smi'), {}, 'nvidia_smi_not_found'],
+  ['driver unreachable (exit 9)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('constructed__driver-unreachable') }, 'driver_unreachable'],
+  ['NVML library missing (exit 12)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__nvml-library-missing') }, 'nvml_library_missing'],
+  ['GPU access blocked (exit 17)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__gpu-access-blocked') }, 'gpu_access_blocked'],
+  ['no devices (exit 6)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__no-devices') }, 'no_devices'],
+  ['NVML unknown error (exit 255)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('constructed__nvml-unknown-error') }, 'nvml_unknown_error'],
+  ['driver/library mismatch', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('constructed__driver-library-mismatch') }, 'driver_library_mismatch'],
+  ['other exit status', () => join(FAKE_BIN, 'exit'), { FAKE_SMI_EXIT: '3' }, 'nvidia_smi_failed'],
+  ['garbage on stdout', () => join(FAKE_BIN, 'garbage'), {}, 'unparsable_output'],
+  ['hang, SIGTERM ignored', () => join(FAKE_BIN, 'hang'), {}, 'timeout', '700ms'],
+  ['a child holds stdout open', () => join(FAKE_BIN, 'holds-stdout'), {}, 'timeout', '700ms'],
+];
+
+describe('gpu-textfile collect when nvidia-smi fails', () => {
+  it.each(failures)('%s', async (_, smi, env, reason, timeout) => {
+    const d = await dirs();
+    const good = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    expect(good.exitCode).toBe(0);
+    const before = checkExposition(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).samples;
+    const lastSuccess = before.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')!.value;
+
+    const started = Date.now();
+    const result = await runCli(collectArgs(d, smi(d), ...(timeout ? ['--timeout', timeout] : [])), env);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr.trimEnd()).toMatch(new RegExp(`^gpu-textfile: ${reason}: .*gpu-textfile doctor\\)$`));
+
+    const text = await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8');
+    const { samples, problems } = checkExposition(text);
+    expect(problems).toEqual([]);
+    expect(samples.filter((s) => GPU_SERIES.test(s.name))).toEqual([]);
+    const value = (name: string) => samples.find((s) => s.name === name)?.value;
+    expect(value('nvidia_gpu_collector_success')).toBe(0);
+    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels).toEqual({ reason });
+    expect(value('nvidia_gpu_collector_last_success_timestamp_seconds')).toBe(lastSuccess);
+    expect(await readdir(d.textfile)).toEqual(['nvidia_gpu.prom']);
+  });
+
+  it('a collect started while another waits on a hung nvidia-smi returns at once (exit 75)', async () => {
+    const d = await dirs();
+    const hung = runCli(collectArgs(d, join(FAKE_BIN, 'hang'), '--timeout', '4s'));
+    const lock = join(d.textfile, '.nvidia_gpu.prom.lock');
+    for (let i = 0; i < 100 && !existsSync(lock); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    const second = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(second.exitCode).toBe(75);
+    expect(second.stderr).toMatch(/another collect \(pid \d+\) is still running/);
+    expect((await hung).exitCode).toBe(1);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('one GPU lost after a good run: the other keeps reporting, the lost one is nvidia_gpu_up 0', async () => {
+    const d = await dirs();
+    await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__gpu-lost') });
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toMatch(/^gpu-textfile: GPU 1 \(GPU-697eaabb[^)]*\) did not answer: .*Unable to determine the device handle for GPU 00000000:00:07.0: Unknown Error\n$/);
+    const samples = checkExposition(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).samples;
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([['0', 1], ['1', 0]]);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_temperature_celsius').map((s) => s.labels.gpu)).toEqual(['0']);
+  });
+
+  it('a lock left by a process that is gone is taken over', async () => {
+    const d = await dirs();
+    await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    await writeFile(join(d.textfile, '.nvidia_gpu.prom.lock'), '2147483646\n');
+    const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
+    expect(result.exitCode).toBe(0);
+  });
+});
