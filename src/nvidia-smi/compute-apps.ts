@@ -1,4 +1,4 @@
-import { classifyCell, outputLines } from './cells.js';
+import { classifyCell } from './cells.js';
 
 /** A compute process holding memory on a GPU. */
 export interface ComputeApp {
@@ -21,7 +21,9 @@ const MIB = 1024 * 1024;
 export function parseComputeApps(stdout: string): { apps: ComputeApp[]; skipped: number } {
   const records: string[] = [];
   let skipped = 0;
-  for (const line of outputLines(stdout)) {
+  // Blank lines are kept: inside a record they are part of a process name.
+  const lines = stdout.replace(/\r?\n$/, '').split('\n').map((line) => line.replace(/\r$/, ''));
+  for (const line of stdout.trim() === '' ? [] : lines) {
     if (/^No running (compute )?processes found/i.test(line)) continue;
     if (RECORD_START.test(line)) records.push(line);
     // A newline inside a process name: the line continues the record before it.
