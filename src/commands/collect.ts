@@ -8,7 +8,7 @@ import { render } from '../exposition/render.js';
 import { buildFamilies, type Collection } from '../metrics.js';
 import { smiRunner, type SmiRunner } from '../nvidia-smi/run.js';
 import { publishTextfile, readPrevious, removeStaleTemps } from '../publish/textfile.js';
-import { takeRunLock } from '../publish/run-lock.js';
+import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState } from '../state.js';
 import { parseDuration } from '../duration.js';
 import { defaultTextfileDir } from './collect-options.js';
@@ -82,7 +82,8 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
   if (!args.dryRun) {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(textfileDir, { recursive: true }).catch(() => undefined);
-    const lock = await takeRunLock(join(textfileDir, `.${args.fileName}.lock`));
+    // A lock whose process is gone is taken over at once: the next run must not wait for it.
+    const lock = await tryLock(join(textfileDir, `.${args.fileName}.lock`), 0);
     if (lock.kind === 'busy') {
       say(`another collect (pid ${lock.pid}) is still running for ${target}; not starting a second one`);
       return 75;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Collection } from '../metrics.js';
 import type { GpuSample } from '../samples.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
-import { isLockError, withFileLock } from './file-lock.js';
+import { isLockError, withFileLock } from '../locks/file-lock.js';
 
 export const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
@@ -56,6 +56,8 @@ export async function appendCsvSample(
   options: { host: string; now: Date; knownGpus?: readonly { gpu: string; uuid: string }[] },
 ): Promise<string | undefined> {
   if (!TASK_NAME.test(task)) return `--task: "${task}" must be letters, digits, '.', '_' or '-'`;
+  // NAME-YYYYMMDD[-N] is how archives are named: such a live file would be taken for one.
+  if (/-\d{8}(-\d+)?$/.test(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
   const lines = csvRows(collection, { time: localIsoTime(options.now), host: options.host, task }, options.knownGpus ?? []);
   if (lines.length === 0) return undefined;
   try {

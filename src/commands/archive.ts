@@ -1,0 +1,45 @@
+import { archiveDirectory } from '../csvlog/rotate.js';
+
+export interface ArchiveArgs {
+  csvDir: string;
+  keep: number;
+  maxAge?: number;
+  compress: boolean;
+  delayCompress: boolean;
+  minSize: number;
+}
+
+/** `gpu-textfile archive`: rotate every live CSV in --csv-dir. Returns the exit status. */
+export async function runArchive(args: ArchiveArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
+  if (!Number.isInteger(args.keep) || args.keep < 0) {
+    say('--keep must be a whole number');
+    return 2;
+  }
+  if (args.maxAge !== undefined && !(args.maxAge >= 0)) {
+    say('--max-age must be a number of days');
+    return 2;
+  }
+  const result = await archiveDirectory(args.csvDir, {
+    keep: args.keep,
+    maxAgeDays: args.maxAge,
+    compress: args.compress,
+    delayCompress: args.delayCompress,
+    minSize: args.minSize,
+    now: new Date(),
+  });
+  if ('error' in result) {
+    say(result.error);
+    return 1;
+  }
+  let failed = false;
+  for (const action of result.actions) {
+    if (action.kind === 'rotated') io.out.write(`${action.task}.csv -> ${action.archive} (${action.rows} rows)\n`);
+    if (action.kind === 'failed') {
+      failed = true;
+      say(`${action.task}.csv not rotated, left intact: ${action.message}`);
+    }
+  }
+  for (const problem of result.problems) say(problem);
+  return failed || result.problems.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,124 @@
+import { readFile, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
+import { CSV_HEADER, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
+import type { Collection } from '../../src/metrics.js';
+import type { Reading } from '../../src/samples.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+
+const H200 = capture('h200x2__580.159.04__linux-idle');
+
+/** RFC 4180 reader for the assertions: quoted cells may hold commas, quotes and newlines. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
+      else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(cell), (cell = '');
+    else if (c === '\n') row.push(cell), rows.push(row), (row = []), (cell = '');
+    else cell += c;
+  }
+  return rows;
+}
+
+const number = (shown: string): Reading => ({ kind: 'number', value: Number(shown), shown });
+
+describe('CSV columns', () => {
+  it('are named exactly, in this order', () => {
+    expect(CSV_HEADER.slice(0, 14)).toEqual([
+      'time', 'host', 'task_id', 'gpu_id', 'gpu_uuid', 'gpu_name', 'status', 'utilization_percent',
+      'memory_used_mib', 'memory_total_mib', 'power_draw_w', 'temperature_c', 'sm_clock_mhz', 'mem_clock_mhz',
+    ]);
+  });
+
+  it('time is local ISO 8601 with milliseconds and the zone offset', () => {
+    const date = new Date(Date.UTC(2026, 10, 29, 10, 22, 1, 209));
+    // The test process runs with the machine's zone; compare against the offset it reports.
+    const offset = -date.getTimezoneOffset();
+    const expectedSign = offset >= 0 ? '+' : '-';
+    expect(localIsoTime(date)).toMatch(new RegExp(`^2026-11-29T\\d{2}:22:01\\.209\\${expectedSign}\\d{2}:\\d{2}$`));
+  });
+
+  it('quotes odd GPU names (RFC 4180) and leaves missing values empty, never 0', () => {
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-1', readings: new Map<string, Reading>([['name', { kind: 'text', text: 'NVIDIA "H200", rev\nB' }], ['utilization.gpu', number('87')], ['power.draw', { kind: 'absent' }], ['memory.used', { kind: 'error', error: 'unknown_error' }]]) }],
+      down: [],
+      health: { durationSeconds: 0 },
+    };
+    const [row] = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job' }, []).join(''));
+    expect(row!.slice(0, 10)).toEqual(['t', 'h', 'job', '0', 'GPU-1', 'NVIDIA "H200", rev\nB', 'ok', '87', '', '']);
+  });
+
+  it('a failed sample leaves one row per known GPU with the reason and empty values', () => {
+    const collection: Collection = { fields: [], samples: [], down: [], health: { durationSeconds: 0, failure: { reason: 'driver_unreachable', message: 'x' } } };
+    const rows = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job' }, [{ gpu: '0', uuid: 'GPU-a' }, { gpu: '1', uuid: 'GPU-b' }]).join(''));
+    expect(rows.map((r) => r.slice(3, 7))).toEqual([['0', 'GPU-a', '', 'driver_unreachable'], ['1', 'GPU-b', '', 'driver_unreachable']]);
+    expect(rows.every((r) => r.slice(7).every((cell) => cell === ''))).toBe(true);
+  });
+});
+
+describe('gpu-textfile collect --csv-dir', () => {
+  it('appends one row per GPU per sample, header first, times in the TZ zone', async () => {
+    const dir = await tempDir();
+    const env = { FAKE_SMI_CAPTURE: H200, TZ: 'Asia/Shanghai' };
+    const args = ['collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI, '--csv-dir', join(dir, 'csv'), '--task', 'train-42'];
+    expect((await runCli(args, env)).exitCode).toBe(0);
+    expect((await runCli(args, env)).exitCode).toBe(0);
+    const rows = parseCsv(await readFile(join(dir, 'csv/train-42.csv'), 'utf8'));
+    expect(rows[0]).toEqual([...CSV_HEADER]);
+    // Values as nvidia-smi printed them in the recording (MiB, W, °C, MHz).
+    const sample = [
+      ['train-42', '0', 'ok', '0', '0', '143771', '76.68', '27', '345', '3201'],
+      ['train-42', '1', 'ok', '0', '0', '143771', '77.99', '30', '345', '3201'],
+    ];
+    expect(rows.slice(1).map((r) => [r[2], r[3], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13]])).toEqual([...sample, ...sample]);
+    expect(rows.slice(1).every((r) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+08:00$/.test(r[0]!))).toBe(true);
+  });
+
+  it('writes the header again after someone truncated the file, and failure rows carry the reason', async () => {
+    const dir = await tempDir();
+    const base = ['collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'csv'), '--task', 'job'];
+    await runCli([...base, '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: H200 });
+    await truncate(join(dir, 'csv/job.csv'), 0);
+    const failed = await runCli([...base, '--nvidia-smi', join(dir, 'missing-smi')]);
+    expect(failed.exitCode).toBe(1);
+    const rows = parseCsv(await readFile(join(dir, 'csv/job.csv'), 'utf8'));
+    expect(rows[0]).toEqual([...CSV_HEADER]);
+    expect(rows.slice(1).map((r) => [r[3], r[4]!.slice(0, 8), r[6], r.slice(7).join('')])).toEqual([
+      ['0', 'GPU-d904', 'nvidia_smi_not_found', ''],
+      ['1', 'GPU-697e', 'nvidia_smi_not_found', ''],
+    ]);
+  });
+
+  it('rejects a task name that would look like an archive', async () => {
+    const dir = await tempDir();
+    const collection: Collection = { fields: [], samples: [], down: [], health: { durationSeconds: 0 } };
+    expect(await appendCsvSample(dir, 'job-20261129', collection, { host: 'h', now: new Date() })).toMatch(/must not end in -YYYYMMDD/);
+    expect(await appendCsvSample(dir, '../etc/x', collection, { host: 'h', now: new Date() })).toMatch(/must be letters/);
+  });
+
+  it('each sample is one write: a concurrent writer never interleaves lines', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), csvLine(CSV_HEADER));
+    const collection = (i: number): Collection => ({
+      fields: [],
+      samples: [0, 1, 2, 3, 4, 5, 6, 7].map((g) => ({ gpu: String(g), uuid: `GPU-${i}`, readings: new Map<string, Reading>([['utilization.gpu', number(String(i))]]) })),
+      down: [],
+      health: { durationSeconds: 0 },
+    });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => appendCsvSample(dir, 'job', collection(i), { host: 'h', now: new Date() })));
+    const rows = parseCsv(await readFile(join(dir, 'job.csv'), 'utf8')).slice(1);
+    expect(rows).toHaveLength(320);
+    // The 8 rows of one sample stay together.
+    for (let i = 0; i < rows.length; i += 8) expect(new Set(rows.slice(i, i + 8).map((r) => r[4])).size).toBe(1);
+  });
+});

@@ -1,0 +1,169 @@
+import { existsSync } from 'node:fs';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { appendCsvSample } from '../../src/csvlog/append.js';
+import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
+import { archiveDay, parseArchiveName } from '../../src/csvlog/rotate.js';
+import type { Collection } from '../../src/metrics.js';
+import type { Reading } from '../../src/samples.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+
+const HEADER = csvLine(CSV_HEADER);
+const row = (time: string, gpu = '0') => csvLine([time, 'h', 'job', gpu, 'GPU-x', 'n', 'ok', '1', '', '', '', '', '', '']);
+
+const sample = (gpus: number): Collection => ({
+  fields: [],
+  samples: Array.from({ length: gpus }, (_, g) => ({ gpu: String(g), uuid: `GPU-${g}`, readings: new Map<string, Reading>() })),
+  down: [],
+  health: { durationSeconds: 0 },
+});
+
+async function readAll(dir: string, file: string): Promise<string> {
+  const data = await readFile(join(dir, file));
+  return file.endsWith('.gz') ? gunzipSync(data).toString('utf8') : data.toString('utf8');
+}
+
+const archive = (dir: string, ...more: string[]) => runCli(['archive', '--csv-dir', dir, ...more]);
+
+describe('gpu-textfile archive', () => {
+  it('copies to an archive named after its first row\'s day, gzipped, then truncates the live file in place', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'));
+    const result = await archive(dir);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('job.csv -> job-20261127.csv.gz (2 rows)\n');
+    expect((await readdir(dir)).sort()).toEqual(['job-20261127.csv.gz', 'job.csv']);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
+    expect(await readAll(dir, 'job-20261127.csv.gz')).toBe(HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'));
+  });
+
+  it('every archive starts with the header, a second one the same day gets a counter', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    await archive(dir, '--no-compress');
+    // Someone else's truncate or an old writer: rows without a header.
+    await writeFile(join(dir, 'job.csv'), row('2026-11-27T11:00:00.000+00:00'));
+    await archive(dir, '--no-compress');
+    expect((await readdir(dir)).sort()).toEqual(['job-20261127-2.csv', 'job-20261127.csv', 'job.csv']);
+    expect(await readAll(dir, 'job-20261127-2.csv')).toBe(HEADER + row('2026-11-27T11:00:00.000+00:00'));
+  });
+
+  it('skips empty, header-only and missing files (notifempty, missingok), and files under --min-size', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'empty.csv'), '');
+    await writeFile(join(dir, 'header.csv'), HEADER);
+    await writeFile(join(dir, 'small.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const result = await archive(dir, '--min-size', '100000');
+    expect([result.exitCode, result.stdout, result.stderr]).toEqual([0, '', '']);
+    expect((await readdir(dir)).sort()).toEqual(['empty.csv', 'header.csv', 'small.csv']);
+    expect((await archive(join(dir, 'no-such-dir'))).exitCode).toBe(0);
+  });
+
+  it('keeps --keep archives per task and compresses all but the newest with --delay-compress', async () => {
+    const dir = await tempDir();
+    for (let day = 20; day <= 25; day++) {
+      await writeFile(join(dir, 'job.csv'), HEADER + row(`2026-11-${day}T10:00:00.000+00:00`));
+      await writeFile(join(dir, 'other.csv'), HEADER + row(`2026-11-${day}T10:00:00.000+00:00`));
+      expect((await archive(dir, '--keep', '3', '--delay-compress')).exitCode).toBe(0);
+    }
+    const files = (await readdir(dir)).sort();
+    expect(files.filter((f) => f.startsWith('job-'))).toEqual(['job-20261123.csv.gz', 'job-20261124.csv.gz', 'job-20261125.csv']);
+    expect(files.filter((f) => f.startsWith('other-'))).toHaveLength(3);
+  });
+
+  it('--max-age removes archives whose data is older than that many days', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job-20200101.csv.gz'), '');
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    expect((await archive(dir, '--max-age', '30')).exitCode).toBe(0);
+    expect((await readdir(dir)).sort()).toEqual(['job-20261127.csv.gz', 'job.csv']);
+  });
+
+  it('a directory it cannot use is a clear error with exit 1, and nothing is lost', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'not-a-dir'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const result = await archive(join(dir, 'not-a-dir'));
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^gpu-textfile: cannot read .*not-a-dir: ENOTDIR\n$/);
+    expect(await readFile(join(dir, 'not-a-dir'), 'utf8')).toContain('2026-11-27T10');
+  });
+
+  it('names archives by the data\'s day', () => {
+    expect(archiveDay(HEADER + row('2026-01-02T00:00:00.000-05:00'), new Date())).toBe('20260102');
+    expect(parseArchiveName('train-7-20261129-3.csv.gz')).toEqual({ file: 'train-7-20261129-3.csv.gz', task: 'train-7', day: '20261129', counter: 3, gzip: true });
+    expect(parseArchiveName('train-7.csv')).toBeUndefined();
+  });
+});
+
+describe('a writer appending while archive runs again and again', () => {
+  it('every row ends up in exactly one file, and every archive starts with the header', async () => {
+    const dir = await tempDir();
+    const written: string[] = [];
+    let writing = true;
+    const base = Date.UTC(2026, 10, 29, 12, 0, 0);
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const now = new Date(base + i);
+        const error = await appendCsvSample(dir, 'job', sample(2), { host: 'h', now });
+        expect(error).toBeUndefined();
+        written.push(`${now.toISOString()} 0`, `${now.toISOString()} 1`);
+      }
+    })();
+    const runs = await Promise.all([0, 1].map(async (lane) => {
+      let rotated = 0;
+      for (let i = 0; i < 5; i++) {
+        const result = await archive(dir, '--keep', '1000', ...(lane === 0 ? [] : ['--no-compress']));
+        expect(result.stderr).toBe('');
+        rotated += result.stdout.split('\n').filter(Boolean).length;
+      }
+      return rotated;
+    }));
+    writing = false;
+    await writer;
+    expect(runs[0]! + runs[1]!).toBeGreaterThan(2);
+
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.csv') || f.endsWith('.csv.gz'));
+    const seen: string[] = [];
+    for (const file of files) {
+      const text = await readAll(dir, file);
+      if (file !== 'job.csv') expect(text.startsWith(HEADER)).toBe(true);
+      for (const line of text.split('\n').filter((l) => l && !l.startsWith('time,'))) {
+        const [time, , , gpu] = line.split(',');
+        seen.push(`${new Date(time!).toISOString()} ${gpu}`);
+      }
+    }
+    expect(seen.length).toBe(written.length);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(new Set(seen)).toEqual(new Set(written));
+  });
+});
+
+describe('the real logrotate with copytruncate', () => {
+  it('rotates our live file and collection goes on: no NUL bytes, header present', async () => {
+    const dir = await tempDir();
+    const csv = join(dir, 'csv');
+    const collect = () =>
+      runCli(['collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI, '--csv-dir', csv, '--task', 'job'], {
+        FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
+      });
+    expect((await collect()).exitCode).toBe(0);
+    expect((await collect()).exitCode).toBe(0);
+    const example = await readFile(new URL('../../examples/logrotate.conf', import.meta.url), 'utf8');
+    // The example with its path pointed at the test's directory, and no delaycompress so the copy is plain text to read.
+    const conf = example.replace(/^\/var\/log\/gpu-textfile\/\*\.csv/m, `${csv}/*.csv`);
+    expect(conf).toContain('copytruncate');
+    await writeFile(join(dir, 'logrotate.conf'), conf);
+    const rotated = await execa('logrotate', ['--force', '--state', join(dir, 'logrotate.state'), join(dir, 'logrotate.conf')], { reject: false });
+    expect([rotated.exitCode, rotated.stderr]).toEqual([0, '']);
+    expect(existsSync(join(csv, 'job.csv.1'))).toBe(true);
+    expect(await readFile(join(csv, 'job.csv'), 'utf8')).toBe('');
+    expect((await collect()).exitCode).toBe(0);
+    const live = await readFile(join(csv, 'job.csv'));
+    expect(live.includes(0)).toBe(false);
+    expect(live.toString('utf8').startsWith(HEADER)).toBe(true);
+    expect(live.toString('utf8').split('\n').filter(Boolean)).toHaveLength(3);
+  });
+});
