@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the real components the test suite runs against, on Debian or Ubuntu:
+# promtool (package prometheus), node_exporter, logrotate and systemd-analyze.
+# Installs only what is missing; needs root (or sudo) when something is.
+set -euo pipefail
+
+missing=()
+command -v promtool >/dev/null || missing+=(prometheus)
+command -v prometheus-node-exporter >/dev/null || command -v node_exporter >/dev/null || missing+=(prometheus-node-exporter)
+command -v logrotate >/dev/null || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
+command -v systemd-analyze >/dev/null || missing+=(systemd)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup-test-host: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  # The Debian packages start services where systemd runs; the tests start their own on free ports.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
