@@ -59,7 +59,7 @@ const firstLine = (text: string): string => text.split('\n').find((line) => line
 export function classifyFailure(outcome: Exclude<SmiOutcome, { kind: 'ok' }>, what: string): Failure {
   switch (outcome.kind) {
     case 'not-found':
-      return { reason: 'nvidia_smi_not_found', message: `${outcome.command} not found: is the NVIDIA driver installed? (try: gpu-textfile doctor)` };
+      return { reason: 'nvidia_smi_not_found', message: `${outcome.command} not found: is the NVIDIA driver installed?` };
     case 'not-executable':
       return { reason: 'nvidia_smi_not_executable', message: `${outcome.command} cannot be executed: ${outcome.message}` };
     case 'timeout':
