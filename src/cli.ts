@@ -1,40 +1,59 @@
-import yargs from 'yargs';
+import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { collectOptions } from './commands/collect-options.js';
+import { archiveOptions, collectOptions, installOptions } from './commands/options.js';
 
-// Only collect runs every 15 seconds: every command's code is imported when that command runs.
-const cli = yargs(hideBin(process.argv))
-  .scriptName('gpu-textfile')
-  .env('GPU_TEXTFILE')
-  .strict()
-  .command(
-    'collect',
-    'Run nvidia-smi once and publish the metrics (and CSV rows)',
-    (y) => collectOptions(y),
-    async (argv) => {
-      const { runCollect } = await import('./commands/collect.js');
-      process.exitCode = await runCollect(argv as never);
-    },
-  )
-  .command(
-    'archive',
-    'Rotate the CSV trail: copy each live CSV to a dated archive, then truncate it, losing no row',
-    (y) =>
-      y
-        .option('csv-dir', { type: 'string', demandOption: true, describe: 'Directory holding the live <task>.csv files' })
-        .option('keep', { type: 'number', default: 14, describe: 'Archives kept per task' })
-        .option('max-age', { type: 'number', describe: 'Remove archives whose data starts more than this many days ago' })
-        .option('compress', { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' })
-        .option('delay-compress', { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' })
-        .option('min-size', { type: 'number', default: 0, describe: 'Leave live files smaller than this many bytes alone' }),
-    async (argv) => {
-      const { runArchive } = await import('./commands/archive.js');
-      process.exitCode = await runArchive(argv as never);
-    },
-  )
-  .demandCommand(1, 'Name a command: collect or archive')
+type Run = (argv: never) => Promise<number>;
+
+/** The commands. Only collect runs every 15 seconds: each command's code is imported when it runs. */
+const COMMANDS: { name: string; describe: string; options: (y: Argv) => Argv; run: () => Promise<Run> }[] = [
+  {
+    name: 'collect',
+    describe: 'Run nvidia-smi once and publish the metrics (and CSV rows)',
+    options: collectOptions,
+    run: async () => (await import('./commands/collect.js')).runCollect,
+  },
+  {
+    name: 'archive',
+    describe: 'Rotate the CSV trail: copy each live CSV to a dated archive, then truncate it, losing no row',
+    options: archiveOptions,
+    run: async () => (await import('./commands/archive.js')).runArchive,
+  },
+  {
+    name: 'install',
+    describe: 'Install the systemd units and /etc/default/gpu-textfile, create the directories, enable the timers',
+    options: installOptions,
+    run: async () => (await import('./commands/install.js')).runInstall,
+  },
+  {
+    name: 'uninstall',
+    describe: 'Disable and remove what install wrote (CSV and state data stay)',
+    options: installOptions,
+    run: async () => (await import('./commands/install.js')).runUninstall,
+  },
+];
+
+const args = hideBin(process.argv);
+
+// One /etc/default/gpu-textfile serves every command, but strict parsing would call another
+// command's GPU_TEXTFILE_* variable an unknown argument: keep only the running command's.
+const command = COMMANDS.find((c) => c.name === args.find((arg) => !arg.startsWith('-')));
+if (command) {
+  const declared = command.options(yargs([])) as unknown as { getOptions(): { key: Record<string, unknown> } };
+  const known = new Set(Object.keys(declared.getOptions().key).map((key) => key.replace(/-/g, '_').toUpperCase()));
+  for (const key of Object.keys(process.env)) {
+    if (key.startsWith('GPU_TEXTFILE_') && !known.has(key.slice('GPU_TEXTFILE_'.length))) delete process.env[key];
+  }
+}
+
+let cli = yargs(args).scriptName('gpu-textfile').env('GPU_TEXTFILE').strict();
+for (const { name, describe, options, run } of COMMANDS) {
+  cli = cli.command(name, describe, options, async (argv) => {
+    process.exitCode = await (await run())(argv as never);
+  });
+}
+await cli
+  .demandCommand(1, `Name a command: ${COMMANDS.map((c) => c.name).join(', ')}`)
   .help()
   .version()
-  .wrap(Math.min(110, process.stdout.columns || 110));
-
-await cli.parseAsync();
+  .wrap(Math.min(110, process.stdout.columns || 110))
+  .parseAsync();

@@ -11,7 +11,7 @@ import { publishTextfile, readPrevious, removeStaleTemps } from '../publish/text
 import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState } from '../state.js';
 import { parseDuration } from '../duration.js';
-import { defaultTextfileDir } from './collect-options.js';
+import { defaultTextfileDir } from './options.js';
 
 export interface CollectArgs {
   textfileDir?: string;

@@ -8,7 +8,10 @@ export const UPSTREAM_TEXTFILE_DIR = '/var/lib/node_exporter/textfile';
 
 export const defaultTextfileDir = (): string => (existsSync(DEBIAN_TEXTFILE_DIR) ? DEBIAN_TEXTFILE_DIR : UPSTREAM_TEXTFILE_DIR);
 
-/** collect's options; every one can also come from GPU_TEXTFILE_<OPTION> (e.g. GPU_TEXTFILE_TEXTFILE_DIR). */
+// Every command's options, declared here so the CLI can list them without loading any command's code.
+// Each can also come from GPU_TEXTFILE_<OPTION> (e.g. GPU_TEXTFILE_TEXTFILE_DIR).
+
+/** collect's options. */
 export const collectOptions = <T>(yargs: Argv<T>) =>
   yargs
     .option('textfile-dir', { type: 'string', describe: `node_exporter's textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` })
@@ -23,3 +26,23 @@ export const collectOptions = <T>(yargs: Argv<T>) =>
     .option('state-dir', { type: 'string', default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" })
     .option('csv-dir', { type: 'string', describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' })
     .option('task', { type: 'string', default: 'default', describe: 'Task name: the CSV file name and its task_id column' });
+
+/** archive's options. */
+export const archiveOptions = <T>(yargs: Argv<T>) =>
+  yargs
+    .option('csv-dir', { type: 'string', demandOption: true, describe: 'Directory holding the live <task>.csv files' })
+    .option('keep', { type: 'number', default: 14, describe: 'Archives kept per task' })
+    .option('max-age', { type: 'number', describe: 'Remove archives whose data starts more than this many days ago' })
+    .option('compress', { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' })
+    .option('delay-compress', { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' })
+    .option('min-size', { type: 'number', default: 0, describe: 'Leave live files smaller than this many bytes alone' });
+
+/** install's and uninstall's options. */
+export const installOptions = <T>(yargs: Argv<T>) =>
+  yargs
+    .option('root', { type: 'string', default: '/', describe: 'Install under this directory instead of / (then nothing is enabled)' })
+    .option('enable', { type: 'boolean', default: true, describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)' })
+    .option('dry-run', { type: 'boolean', default: false, describe: 'Print what would be done; change nothing' })
+    .option('textfile-dir', { type: 'string', describe: `Textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` })
+    .option('csv-dir', { type: 'string', describe: 'Also keep the CSV trail here, archived daily (e.g. /var/log/gpu-textfile)' })
+    .option('task', { type: 'string', describe: 'Task name for the CSV trail' });

@@ -1,0 +1,46 @@
+/** Where the installed program is: what every ExecStart runs. */
+export interface Program {
+  node: string;
+  script: string;
+}
+
+export interface InstallChoices {
+  textfileDir: string;
+  csvDir?: string;
+  task?: string;
+}
+
+const TEMPLATE_EXEC = /^ExecStart=\S+ \S+gpu-textfile\.js /m;
+const shellWord = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `"${text.replace(/(["\\$`])/g, '\\$1')}"`);
+
+/** A unit from systemd/ with ExecStart pointing at this installation; timers are taken as they are. */
+export function renderUnit(name: string, template: string, program: Program, choices: InstallChoices): string {
+  if (!name.endsWith('.service')) return template;
+  if (!TEMPLATE_EXEC.test(template)) throw new Error(`${name} has no ExecStart=<node> <gpu-textfile.js> line`);
+  let unit = template.replace(TEMPLATE_EXEC, `ExecStart=${shellWord(program.node)} ${shellWord(program.script)} `);
+  // The collector may write only the directories it was given.
+  const writable = [choices.textfileDir, ...(choices.csvDir ? [choices.csvDir] : [])].map((dir) => `-${dir}`).join(' ');
+  unit = unit.replace(/^ReadWritePaths=.*$/m, `ReadWritePaths=${writable}`);
+  return unit;
+}
+
+/** /etc/default/gpu-textfile: the chosen options as the variables every command reads. */
+export function renderEnvironmentFile(choices: InstallChoices): string {
+  const lines = [
+    '# Options for gpu-textfile, written by `gpu-textfile install`. Every command option can be set here',
+    '# as GPU_TEXTFILE_<OPTION> (upper case, - as _), e.g. GPU_TEXTFILE_EXCLUDE_FIELDS, GPU_TEXTFILE_LABEL.',
+    `GPU_TEXTFILE_TEXTFILE_DIR=${shellWord(choices.textfileDir)}`,
+    ...(choices.csvDir ? [`GPU_TEXTFILE_CSV_DIR=${shellWord(choices.csvDir)}`] : []),
+    ...(choices.task ? [`GPU_TEXTFILE_TASK=${shellWord(choices.task)}`] : []),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** The units install writes: the archive pair only with a CSV trail. */
+export const unitNames = (choices: InstallChoices): string[] => [
+  'gpu-textfile.service',
+  'gpu-textfile.timer',
+  ...(choices.csvDir ? ['gpu-textfile-archive.service', 'gpu-textfile-archive.timer'] : []),
+];
+
+export const ALL_UNITS = ['gpu-textfile.service', 'gpu-textfile.timer', 'gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile-daemon.service'];

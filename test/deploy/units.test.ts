@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { ROOT, runCli, tempDir } from '../helpers.js';
+
+const SYSTEMD = join(ROOT, 'systemd');
+
+async function installed(...more: string[]) {
+  const root = await tempDir();
+  const result = await runCli(['install', '--root', root, '--no-enable', '--csv-dir', '/var/log/gpu-textfile', '--task', 'train', ...more]);
+  expect([result.exitCode, result.stderr]).toEqual([0, '']);
+  return { root, units: join(root, 'etc/systemd/system') };
+}
+
+describe('systemd units', () => {
+  it('install --root writes every unit with ExecStart at this installation, and they verify', async () => {
+    const { root, units } = await installed();
+    const names = (await readdir(units)).sort();
+    expect(names).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile.service', 'gpu-textfile.timer']);
+    const service = await readFile(join(units, 'gpu-textfile.service'), 'utf8');
+    expect(service).toContain(`ExecStart=${process.execPath} ${join(ROOT, 'dist/gpu-textfile.js')} collect`);
+    expect(service).toMatch(/^ReadWritePaths=-\/var\/lib\/\S+ -\/var\/log\/gpu-textfile$/m);
+    expect(await readFile(join(root, 'etc/default/gpu-textfile'), 'utf8')).toMatch(/^GPU_TEXTFILE_CSV_DIR=\/var\/log\/gpu-textfile\nGPU_TEXTFILE_TASK=train\n$/m);
+    for (const dir of ['var/lib/gpu-textfile', 'var/log/gpu-textfile']) expect(existsSync(join(root, dir))).toBe(true);
+    const verify = await execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', ...names.map((n) => join(units, n))], { reject: false });
+    expect({ exit: verify.exitCode, out: verify.stdout + verify.stderr }).toEqual({ exit: 0, out: '' });
+  });
+
+  it('every service\'s offline security exposure is 5.5 or lower', async () => {
+    const { units } = await installed();
+    for (const name of (await readdir(units)).filter((n) => n.endsWith('.service'))) {
+      const result = await execa('systemd-analyze', ['security', '--offline=true', join(units, name)], { reject: false });
+      const exposure = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(result.stdout)?.[1]);
+      expect([name, exposure <= 5.5]).toEqual([name, true]);
+    }
+  });
+
+  it('the timer runs every 15 s with 1 s accuracy; the service cannot outlast the period', async () => {
+    const timer = await readFile(join(SYSTEMD, 'gpu-textfile.timer'), 'utf8');
+    expect(timer).toMatch(/^OnUnitActiveSec=15s$/m);
+    expect(timer).toMatch(/^OnBootSec=/m);
+    expect(timer).toMatch(/^AccuracySec=1s$/m);
+    const service = await readFile(join(SYSTEMD, 'gpu-textfile.service'), 'utf8');
+    expect(service).toMatch(/^Type=oneshot$/m);
+    expect(Number(/^TimeoutStartSec=(\d+)s$/m.exec(service)?.[1])).toBeLessThan(15);
+    expect(service).toMatch(/^EnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
+    expect(service).not.toMatch(/^PrivateDevices=yes/m);
+    expect(service).not.toMatch(/^MemoryDenyWriteExecute=yes/m);
+    const archive = await readFile(join(SYSTEMD, 'gpu-textfile-archive.timer'), 'utf8');
+    expect(archive).toMatch(/^OnCalendar=daily$/m);
+    expect(archive).toMatch(/^Persistent=true$/m);
+  });
+
+  it('uninstall --root removes what install wrote and leaves the data', async () => {
+    const { root, units } = await installed();
+    const result = await runCli(['uninstall', '--root', root, '--no-enable']);
+    expect(result.exitCode).toBe(0);
+    expect(await readdir(units)).toEqual([]);
+    expect(existsSync(join(root, 'etc/default/gpu-textfile'))).toBe(false);
+    expect(existsSync(join(root, 'var/log/gpu-textfile'))).toBe(true);
+  });
+
+  it('--dry-run says what it would do and writes nothing', async () => {
+    const root = await tempDir();
+    const result = await runCli(['install', '--root', root, '--dry-run']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^would write .*gpu-textfile\.service$/m);
+    expect(await readdir(root)).toEqual([]);
+  });
+});
+
+describe('cron.d file', () => {
+  it('is a valid cron.d file: no dot in its name, PATH set, % escaped, final newline, four runs a minute under flock -n', async () => {
+    const files = await readdir(join(ROOT, 'cron'));
+    expect(files).toEqual(['gpu-textfile']);
+    const text = await readFile(join(ROOT, 'cron/gpu-textfile'), 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text).toMatch(/^PATH=\S+$/m);
+    const jobs = text.split('\n').filter((line) => /^[\d*]/.test(line));
+    for (const job of jobs) {
+      expect(job.split(/\s+/)[5]).toBe('root');
+      expect(job).not.toMatch(/(^|[^\\])%/);
+    }
+    const collects = jobs.filter((job) => job.includes('gpu-textfile collect'));
+    expect(collects.map((job) => /sleep (\d+)/.exec(job)?.[1] ?? '0')).toEqual(['0', '15', '30', '45']);
+    expect(collects.every((job) => job.includes('flock -n'))).toBe(true);
+    expect(jobs.filter((job) => job.includes('gpu-textfile archive'))).toHaveLength(1);
+  });
+});
