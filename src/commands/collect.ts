@@ -1,13 +1,11 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { collect, failedCollection } from '../collect.js';
+import { collect } from '../collect.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { LABEL_NAME } from '../exposition/escape.js';
-import { checkExposition } from '../exposition/check.js';
-import { render } from '../exposition/render.js';
-import { buildFamilies, type Collection } from '../metrics.js';
 import { smiRunner, type SmiRunner } from '../nvidia-smi/run.js';
-import { publishTextfile, readPrevious, removeStaleTemps } from '../publish/textfile.js';
+import { removeStaleTemps } from '../publish/textfile.js';
+import { previousSuccessSeconds, publish, type PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState } from '../state.js';
 import { parseDuration } from '../duration.js';
@@ -55,18 +53,6 @@ function deadlineRunner(command: string, timeoutMs: number): SmiRunner {
   return (args) => smiRunner(command, { timeoutMs: Math.max(1, deadline - Date.now()) })(args);
 }
 
-const lastSuccessIn = (text: string | undefined): number | undefined =>
-  text === undefined ? undefined : checkExposition(text).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')?.value;
-
-/** Renders a collection, falling back to a health-only file if the text breaks a format rule (a bug). */
-function renderChecked(collection: Collection, labels: [string, string][]): { text: string; problem?: string } {
-  const text = render(buildFamilies(collection, labels));
-  const problems = checkExposition(text).problems;
-  if (problems.length === 0) return { text };
-  const failure = { reason: 'internal_error' as const, message: `rendered exposition breaks the format: ${problems[0]}` };
-  return { text: render(buildFamilies(failedCollection(failure, collection.health.durationSeconds, collection.health.lastSuccessSeconds), labels)), problem: failure.message };
-}
-
 /** `gpu-textfile collect`: one collection, published. Returns the exit status. */
 export async function runCollect(args: CollectArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
@@ -111,35 +97,34 @@ async function collectAndPublish(
   out: NodeJS.WritableStream,
 ): Promise<number> {
   const state = await readState(args.stateDir);
+  const publishTarget: PublishTarget = {
+    textfileDir,
+    fileName: args.fileName,
+    dryRun: args.dryRun,
+    labels,
+    csv: args.csvDir ? { dir: args.csvDir, task: args.task, host: hostname(), knownGpus: () => state.gpus ?? [] } : undefined,
+    out,
+  };
   const result = await collect({
     run: deadlineRunner(args.nvidiaSmi, timeoutMs),
     fields: selectFields(FIELDS, args.excludeFields),
     processes: args.processes,
     maxProcesses: args.maxProcesses,
     state,
-    previousSuccessSeconds: lastSuccessIn(await readPrevious(textfileDir, args.fileName)),
+    previousSuccessSeconds: await previousSuccessSeconds(publishTarget),
     userRoots: { proc: '/proc', passwd: '/etc/passwd' },
     procRoot: '/proc',
     now: Date.now,
   });
-  const { text, problem } = renderChecked(result.collection, labels);
-  const failure = problem ? { reason: 'internal_error', message: problem } : result.collection.health.failure;
-
-  if (args.dryRun) {
-    out.write(text);
-  } else {
-    const writeError = await publishTextfile(textfileDir, args.fileName, text);
-    if (writeError) {
-      say(writeError);
-      return 1;
-    }
+  const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
+  if (textfileError) {
+    say(textfileError);
+    return 1;
+  }
+  if (csvError) say(csvError);
+  if (!args.dryRun) {
     const stateError = await writeState(args.stateDir, state, result.state);
     if (stateError) say(`${stateError} (each run then also asks nvidia-smi --help-query-gpu; see --state-dir)`);
-  }
-  if (args.csvDir && !args.dryRun) {
-    const { appendCsvSample } = await import('../csvlog/append.js');
-    const csvError = await appendCsvSample(args.csvDir, args.task, result.collection, { host: hostname(), now: new Date(), knownGpus: state.gpus ?? [] });
-    if (csvError) say(csvError);
   }
   for (const warning of result.warnings) say(warning);
   if (failure) {

@@ -1,0 +1,58 @@
+import { failedCollection } from '../collect.js';
+import { checkExposition } from '../exposition/check.js';
+import { render } from '../exposition/render.js';
+import { buildFamilies, type Collection } from '../metrics.js';
+import type { Failure } from '../nvidia-smi/failure.js';
+import { publishTextfile, readPrevious } from './textfile.js';
+
+/** Where a collection goes. */
+export interface PublishTarget {
+  textfileDir: string;
+  fileName: string;
+  /** Print the exposition to `out` instead of writing anything. */
+  dryRun: boolean;
+  labels: [string, string][];
+  csv?: { dir: string; task: string; host: string; knownGpus: () => readonly { gpu: string; uuid: string }[] };
+  out: NodeJS.WritableStream;
+}
+
+/** Renders a collection, falling back to a health-only file if the text breaks a format rule (a bug). */
+export function renderChecked(collection: Collection, labels: [string, string][]): { text: string; failure?: Failure } {
+  const text = render(buildFamilies(collection, labels));
+  const problems = checkExposition(text).problems;
+  if (problems.length === 0) return { text, failure: collection.health.failure };
+  const failure: Failure = { reason: 'internal_error', message: `rendered exposition breaks the format: ${problems[0]}` };
+  const fallback = failedCollection(failure, collection.health.durationSeconds, collection.health.lastSuccessSeconds);
+  return { text: render(buildFamilies(fallback, labels)), failure };
+}
+
+/** The previous file's nvidia_gpu_collector_last_success_timestamp_seconds, carried over on failure. */
+export async function previousSuccessSeconds(target: Pick<PublishTarget, 'textfileDir' | 'fileName'>): Promise<number | undefined> {
+  const text = await readPrevious(target.textfileDir, target.fileName);
+  if (text === undefined) return undefined;
+  return checkExposition(text).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')?.value;
+}
+
+/** What publishing one collection came to. */
+export interface Published {
+  /** The failure the file reports, if the collection failed. */
+  failure?: Failure;
+  textfileError?: string;
+  csvError?: string;
+}
+
+/** Publishes one collection: the textfile (or stdout with --dry-run) and the CSV rows. */
+export async function publish(collection: Collection, target: PublishTarget, now: Date): Promise<Published> {
+  const { text, failure } = renderChecked(collection, target.labels);
+  if (target.dryRun) {
+    target.out.write(text);
+    return { failure };
+  }
+  const textfileError = await publishTextfile(target.textfileDir, target.fileName, text);
+  let csvError: string | undefined;
+  if (target.csv) {
+    const { appendCsvSample } = await import('../csvlog/append.js');
+    csvError = await appendCsvSample(target.csv.dir, target.csv.task, collection, { host: target.csv.host, now, knownGpus: target.csv.knownGpus() });
+  }
+  return { failure, textfileError, csvError };
+}
