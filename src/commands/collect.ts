@@ -7,7 +7,7 @@ import { smiRunner, type SmiRunner } from '../nvidia-smi/run.js';
 import { removeStaleTemps } from '../publish/textfile.js';
 import { previousSuccessSeconds, publish, type PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
-import { readState, writeState } from '../state.js';
+import { readState, writeState, type CollectorState } from '../state.js';
 import { parseDuration } from '../duration.js';
 import { defaultTextfileDir } from './options.js';
 
@@ -24,15 +24,29 @@ export interface CollectArgs {
   stateDir: string;
   csvDir?: string;
   task: string;
+  interval?: string;
+  processesInterval: string;
 }
 
 /** Labels our series carry already; a --label may not take their names. */
 const RESERVED_LABELS = new Set(['gpu', 'uuid', 'reason', 'field', 'error', 'pid', 'process_name', 'user', 'mode', 'action', 'cause', 'error_type', 'counter_type']);
 
 /** Parsed, validated options, or the one line that says what is wrong with them. */
-export function parseCollectArgs(args: CollectArgs): { labels: [string, string][]; timeoutMs: number } | string {
+export interface CollectSettings {
+  labels: [string, string][];
+  timeoutMs: number;
+  /** Long-running mode when set. */
+  intervalMs?: number;
+  processesIntervalMs: number;
+}
+
+export function parseCollectArgs(args: CollectArgs): CollectSettings | string {
   const timeoutMs = parseDuration(args.timeout);
   if (timeoutMs === undefined || timeoutMs <= 0) return `--timeout: "${args.timeout}" is not a duration (use 10, 10s or 500ms)`;
+  const intervalMs = args.interval === undefined ? undefined : parseDuration(args.interval);
+  if (args.interval !== undefined && (intervalMs === undefined || intervalMs < 100)) return `--interval: "${args.interval}" must be a duration of at least 100ms`;
+  const processesIntervalMs = parseDuration(args.processesInterval);
+  if (processesIntervalMs === undefined || processesIntervalMs < 1000) return `--processes-interval: "${args.processesInterval}" must be a duration of at least 1s`;
   if (!args.fileName.endsWith('.prom') || args.fileName.includes('/')) return `--file-name: "${args.fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
   if (args.maxProcesses !== undefined && !(Number.isInteger(args.maxProcesses) && args.maxProcesses >= 0)) return '--max-processes must be a whole number';
   const labels: [string, string][] = [];
@@ -44,7 +58,7 @@ export function parseCollectArgs(args: CollectArgs): { labels: [string, string][
     if (labels.some(([k]) => k === key)) return `--label: "${key}" given twice`;
     labels.push([key, pair.slice(at + 1)]);
   }
-  return { labels, timeoutMs };
+  return { labels, timeoutMs, intervalMs, processesIntervalMs };
 }
 
 /** A runner whose calls share one deadline: --timeout bounds the whole collection. */
@@ -90,7 +104,7 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
 
 async function collectAndPublish(
   args: CollectArgs,
-  { labels, timeoutMs }: { labels: [string, string][]; timeoutMs: number },
+  { labels, timeoutMs, intervalMs, processesIntervalMs }: CollectSettings,
   textfileDir: string,
   target: string,
   say: (line: string) => void,
@@ -105,17 +119,24 @@ async function collectAndPublish(
     csv: args.csvDir ? { dir: args.csvDir, task: args.task, host: hostname(), knownGpus: () => state.gpus ?? [] } : undefined,
     out,
   };
-  const result = await collect({
-    run: deadlineRunner(args.nvidiaSmi, timeoutMs),
-    fields: selectFields(FIELDS, args.excludeFields),
-    processes: args.processes,
-    maxProcesses: args.maxProcesses,
-    state,
-    previousSuccessSeconds: await previousSuccessSeconds(publishTarget),
-    userRoots: { proc: '/proc', passwd: '/etc/passwd' },
-    procRoot: '/proc',
-    now: Date.now,
-  });
+  const fields = selectFields(FIELDS, args.excludeFields);
+  const userRoots = { proc: '/proc', passwd: '/etc/passwd' };
+  const oneShot = (current: CollectorState, previous: number | undefined) =>
+    collect({
+      run: deadlineRunner(args.nvidiaSmi, timeoutMs),
+      fields,
+      processes: args.processes,
+      maxProcesses: args.maxProcesses,
+      state: current,
+      previousSuccessSeconds: previous,
+      userRoots,
+      procRoot: '/proc',
+      now: Date.now,
+    });
+  if (intervalMs !== undefined) {
+    return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
+  }
+  const result = await oneShot(state, await previousSuccessSeconds(publishTarget));
   const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
   if (textfileError) {
     say(textfileError);
@@ -131,6 +152,60 @@ async function collectAndPublish(
     const where = args.dryRun ? 'printed' : `wrote ${target}`;
     say(`${failure.reason}: ${failure.message} (${where} with the health block only; try: gpu-textfile doctor)`);
     return 1;
+  }
+  return 0;
+}
+
+/** The long-running mode: until SIGTERM or SIGINT, then the child is killed and the last write finished. */
+async function runForever(context: {
+  args: CollectArgs;
+  state: CollectorState;
+  fields: ReturnType<typeof selectFields>;
+  intervalMs: number;
+  processesIntervalMs: number;
+  timeoutMs: number;
+  userRoots: { proc: string; passwd: string };
+  oneShot: (state: CollectorState, previous: number | undefined) => ReturnType<typeof collect>;
+  publishTarget: PublishTarget;
+  say: (line: string) => void;
+}): Promise<number> {
+  const { args, publishTarget, say } = context;
+  const { runLongRunning } = await import('../long-running.js');
+  const { queryProcesses } = await import('../collect.js');
+  const { streamSmi } = await import('../nvidia-smi/run.js');
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  let saved = context.state;
+  try {
+    await runLongRunning({
+      fields: context.fields,
+      intervalMs: context.intervalMs,
+      processesIntervalMs: context.processesIntervalMs,
+      oneShot: context.oneShot,
+      queryProcesses: () =>
+        args.processes ? queryProcesses(deadlineRunner(args.nvidiaSmi, context.timeoutMs), { maxProcesses: args.maxProcesses, userRoots: context.userRoots }) : Promise.resolve({}),
+      stream: (streamArgs) => streamSmi(args.nvidiaSmi, streamArgs),
+      publish: async (collection) => {
+        const { textfileError, csvError } = await publish(collection, publishTarget, new Date());
+        if (textfileError) say(textfileError);
+        if (csvError) say(csvError);
+      },
+      saveState: async (next) => {
+        if (args.dryRun) return;
+        const error = await writeState(args.stateDir, saved, next);
+        if (!error) saved = next;
+      },
+      say,
+      now: Date.now,
+      signal: stop.signal,
+      initialState: context.state,
+      initialSuccessSeconds: await previousSuccessSeconds(publishTarget),
+    });
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
   }
   return 0;
 }

@@ -7,6 +7,7 @@ import { defaultTextfileDir } from './options.js';
 
 export interface InstallArgs {
   root: string;
+  daemon: boolean;
   enable: boolean;
   dryRun: boolean;
   textfileDir?: string;
@@ -55,7 +56,7 @@ async function perform(steps: Step[], args: InstallArgs, say: (line: string) => 
 export async function runInstall(args: InstallArgs, io = { out: process.stdout }): Promise<number> {
   const say = (line: string) => io.out.write(`${line}\n`);
   const program = thisProgram();
-  const choices: InstallChoices = { textfileDir: args.textfileDir ?? defaultTextfileDir(), csvDir: args.csvDir, task: args.task };
+  const choices: InstallChoices = { daemon: args.daemon, textfileDir: args.textfileDir ?? defaultTextfileDir(), csvDir: args.csvDir, task: args.task };
   const at = (path: string) => join(args.root, path);
   const live = resolve(args.root) === '/';
   const steps: Step[] = [];
@@ -85,7 +86,8 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout }
   }
   if (live && args.enable) {
     steps.push(systemctl('daemon-reload'));
-    steps.push(systemctl('enable', '--now', ...unitNames(choices).filter((name) => name.endsWith('.timer'))));
+    const started = unitNames(choices).filter((name) => name.endsWith('.timer') || name === 'gpu-textfile-daemon.service');
+    steps.push(systemctl('enable', '--now', ...started));
   }
   return perform(steps, args, say);
 }

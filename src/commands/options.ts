@@ -25,7 +25,9 @@ export const collectOptions = <T>(yargs: Argv<T>) =>
     .option('exclude-fields', { type: 'string', array: true, default: [] as string[], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' })
     .option('state-dir', { type: 'string', default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" })
     .option('csv-dir', { type: 'string', describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' })
-    .option('task', { type: 'string', default: 'default', describe: 'Task name: the CSV file name and its task_id column' });
+    .option('task', { type: 'string', default: 'default', describe: 'Task name: the CSV file name and its task_id column' })
+    .option('interval', { type: 'string', describe: 'Run on: keep one nvidia-smi -lms child and publish every sample (e.g. 15s, 250ms; at least 100ms)' })
+    .option('processes-interval', { type: 'string', default: '60s', describe: 'With --interval: how often to query compute processes' });
 
 /** archive's options. */
 export const archiveOptions = <T>(yargs: Argv<T>) =>
@@ -41,6 +43,7 @@ export const archiveOptions = <T>(yargs: Argv<T>) =>
 export const installOptions = <T>(yargs: Argv<T>) =>
   yargs
     .option('root', { type: 'string', default: '/', describe: 'Install under this directory instead of / (then nothing is enabled)' })
+    .option('daemon', { type: 'boolean', default: false, describe: 'Install the long-running service (collect --interval) instead of the 15 s timer' })
     .option('enable', { type: 'boolean', default: true, describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)' })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Print what would be done; change nothing' })
     .option('textfile-dir', { type: 'string', describe: `Textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` })

@@ -5,6 +5,8 @@ export interface Program {
 }
 
 export interface InstallChoices {
+  /** The long-running service instead of the 15 s timer. */
+  daemon?: boolean;
   textfileDir: string;
   csvDir?: string;
   task?: string;
@@ -36,10 +38,9 @@ export function renderEnvironmentFile(choices: InstallChoices): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The units install writes: the archive pair only with a CSV trail. */
+/** The units install writes: the timer pair or the daemon, and the archive pair only with a CSV trail. */
 export const unitNames = (choices: InstallChoices): string[] => [
-  'gpu-textfile.service',
-  'gpu-textfile.timer',
+  ...(choices.daemon ? ['gpu-textfile-daemon.service'] : ['gpu-textfile.service', 'gpu-textfile.timer']),
   ...(choices.csvDir ? ['gpu-textfile-archive.service', 'gpu-textfile-archive.timer'] : []),
 ];
 

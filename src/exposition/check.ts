@@ -16,37 +16,26 @@ export interface ParsedExposition {
 
 const SUFFIXES = ['_bucket', '_sum', '_count'];
 
+// name="value" with only the three escapes the format allows, then an optional comma.
+const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,?)/y;
+const unescapeLabel = (value: string) => (value.includes('\\') ? value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)) : value);
+
 function readLabels(text: string, at: number, line: number, problems: string[]): [Record<string, string>, number] {
   const labels: Record<string, string> = {};
   let i = at;
   while (text[i] !== '}') {
-    const name = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(text.slice(i))?.[0];
-    if (!name || text[i + name.length] !== '=' || text[i + name.length + 1] !== '"') {
-      problems.push(`line ${line}: malformed label set`);
+    LABEL_PAIR.lastIndex = i;
+    const match = LABEL_PAIR.exec(text);
+    if (!match) {
+      const bad = /\\[^\\"n]/.exec(text.slice(i));
+      problems.push(bad ? `line ${line}: invalid escape ${bad[0]} in a label value` : `line ${line}: malformed label set`);
       return [labels, -1];
     }
-    i += name.length + 2;
-    let value = '';
-    for (; i < text.length && text[i] !== '"'; i++) {
-      if (text[i] === '\\') {
-        const next = text[++i];
-        if (next === 'n') value += '\n';
-        else if (next === '\\' || next === '"') value += next;
-        else {
-          problems.push(`line ${line}: invalid escape \\${next ?? ''} in label ${name}`);
-          return [labels, -1];
-        }
-      } else value += text[i];
-    }
-    if (i >= text.length) {
-      problems.push(`line ${line}: unterminated label value`);
-      return [labels, -1];
-    }
+    const [whole, name, value, comma] = match as unknown as [string, string, string, string];
     if (name in labels) problems.push(`line ${line}: label ${name} twice`);
-    labels[name] = value;
-    i++;
-    if (text[i] === ',') i++;
-    else if (text[i] !== '}') {
+    labels[name] = unescapeLabel(value);
+    i += whole.length;
+    if (!comma && text[i] !== '}') {
       problems.push(`line ${line}: expected , or } after label ${name}`);
       return [labels, -1];
     }
@@ -122,17 +111,17 @@ export function checkExposition(text: string): ParsedExposition {
     if (parts.length > 1) problems.push(`line ${line}: has a timestamp`);
     const value = parts[0] === '+Inf' ? Infinity : parts[0] === '-Inf' ? -Infinity : Number(parts[0]);
     if (parts[0] !== 'NaN' && Number.isNaN(value)) problems.push(`line ${line}: invalid value ${parts[0]}`);
-    const base = SUFFIXES.filter((s) => name.endsWith(s)).map((s) => name.slice(0, -s.length)).find((b) => types.has(b));
-    const family = types.has(name) ? name : (base ?? name);
+    const family = types.has(name) ? name : (SUFFIXES.filter((s) => name.endsWith(s)).map((s) => name.slice(0, -s.length)).find((b) => types.has(b)) ?? name);
     withSamples.add(family);
     enter(family, line);
-    for (const label of Object.keys(labels)) if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`line ${line}: invalid label name ${label}`);
-    const names = Object.keys(labels).sort().join(',');
+    const sortedNames = Object.keys(labels).sort();
+    for (const label of sortedNames) if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`line ${line}: invalid label name ${label}`);
+    const names = sortedNames.join(',');
     const before = labelNames.get(family);
     if (before !== undefined && before !== names) problems.push(`line ${line}: ${family} has labels {${names}} here and {${before}} before`);
     labelNames.set(family, names);
-    const key = `${name}{${Object.entries(labels).sort().map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
-    if (seen.has(key)) problems.push(`line ${line}: duplicate series ${key}`);
+    const key = `${name}\u0000${sortedNames.map((k) => `${k}\u0001${labels[k]}`).join('\u0000')}`;
+    if (seen.has(key)) problems.push(`line ${line}: duplicate series ${raw.slice(0, raw.lastIndexOf(' '))}`);
     seen.add(key);
     samples.push({ name, labels, value });
   });

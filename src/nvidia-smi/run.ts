@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
@@ -70,3 +71,49 @@ export const smiRunner =
   (command: string, options: RunOptions): SmiRunner =>
   (args) =>
     runSmi(command, args, options);
+
+/** A long-running nvidia-smi (-lms): its stdout line by line, and how it ended. */
+export interface SmiStream {
+  lines: AsyncIterable<string>;
+  /** Kills the whole process group (SIGTERM, SIGKILL after the grace period). */
+  stop: () => void;
+  ended: Promise<SmiOutcome>;
+}
+
+/** Starts `command args` and streams its stdout; the last lines of its output say why it ended. */
+export function streamSmi(command: string, args: readonly string[], options: { graceMs?: number; env?: Record<string, string> } = {}): SmiStream {
+  const child = execa(command, args, {
+    reject: false,
+    detached: true,
+    stdin: 'ignore',
+    buffer: { stdout: false, stderr: true },
+    env: { ...options.env, LC_ALL: 'C' },
+  });
+  const tail: string[] = [];
+  let stopped = false;
+  let forceKill: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    killGroup(child.pid, 'SIGTERM');
+    forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.graceMs ?? 1000);
+  };
+  // readline over the raw pipe: execa's own line iteration costs more per line than the whole sample.
+  async function* lines(): AsyncGenerator<string> {
+    if (!child.stdout) return;
+    for await (const text of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
+      tail.push(text);
+      if (tail.length > 5) tail.shift();
+      yield text;
+    }
+  }
+  const ended = child.then((result): SmiOutcome => {
+    clearTimeout(forceKill);
+    // Newest first: the line nvidia-smi printed last says why it stopped.
+    const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
+    if ((result as { code?: string }).code === 'ENOENT') return { kind: 'not-found', command };
+    if (result.signal) return { kind: 'killed', signal: result.signal, output };
+    return { kind: 'exit', code: result.exitCode ?? -1, output };
+  });
+  return { lines: lines(), stop, ended };
+}

@@ -10,7 +10,9 @@ import writeFileAtomic from 'write-file-atomic';
 export async function publishTextfile(dir: string, fileName: string, text: string): Promise<string | undefined> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o755 });
-    await writeFileAtomic(join(dir, fileName), text, { mode: 0o644 });
+    // No fsync: the file is replaced every interval, and rename alone is what keeps readers from ever
+    // seeing half a file. After a power loss the next run replaces whatever the crash left.
+    await writeFileAtomic(join(dir, fileName), text, { mode: 0o644, fsync: false });
     return undefined;
   } catch (error) {
     const e = error as NodeJS.ErrnoException;

@@ -29,9 +29,10 @@ describe('systemd units', () => {
   });
 
   it('every service\'s offline security exposure is 5.5 or lower', async () => {
-    const { units } = await installed();
-    for (const name of (await readdir(units)).filter((n) => n.endsWith('.service'))) {
-      const result = await execa('systemd-analyze', ['security', '--offline=true', join(units, name)], { reject: false });
+    const services = (await readdir(SYSTEMD)).filter((n) => n.endsWith('.service'));
+    expect(services.sort()).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-daemon.service', 'gpu-textfile.service']);
+    for (const name of services) {
+      const result = await execa('systemd-analyze', ['security', '--offline=true', join(SYSTEMD, name)], { reject: false });
       const exposure = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(result.stdout)?.[1]);
       expect([name, exposure <= 5.5]).toEqual([name, true]);
     }
@@ -51,6 +52,17 @@ describe('systemd units', () => {
     const archive = await readFile(join(SYSTEMD, 'gpu-textfile-archive.timer'), 'utf8');
     expect(archive).toMatch(/^OnCalendar=daily$/m);
     expect(archive).toMatch(/^Persistent=true$/m);
+  });
+
+  it('install --daemon writes the long-running service instead of the timer, and it verifies', async () => {
+    const { units } = await installed('--daemon');
+    expect((await readdir(units)).sort()).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile-daemon.service']);
+    const daemon = await readFile(join(units, 'gpu-textfile-daemon.service'), 'utf8');
+    expect(daemon).toMatch(/^Type=simple$/m);
+    expect(daemon).toMatch(/^Restart=always$/m);
+    expect(daemon).toMatch(/^Environment=GPU_TEXTFILE_INTERVAL=15s\nEnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
+    const verify = await execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', join(units, 'gpu-textfile-daemon.service')], { reject: false });
+    expect({ exit: verify.exitCode, out: verify.stdout + verify.stderr }).toEqual({ exit: 0, out: '' });
   });
 
   it('uninstall --root removes what install wrote and leaves the data', async () => {

@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// npm run bench: the cost of one sample, side by side, from one run on one machine.
+//
+//   node bench/run.mjs [--nvidia-smi PATH] [--capture DIR] [--runs N] [--seconds S] [--json FILE]
+//
+// With a working nvidia-smi on PATH (or --nvidia-smi) it measures the real one; otherwise the
+// stand-in replays --capture (default: the 2 x H200 recording, then the 8-GPU replay).
+// Wall and CPU time come from wait4() of each run (children included), peak RSS likewise.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir, cpus, hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist/gpu-textfile.js');
+const FAKE = join(ROOT, 'test/fixtures/bin/nvidia-smi');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+
+const realSmi = arg('--nvidia-smi', 'nvidia-smi');
+const hasReal = (() => {
+  try {
+    execFileSync(realSmi, ['-L'], { stdio: 'pipe', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const runs = Number(arg('--runs', hasReal ? 20 : 10));
+const seconds = Number(arg('--seconds', hasReal ? 20 : 8));
+const jsonOut = arg('--json');
+const setups = hasReal
+  ? [{ label: `real nvidia-smi (${execFileSync(realSmi, ['-L']).toString().trim().split('\n').length} GPUs)`, smi: realSmi, env: {} }]
+  : (arg('--capture') ? [arg('--capture')] : ['h200x2__580.159.04__linux-idle', 'h200x8-replay__580.159.04__linux-idle']).map((capture) => ({
+      label: `stand-in nvidia-smi replaying ${capture}`,
+      smi: FAKE,
+      env: { FAKE_SMI_CAPTURE: capture.includes('/') ? resolve(capture) : join(ROOT, 'test/fixtures/captures', capture) },
+    }));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const ms = (s) => (s * 1000).toFixed(1);
+
+function measure(command, env) {
+  const out = execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command], { env: { ...process.env, ...env } });
+  const result = JSON.parse(out.toString());
+  return {
+    wall: median(result.wall),
+    wallP10: pct(result.wall, 0.1),
+    wallP90: pct(result.wall, 0.9),
+    cpu: median(result.cpu),
+    rssMiB: Math.max(...result.maxrss_kib) / 1024,
+    exits: [...new Set(result.exit)],
+  };
+}
+
+const cpuOf = (pid) => {
+  // /proc/PID/stat fields 14 and 15: utime and stime in clock ticks (100 per second on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const childrenOf = (pid) =>
+  readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+
+/** Runs collect --interval 250ms for `seconds`; CPU of the node process and of its nvidia-smi per sample. */
+async function measureLongRunning(smi, env) {
+  const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
+  const child = spawn(process.execPath, [CLI, 'collect', '--interval', '250ms', '--no-processes', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'c'), '--nvidia-smi', smi], {
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
+  await sleep(2000); // start-up and the first one-shot sample are not per-sample cost
+  const rows = () => (existsSync(join(dir, 'c/default.csv')) ? readFileSync(join(dir, 'c/default.csv'), 'utf8').trim().split('\n').length - 1 : 0);
+  const smiPid = () => childrenOf(child.pid)[0];
+  const start = { rows: rows(), own: cpuOf(child.pid), smi: smiPid() ? cpuOf(smiPid()) : 0 };
+  const rss = [];
+  for (let s = 0; s < seconds; s++) {
+    await sleep(1000);
+    rss.push(rssOf(child.pid));
+  }
+  const gpus = Math.max(1, readFileSync(join(dir, 'c/default.csv'), 'utf8').split('\n').filter((l) => l.includes(',ok,')).map((l) => l.split(',')[3]).filter((v, i, a) => a.indexOf(v) === i).length);
+  const samples = (rows() - start.rows) / gpus;
+  const own = cpuOf(child.pid) - start.own;
+  const smiCpu = smiPid() ? cpuOf(smiPid()) - start.smi : NaN;
+  child.kill('SIGTERM');
+  await new Promise((done) => child.once('exit', done));
+  rmSync(dir, { recursive: true, force: true });
+  return { samples, ownMsPerSample: (own / samples) * 1000, smiMsPerSample: (smiCpu / samples) * 1000, rssMin: Math.min(...rss), rssMax: Math.max(...rss) };
+}
+
+function defaultQuery(smi, env) {
+  const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
+  execFileSync(process.execPath, [CLI, 'collect', '--textfile-dir', dir, '--state-dir', dir, '--nvidia-smi', smi], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  const names = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')).names;
+  rmSync(dir, { recursive: true, force: true });
+  return Object.values(names).join(',');
+}
+
+const report = { machine: { host: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString() }, setups: [] };
+console.log(`gpu-textfile bench: ${report.machine.date}, ${report.machine.host}, ${report.machine.cpus} x ${report.machine.cpu}, Node ${process.version}, ${runs} runs each\n`);
+
+for (const setup of setups) {
+  const query = defaultQuery(setup.smi, setup.env);
+  const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
+  execFileSync(process.execPath, [CLI, 'collect', '--textfile-dir', work, '--state-dir', work, '--nvidia-smi', setup.smi], { env: { ...process.env, ...setup.env }, stdio: 'ignore' });
+  const cases = [
+    ['nvidia-smi --query-gpu (default fields)', [setup.smi, `--query-gpu=${query}`, '--format=csv,noheader,nounits']],
+    ['nvidia-smi --query-compute-apps', [setup.smi, '--query-compute-apps=gpu_uuid,pid,process_name,used_gpu_memory', '--format=csv,noheader,nounits']],
+    ['node -e 0', [process.execPath, '-e', '0']],
+    ['gpu-textfile collect (one-shot)', [process.execPath, CLI, 'collect', '--textfile-dir', work, '--state-dir', work, '--nvidia-smi', setup.smi]],
+    ['plain bash script (1 call, heredoc, mv)', ['bash', join(ROOT, 'bench/plain-collector.sh'), setup.smi, query, work]],
+  ];
+  const results = Object.fromEntries(cases.map(([label, command]) => [label, measure(command, setup.env)]));
+  rmSync(work, { recursive: true, force: true });
+  const long = await measureLongRunning(setup.smi, setup.env);
+
+  console.log(`## ${setup.label}\n`);
+  console.log('| what | wall median (p10-p90) ms | CPU median ms | peak RSS MiB |');
+  console.log('|---|---|---|---|');
+  for (const [label, r] of Object.entries(results)) {
+    console.log(`| ${label}${r.exits.some((e) => e !== 0) ? ` (exit ${r.exits.join('/')})` : ''} | ${ms(r.wall)} (${ms(r.wallP10)}-${ms(r.wallP90)}) | ${ms(r.cpu)} | ${r.rssMiB.toFixed(1)} |`);
+  }
+  console.log(`| collect --interval 250ms, per sample (${long.samples} samples) | - | ${long.ownMsPerSample.toFixed(2)} own + ${long.smiMsPerSample.toFixed(2)} nvidia-smi | ${long.rssMin.toFixed(1)}-${long.rssMax.toFixed(1)} over ${seconds} s |`);
+
+  const q = results['nvidia-smi --query-gpu (default fields)'];
+  const apps = results['nvidia-smi --query-compute-apps'];
+  const node = results['node -e 0'];
+  const collect = results['gpu-textfile collect (one-shot)'];
+  const plain = results['plain bash script (1 call, heredoc, mv)'];
+  const targetConcurrent = 1.25 * (node.wall + Math.max(q.wall, apps.wall));
+  const targetSum = 1.25 * (node.wall + q.wall + apps.wall);
+  console.log('\n| target | measured | limit | verdict |');
+  console.log('|---|---|---|---|');
+  const row = (what, measured, limit, ok) => console.log(`| ${what} | ${measured} | ${limit} | ${ok ? 'met' : 'NOT met'} |`);
+  row('collect wall <= 1.25 x (node -e 0 + its nvidia-smi calls, run concurrently)', `${ms(collect.wall)} ms`, `${ms(targetConcurrent)} ms`, collect.wall <= targetConcurrent);
+  row('collect wall <= 1.25 x (node -e 0 + its nvidia-smi calls, added up)', `${ms(collect.wall)} ms`, `${ms(targetSum)} ms`, collect.wall <= targetSum);
+  row('collect peak RSS < 100 MiB', `${collect.rssMiB.toFixed(1)} MiB`, '100 MiB', collect.rssMiB < 100);
+  row('long-running own CPU per sample <= 4 ms', `${long.ownMsPerSample.toFixed(2)} ms`, '4 ms', long.ownMsPerSample <= 4);
+  row('long-running RSS < 120 MiB, flat', `${long.rssMin.toFixed(1)}-${long.rssMax.toFixed(1)} MiB`, '120 MiB', long.rssMax < 120);
+  console.log(`\ncollect vs plain bash script: ${(collect.wall / plain.wall).toFixed(2)}x wall, ${(collect.cpu / plain.cpu).toFixed(2)}x CPU`);
+  console.log(`long-running vs one-shot, CPU per sample: ${((long.ownMsPerSample + long.smiMsPerSample) / (collect.cpu * 1000)).toFixed(3)}x\n`);
+  report.setups.push({ label: setup.label, query, results, longRunning: long });
+}
+if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(report, null, 1)}\n`);
