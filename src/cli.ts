@@ -1,6 +1,6 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { archiveOptions, collectOptions, installOptions } from './commands/options.js';
+import { archiveOptions, collectOptions, doctorOptions, installOptions } from './commands/options.js';
 
 type Run = (argv: never) => Promise<number>;
 
@@ -17,6 +17,12 @@ const COMMANDS: { name: string; describe: string; options: (y: Argv) => Argv; ru
     describe: 'Rotate the CSV trail: copy each live CSV to a dated archive, then truncate it, losing no row',
     options: archiveOptions,
     run: async () => (await import('./commands/archive.js')).runArchive,
+  },
+  {
+    name: 'doctor',
+    describe: 'Say why nvidia-smi fails and what to run: walks the checks an expert would',
+    options: doctorOptions,
+    run: async () => (await import('./commands/doctor.js')).runDoctor,
   },
   {
     name: 'install',

@@ -12,6 +12,8 @@ export interface ProcessSample extends ComputeApp {
 /** How the collection went, kept apart from the data. */
 export interface Health {
   failure?: Failure;
+  /** What the host's files say caused the failure (gpu-textfile doctor's verdict). */
+  diagnosis?: { verdict: string; summary: string };
   durationSeconds: number;
   /** Unix time of the last successful collection, this one or an earlier one. */
   lastSuccessSeconds?: number;
@@ -40,6 +42,7 @@ export const FIXED_FAMILIES = {
   processMemory: fixed('nvidia_gpu_process_memory_used_bytes', 'gauge', 'GPU memory used by a compute process, in bytes.', ['gpu', 'uuid', 'pid', 'process_name', 'user']),
   success: fixed('nvidia_gpu_collector_success', 'gauge', 'Whether the last collection read the GPUs: 1 yes, 0 no (see nvidia_gpu_collector_error).', []),
   error: fixed('nvidia_gpu_collector_error', 'gauge', 'Why the last collection failed; present only when it failed.', ['reason']),
+  diagnosis: fixed('nvidia_gpu_collector_diagnosis', 'gauge', 'What the host\'s files say caused the failure (the verdict of gpu-textfile doctor); present only then.', ['verdict']),
   duration: fixed('nvidia_gpu_collector_duration_seconds', 'gauge', 'How long the last collection took, in seconds.', []),
   lastSuccess: fixed('nvidia_gpu_collector_last_success_timestamp_seconds', 'gauge', 'Unix time of the last successful collection, in seconds.', []),
   processesDropped: fixed('nvidia_gpu_collector_processes_dropped', 'gauge', 'Compute processes left out of the last collection by --max-processes.', []),
@@ -171,6 +174,7 @@ function healthFamilies(collection: Collection, constant: Labels): MetricFamily[
   return [
     family(FIXED_FAMILIES.success, one(health.failure ? 0 : 1)),
     family(FIXED_FAMILIES.error, health.failure ? [{ labels: [...constant, ['reason', health.failure.reason]], value: 1 }] : []),
+    family(FIXED_FAMILIES.diagnosis, health.diagnosis ? [{ labels: [...constant, ['verdict', health.diagnosis.verdict]], value: 1 }] : []),
     family(FIXED_FAMILIES.duration, one(health.durationSeconds)),
     family(FIXED_FAMILIES.lastSuccess, health.lastSuccessSeconds === undefined ? [] : one(health.lastSuccessSeconds)),
     ...(processes
@@ -199,6 +203,7 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     row(FIXED_FAMILIES.processMemory, '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd'),
     row(FIXED_FAMILIES.success, 'collector'),
     row(FIXED_FAMILIES.error, 'collector'),
+    row(FIXED_FAMILIES.diagnosis, 'gpu-textfile doctor\'s file checks, when nvidia-smi fails'),
     row(FIXED_FAMILIES.duration, 'collector'),
     row(FIXED_FAMILIES.lastSuccess, 'collector (carried over from the previous file when a run fails)'),
     row(FIXED_FAMILIES.processesDropped, 'collector (--max-processes)'),

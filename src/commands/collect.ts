@@ -121,8 +121,8 @@ async function collectAndPublish(
   };
   const fields = selectFields(FIELDS, args.excludeFields);
   const userRoots = { proc: '/proc', passwd: '/etc/passwd' };
-  const oneShot = (current: CollectorState, previous: number | undefined) =>
-    collect({
+  const oneShot = async (current: CollectorState, previous: number | undefined) => {
+    const output = await collect({
       run: deadlineRunner(args.nvidiaSmi, timeoutMs),
       fields,
       processes: args.processes,
@@ -133,11 +133,16 @@ async function collectAndPublish(
       procRoot: '/proc',
       now: Date.now,
     });
+    if (!output.collection.health.failure) return output;
+    const { withDiagnosis } = await import('../doctor/quick.js');
+    return { ...output, collection: await withDiagnosis(output.collection) };
+  };
   if (intervalMs !== undefined) {
     return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
   }
   const result = await oneShot(state, await previousSuccessSeconds(publishTarget));
   const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
+  const diagnosis = result.collection.health.diagnosis;
   if (textfileError) {
     say(textfileError);
     return 1;
@@ -150,7 +155,8 @@ async function collectAndPublish(
   for (const warning of result.warnings) say(warning);
   if (failure) {
     const where = args.dryRun ? 'printed' : `wrote ${target}`;
-    say(`${failure.reason}: ${failure.message} (${where} with the health block only; try: gpu-textfile doctor)`);
+    const hint = diagnosis ? `gpu-textfile doctor says ${diagnosis.verdict}: ${diagnosis.summary}` : 'try: gpu-textfile doctor';
+    say(`${failure.reason}: ${failure.message} (${where} with the health block only; ${hint})`);
     return 1;
   }
   return 0;

@@ -49,3 +49,12 @@ export const installOptions = <T>(yargs: Argv<T>) =>
     .option('textfile-dir', { type: 'string', describe: `Textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` })
     .option('csv-dir', { type: 'string', describe: 'Also keep the CSV trail here, archived daily (e.g. /var/log/gpu-textfile)' })
     .option('task', { type: 'string', describe: 'Task name for the CSV trail' });
+
+/** doctor's options. */
+export const doctorOptions = <T>(yargs: Argv<T>) =>
+  yargs
+    .option('json', { type: 'boolean', default: false, describe: 'Print { verdict, checks: [{ id, status, summary, evidence, fix }] }' })
+    .option('root', { type: 'string', default: '/', describe: 'Read every system path under this directory (a test tree, a mounted disk image)' })
+    .option('nvidia-smi', { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run' })
+    .option('timeout', { type: 'string', default: '10s', describe: 'Deadline for nvidia-smi' })
+    .option('only', { type: 'string', array: true, default: [] as string[], describe: 'Run only these checks (e.g. kernel-module); repeatable' });

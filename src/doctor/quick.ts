@@ -1,0 +1,31 @@
+import type { Collection } from '../metrics.js';
+import type { FailureReason } from '../nvidia-smi/failure.js';
+import { readHostFacts } from './facts.js';
+import type { Host } from './host.js';
+import { diagnose } from './index.js';
+
+/** Failures whose cause the host's own files can show; a timeout or garbage they cannot. */
+const EXPLAINABLE: ReadonlySet<FailureReason> = new Set([
+  'nvidia_smi_not_found',
+  'driver_unreachable',
+  'nvml_library_missing',
+  'gpu_access_blocked',
+  'driver_library_mismatch',
+  'insufficient_permissions',
+  'no_devices',
+  'gpu_lost',
+  'nvml_unknown_error',
+]);
+
+/**
+ * When nvidia-smi failed, the cheap checks (files only, no nvidia-smi) name the likely cause:
+ * it goes into the health block as nvidia_gpu_collector_diagnosis{verdict} and into the message.
+ */
+export async function withDiagnosis(collection: Collection, host: Host = { root: '/' }): Promise<Collection> {
+  const failure = collection.health.failure;
+  if (!failure || !EXPLAINABLE.has(failure.reason)) return collection;
+  const { verdict, checks } = diagnose(await readHostFacts(host));
+  if (verdict === 'healthy' || verdict === 'nvidia_smi_failed') return collection;
+  const summary = checks.find((check) => check.status === 'fail' && check.verdict === verdict)?.summary ?? verdict;
+  return { ...collection, health: { ...collection.health, diagnosis: { verdict, summary } } };
+}
