@@ -8,11 +8,17 @@ import writeFileAtomic from 'write-file-atomic';
  * .prom), fsync, mode 0644, rename. A scrape sees the old file or the new one, never half of one.
  */
 export async function publishTextfile(dir: string, fileName: string, text: string): Promise<string | undefined> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o755 });
+  const write = () =>
     // No fsync: the file is replaced every interval, and rename alone is what keeps readers from ever
     // seeing half a file. After a power loss the next run replaces whatever the crash left.
-    await writeFileAtomic(join(dir, fileName), text, { mode: 0o644, fsync: false });
+    writeFileAtomic(join(dir, fileName), text, { mode: 0o644, fsync: false });
+  try {
+    await write().catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      // The directory is created on first use only: a long-running collector writes several times a second.
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      await write();
+    });
     return undefined;
   } catch (error) {
     const e = error as NodeJS.ErrnoException;

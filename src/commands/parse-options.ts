@@ -1,0 +1,60 @@
+import type { OptionTable } from './options.js';
+
+const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+export const envName = (name: string) => `GPU_TEXTFILE_${name.replace(/-/g, '_').toUpperCase()}`;
+
+function convert(name: string, type: 'string' | 'boolean' | 'number', text: string): string | number | boolean | Error {
+  if (type === 'string') return text;
+  if (type === 'number') {
+    const value = Number(text);
+    return text.trim() === '' || Number.isNaN(value) ? new Error(`--${name}: "${text}" is not a number`) : value;
+  }
+  if (['true', '1', 'yes', ''].includes(text)) return true;
+  if (['false', '0', 'no'].includes(text)) return false;
+  return new Error(`--${name}: "${text}" is not true or false`);
+}
+
+/**
+ * Parses a command's arguments from its option table the way yargs does for these options: `--name
+ * value`, `--name=value`, `--no-name` for booleans, repeatable arrays, defaults, and GPU_TEXTFILE_*
+ * variables for what the command line leaves out. Unknown options are an error. Keys are camelCase.
+ */
+export function parseOptions(table: OptionTable, args: readonly string[], env: NodeJS.ProcessEnv): Record<string, unknown> | string {
+  const given = new Map<string, unknown>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const match = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(arg);
+    if (!match) return `Unknown argument: ${arg}`;
+    let [, name, inline] = match as unknown as [string, string, string | undefined];
+    let negated = false;
+    if (!(name in table) && name.startsWith('no-') && table[name.slice(3)]?.type === 'boolean') {
+      name = name.slice(3);
+      negated = true;
+    }
+    const spec = table[name];
+    if (!spec) return `Unknown argument: ${name}`;
+    let value: string | number | boolean | Error;
+    if (spec.type === 'boolean') value = negated ? false : inline === undefined ? true : convert(name, 'boolean', inline);
+    else {
+      const text = inline ?? args[++i];
+      if (text === undefined || (inline === undefined && text.startsWith('--'))) return `Not enough arguments following: ${name}`;
+      value = convert(name, spec.type, text);
+    }
+    if (value instanceof Error) return value.message;
+    given.set(name, spec.array ? [...((given.get(name) as unknown[]) ?? []), value] : value);
+  }
+  const result: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(table)) {
+    let value = given.get(name);
+    const fromEnv = env[envName(name)];
+    if (value === undefined && fromEnv !== undefined) {
+      const converted = convert(name, spec.type, fromEnv);
+      if (converted instanceof Error) return converted.message;
+      value = spec.array ? [converted] : converted;
+    }
+    value ??= spec.default;
+    if (value === undefined && spec.demandOption) return `Missing required argument: ${name}`;
+    if (value !== undefined) result[camel(name)] = value;
+  }
+  return result;
+}
