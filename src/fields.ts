@@ -39,6 +39,8 @@ export interface FieldSpec {
   readonly states?: readonly string[];
   /** Column name in the CSV trail, when the field is logged there. */
   readonly csv?: string;
+  /** Costs the query noticeably more than other fields: left out unless --slow-fields (see BENCHMARKS.md). */
+  readonly slow?: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -85,6 +87,8 @@ const eventReasonTime = (reason: string): FieldSpec => ({
   labels: { reason },
   factor: MICROSECOND,
   unit: 'us',
+  // Measured on an H200 (driver 580): the five counters add 7 ms to a 52 ms query, 14 %.
+  slow: true,
 });
 
 const ECC_HELP =
@@ -204,16 +208,17 @@ export function globMatches(glob: string, name: string): boolean {
 }
 
 /**
- * Fields left after --exclude-fields. A glob matches a field by any of its names or its metric.
- * index and uuid cannot be excluded: every series is named by them.
+ * Fields left after --exclude-fields, and without the slow ones unless asked for. A glob matches a
+ * field by any of its names or its metric. index and uuid cannot be excluded: every series is named by them.
  */
-export function selectFields(fields: readonly FieldSpec[], excludeGlobs: readonly string[]): FieldSpec[] {
+export function selectFields(fields: readonly FieldSpec[], excludeGlobs: readonly string[], includeSlow = false): FieldSpec[] {
   return fields.filter(
     (field) =>
       field.query === 'index' ||
       field.query === 'uuid' ||
-      !excludeGlobs.some((glob) =>
-        [...fieldNames(field), ...(field.metric ? [field.metric] : [])].some((name) => globMatches(glob, name)),
-      ),
+      ((includeSlow || !field.slow) &&
+        !excludeGlobs.some((glob) =>
+          [...fieldNames(field), ...(field.metric ? [field.metric] : [])].some((name) => globMatches(glob, name)),
+        )),
   );
 }

@@ -137,7 +137,7 @@ describe('collect', () => {
   });
 
   it('--exclude-fields leaves fields out, but never index or uuid', async () => {
-    const fields = selectFields(FIELDS, ['clocks_event_reasons.*', 'nvidia_gpu_ecc_*', 'index', 'uuid']);
+    const fields = selectFields(FIELDS, ['clocks_event_reasons.*', 'nvidia_gpu_ecc_*', 'index', 'uuid'], true);
     const { collection } = await collectCapture('h200x2__580.159.04__linux-idle', { fields });
     const names = new Set(checkExposition(render(buildFamilies(collection))).samples.map((s) => s.name));
     expect(names.has('nvidia_gpu_clocks_event_reason_active')).toBe(false);

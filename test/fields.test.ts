@@ -81,6 +81,11 @@ describe('--exclude-fields globs', () => {
     ['clocks_event_reasons.?w_*', 'clocks_event_reasons.sw_power_cap', true],
     ['power.draw', 'power.draw.instant', false],
   ])('%s matches %s: %s', (glob, name, expected) => expect(globMatches(glob, name)).toBe(expected));
+  it('slow fields only when asked for', () => {
+    expect(selectFields(FIELDS, []).some((f) => f.slow)).toBe(false);
+    expect(selectFields(FIELDS, [], true).filter((f) => f.slow).map((f) => f.query)).toEqual(FIELDS.filter((f) => f.slow).map((f) => f.query));
+    expect(FIELDS.filter((f) => f.slow).every((f) => f.query.startsWith('clocks_event_reasons_counters.'))).toBe(true);
+  });
   it('match by metric name too', () => {
     expect(selectFields(FIELDS, ['nvidia_gpu_fan_*']).some((f) => f.query === 'fan.speed')).toBe(false);
   });

@@ -21,6 +21,7 @@ export interface CollectArgs {
   maxProcesses?: number;
   label: string[];
   excludeFields: string[];
+  slowFields: boolean;
   stateDir: string;
   csvDir?: string;
   task: string;
@@ -119,7 +120,7 @@ async function collectAndPublish(
     csv: args.csvDir ? { dir: args.csvDir, task: args.task, host: hostname(), knownGpus: () => state.gpus ?? [] } : undefined,
     out,
   };
-  const fields = selectFields(FIELDS, args.excludeFields);
+  const fields = selectFields(FIELDS, args.excludeFields, args.slowFields);
   const userRoots = { proc: '/proc', passwd: '/etc/passwd' };
   const oneShot = async (current: CollectorState, previous: number | undefined) => {
     const output = await collect({
@@ -184,6 +185,7 @@ async function runForever(context: {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   let saved = context.state;
+  let textChecked = false;
   try {
     await runLongRunning({
       fields: context.fields,
@@ -194,7 +196,8 @@ async function runForever(context: {
         args.processes ? queryProcesses(deadlineRunner(args.nvidiaSmi, context.timeoutMs), { maxProcesses: args.maxProcesses, userRoots: context.userRoots }) : Promise.resolve({}),
       stream: (streamArgs) => streamSmi(args.nvidiaSmi, streamArgs),
       publish: async (collection) => {
-        const { textfileError, csvError } = await publish(collection, publishTarget, new Date());
+        const { textfileError, csvError } = await publish(collection, publishTarget, new Date(), !textChecked);
+        textChecked = true;
         if (textfileError) say(textfileError);
         if (csvError) say(csvError);
       },

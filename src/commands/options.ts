@@ -33,6 +33,7 @@ export const COLLECT_OPTIONS: OptionTable = {
   'max-processes': { type: 'number', describe: 'Keep only the N processes using the most memory' },
   label: { type: 'string', array: true, default: [], describe: 'Constant label key=value on every series (repeatable)' },
   'exclude-fields': { type: 'string', array: true, default: [], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' },
+  'slow-fields': { type: 'boolean', default: false, describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)' },
   'state-dir': { type: 'string', default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" },
   'csv-dir': { type: 'string', describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' },
   task: { type: 'string', default: 'default', describe: 'Task name: the CSV file name and its task_id column' },

@@ -127,3 +127,30 @@ export function checkExposition(text: string): ParsedExposition {
   });
   return { samples, help, types, problems };
 }
+
+/**
+ * The format's rules checked on the families a text is rendered from, without rendering or parsing:
+ * valid and unique family names, valid label names, one label set per family, no duplicate series.
+ * render() then guarantees the rest (one HELP and TYPE each, contiguity, escaping, no timestamps,
+ * the final newline). Cheap enough for every sample of the long-running mode.
+ */
+export function checkFamilies(families: readonly { name: string; samples: readonly { labels: readonly (readonly [string, string])[] }[] }[]): string[] {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  for (const family of families) {
+    if (!METRIC_NAME.test(family.name)) problems.push(`invalid metric name ${family.name}`);
+    if (names.has(family.name)) problems.push(`family ${family.name} twice`);
+    names.add(family.name);
+    const first = family.samples[0]?.labels.map(([label]) => label).join(',');
+    const series = new Set<string>();
+    for (const sample of family.samples) {
+      const labelNames = sample.labels.map(([label]) => label);
+      if (labelNames.join(',') !== first) problems.push(`${family.name} has labels {${labelNames.join(',')}} and {${first}}`);
+      for (const label of labelNames) if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`${family.name}: invalid label name ${label}`);
+      const key = sample.labels.map(([, value]) => value).join('\u0000');
+      if (series.has(key)) problems.push(`duplicate series ${family.name}{${sample.labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`);
+      series.add(key);
+    }
+  }
+  return problems;
+}

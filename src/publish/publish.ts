@@ -1,5 +1,5 @@
 import { failedCollection } from '../collect.js';
-import { checkExposition } from '../exposition/check.js';
+import { checkExposition, checkFamilies } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
 import { buildFamilies, type Collection } from '../metrics.js';
 import type { Failure } from '../nvidia-smi/failure.js';
@@ -16,10 +16,15 @@ export interface PublishTarget {
   out: NodeJS.WritableStream;
 }
 
-/** Renders a collection, falling back to a health-only file if the text breaks a format rule (a bug). */
-export function renderChecked(collection: Collection, labels: [string, string][]): { text: string; failure?: Failure } {
-  const text = render(buildFamilies(collection, labels));
-  const problems = checkExposition(text).problems;
+/**
+ * Renders a collection, falling back to a health-only file if it breaks a format rule (a bug). The
+ * families are always checked; the rendered text too unless `checkText` is false (the long-running
+ * mode checks its first text in full, then the families of each sample).
+ */
+export function renderChecked(collection: Collection, labels: [string, string][], checkText = true): { text: string; failure?: Failure } {
+  const families = buildFamilies(collection, labels);
+  const text = render(families);
+  const problems = [...checkFamilies(families), ...(checkText ? checkExposition(text).problems : [])];
   if (problems.length === 0) return { text, failure: collection.health.failure };
   const failure: Failure = { reason: 'internal_error', message: `rendered exposition breaks the format: ${problems[0]}` };
   const fallback = failedCollection(failure, collection.health.durationSeconds, collection.health.lastSuccessSeconds);
@@ -42,8 +47,8 @@ export interface Published {
 }
 
 /** Publishes one collection: the textfile (or stdout with --dry-run) and the CSV rows. */
-export async function publish(collection: Collection, target: PublishTarget, now: Date): Promise<Published> {
-  const { text, failure } = renderChecked(collection, target.labels);
+export async function publish(collection: Collection, target: PublishTarget, now: Date, checkText = true): Promise<Published> {
+  const { text, failure } = renderChecked(collection, target.labels, checkText);
   if (target.dryRun) {
     target.out.write(text);
     return { failure };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkExposition } from '../../src/exposition/check.js';
+import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
 
 const ok = '# HELP a_total A.\n# TYPE a_total counter\na_total{x="1"} 1\na_total{x="2"} 2\n# HELP b B.\n# TYPE b gauge\nb 3\n';
 
@@ -33,4 +33,18 @@ describe('checkExposition', () => {
   it.each(broken)('finds: %s', (_, text, problem) => {
     expect(checkExposition(text).problems.join('\n')).toMatch(problem);
   });
+});
+
+describe('checkFamilies', () => {
+  const family = (name: string, ...samples: [string, string][][]) => ({ name, samples: samples.map((labels) => ({ labels })) });
+  it('accepts what render may render', () => {
+    expect(checkFamilies([family('a', [['gpu', '0']], [['gpu', '1']]), family('b', [])])).toEqual([]);
+  });
+  it.each([
+    ['a family twice', [family('a', [['gpu', '0']]), family('a', [['gpu', '1']])], /family a twice/],
+    ['duplicate series', [family('a', [['gpu', '0']], [['gpu', '0']])], /duplicate series a\{gpu="0"\}/],
+    ['label sets differ', [family('a', [['gpu', '0']], [['uuid', 'x']])], /a has labels \{uuid\} and \{gpu\}/],
+    ['invalid metric name', [family('a-b', [])], /invalid metric name a-b/],
+    ['reserved label name', [family('a', [['__x', '1']])], /invalid label name __x/],
+  ] as const)('finds %s', (_, families, problem) => expect(checkFamilies(families).join('\n')).toMatch(problem));
 });
