@@ -1,4 +1,4 @@
-import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, type OptionTable } from './commands/options.js';
+import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, type OptionTable } from './commands/options.js';
 import { envName, parseOptions } from './commands/parse-options.js';
 
 type Run = (argv: never) => Promise<number>;
@@ -22,6 +22,12 @@ const COMMANDS: { name: string; describe: string; options: OptionTable; run: () 
     describe: 'Say why nvidia-smi fails and what to run: walks the checks an expert would',
     options: DOCTOR_OPTIONS,
     run: async () => (await import('./commands/doctor.js')).runDoctor,
+  },
+  {
+    name: 'pulse',
+    describe: 'Sample one GPU fast for a few seconds and tell idle, saturated, data-starved, throttled and small-kernel work apart',
+    options: PULSE_OPTIONS,
+    run: async () => (await import('./commands/pulse.js')).runPulse,
   },
   {
     name: 'install',

@@ -70,3 +70,13 @@ export const DOCTOR_OPTIONS: OptionTable = {
   timeout: { type: 'string', default: '10s', describe: 'Deadline for nvidia-smi' },
   only: { type: 'string', array: true, default: [], describe: 'Run only these checks (e.g. kernel-module); repeatable' },
 };
+
+/** pulse's options. */
+export const PULSE_OPTIONS: OptionTable = {
+  gpu: { type: 'string', default: '0', describe: 'GPU index (or UUID) to look at' },
+  seconds: { type: 'number', default: 15, describe: 'How long to sample' },
+  interval: { type: 'string', default: '200ms', describe: 'Sampling interval: faster sees shorter stalls (100ms to 500ms)' },
+  from: { type: 'string', describe: 'Read a recording (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,… --format=csv -lms N) instead' },
+  json: { type: 'boolean', default: false, describe: 'Print the verdict, evidence and next steps as JSON' },
+  'nvidia-smi': { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
+};

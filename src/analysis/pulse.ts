@@ -1,0 +1,217 @@
+import type { SeriesSample } from './series.js';
+
+/** What the pattern of one GPU's utilization says. */
+export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'small_kernels' | 'mixed';
+
+/** nvmlClocksEventReasons bits. */
+export const REASON_BITS: Record<string, bigint> = {
+  gpu_idle: 0x1n,
+  applications_clocks_setting: 0x2n,
+  sw_power_cap: 0x4n,
+  hw_slowdown: 0x8n,
+  sync_boost: 0x10n,
+  sw_thermal_slowdown: 0x20n,
+  hw_thermal_slowdown: 0x40n,
+  hw_power_brake_slowdown: 0x80n,
+  display_clock_setting: 0x100n,
+};
+/** Reasons that hold a busy GPU back against its will (power capping at the limit is the GPU doing all it may). */
+const THROTTLING = ['hw_slowdown', 'sw_thermal_slowdown', 'hw_thermal_slowdown', 'hw_power_brake_slowdown'];
+
+/**
+ * Thresholds, tuned on the H200 recordings in test/fixtures/series (idle, saturated, a loop busy
+ * 30/60/85 % of each 0.5 s, thousands of tiny kernels; sampled every 100, 200 and 500 ms).
+ */
+export const PULSE_THRESHOLDS = {
+  /** Utilization at or under this (%) counts as "near 0"; at or over `high` as busy. */
+  nearZero: 5,
+  high: 50,
+  nearFull: 90,
+  /** Mean utilization (%) under which a GPU is idle, if its power agrees. */
+  idleMean: 5,
+  /** Power at or under this share of the limit is "near idle" (an H200 idles at 77-130 W of 700 W). */
+  idlePowerShare: 0.25,
+  /** Mean utilization (%) at or over which a GPU is saturated, with under `lowShareSaturated` of samples under `high`. */
+  saturatedMean: 85,
+  lowShareSaturated: 0.1,
+  /** Data-starved: at least this share of samples under `high`, and at least this many swings across it per 10 samples. */
+  starvedLowShare: 0.15,
+  starvedSwingsPer10: 1,
+  /** Throttled: busy, SM clock at or under this share of its maximum, throttling reasons in at least `throttledShare` of busy samples. */
+  throttledClockShare: 0.85,
+  throttledShare: 0.3,
+  /** Small kernels: utilization mean at least this (%) while power stays near idle. */
+  smallKernelsMean: 15,
+};
+
+export interface PulseEvidence {
+  samples: number;
+  intervalMs: number;
+  utilizationMean: number;
+  /** Share of samples at or over `high` utilization. */
+  dutyCycle: number;
+  nearZeroShare: number;
+  nearFullShare: number;
+  swingsPer10: number;
+  powerMeanW?: number;
+  powerLimitW?: number;
+  powerShare?: number;
+  smClockMeanMHz?: number;
+  smClockMaxMHz?: number;
+  smClockShare?: number;
+  /** Share of samples each clock event reason was active in (gpu_idle left out). */
+  activeReasons: Record<string, number>;
+}
+
+export interface Pulse {
+  gpu: string;
+  verdict: PulseVerdict;
+  /** What the numbers show, in words. */
+  explanation: string;
+  notes: string[];
+  nextSteps: string[];
+  evidence: PulseEvidence;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+const NEXT_STEPS: Record<PulseVerdict, string[]> = {
+  idle: ['nothing runs on this GPU: check the job is placed on it (CUDA_VISIBLE_DEVICES, the scheduler)'],
+  saturated: ['the GPU is the bottleneck, as it should be: for more speed use mixed precision (bf16), fused kernels, or more GPUs'],
+  data_starved: [
+    'the GPU waits for each batch: look at the input pipeline',
+    'PyTorch DataLoader: raise num_workers, set pin_memory=True and persistent_workers=True, prefetch_factor >= 2',
+    'move decoding and augmentation off the critical path (pre-process, DALI, GPU-side transforms); check storage and network read speed',
+    'overlap host-to-device copies with compute (non_blocking=True on pinned memory)',
+  ],
+  throttled: [
+    'clocks are held back: check cooling (inlet temperature, fans, airflow) and the power limit (nvidia-smi -q -d PERFORMANCE,POWER)',
+    'nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,power.draw,enforced.power.limit --format=csv -lms 500 while it runs',
+  ],
+  small_kernels: [
+    'the GPU is busy doing little: each kernel is too small to use it',
+    'use larger batches, fuse kernels (torch.compile), and capture launch-bound loops with CUDA graphs',
+  ],
+  mixed: ['no single pattern: record longer (--seconds 60) or at a faster interval, and look at the evidence'],
+};
+
+/**
+ * Idle samples before the load started or after it stopped (utilization near 0 and power near the
+ * lowest seen) are left out, as long as most of the recording remains: they say when the recording
+ * began, not how the job behaves.
+ */
+export function trimIdleEnds(samples: readonly SeriesSample[], t = PULSE_THRESHOLDS): { samples: readonly SeriesSample[]; trimmed: number } {
+  const powers = samples.flatMap((s) => (s.powerW === undefined ? [] : [s.powerW]));
+  const floor = powers.length ? Math.min(...powers) : undefined;
+  const quiet = (s: SeriesSample) => s.utilization <= t.nearZero && (floor === undefined || s.powerW === undefined || s.powerW <= 1.6 * floor);
+  let start = 0;
+  let end = samples.length;
+  while (start < end && quiet(samples[start]!)) start++;
+  while (end > start && quiet(samples[end - 1]!)) end--;
+  if (end - start < samples.length / 2) return { samples, trimmed: 0 };
+  return { samples: samples.slice(start, end), trimmed: samples.length - (end - start) };
+}
+
+/** One GPU's samples -> its pattern, with the numbers behind it. */
+export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS): Pulse {
+  const { samples, trimmed } = trimIdleEnds(all, t);
+  const gpu = samples[0]?.gpu ?? '';
+  const util = samples.map((s) => s.utilization);
+  const intervals = samples.slice(1).map((s, i) => s.time - samples[i]!.time).filter((d) => d > 0);
+  let swings = 0;
+  for (let i = 1; i < util.length; i++) if (util[i - 1]! >= t.high !== util[i]! >= t.high) swings++;
+  const powers = samples.flatMap((s) => (s.powerW === undefined ? [] : [s.powerW]));
+  const limits = samples.flatMap((s) => (s.powerLimitW === undefined ? [] : [s.powerLimitW]));
+  const clocks = samples.flatMap((s) => (s.smClockMHz === undefined ? [] : [s.smClockMHz]));
+  const maxClocks = samples.flatMap((s) => (s.smClockMaxMHz === undefined ? [] : [s.smClockMaxMHz]));
+  const busy = samples.filter((s) => s.utilization >= t.high);
+  const activeReasons: Record<string, number> = {};
+  const withReasons = samples.filter((s) => s.reasons !== undefined);
+  for (const [name, bit] of Object.entries(REASON_BITS)) {
+    if (name === 'gpu_idle' || withReasons.length === 0) continue;
+    const share = withReasons.filter((s) => (s.reasons! & bit) !== 0n).length / withReasons.length;
+    if (share > 0) activeReasons[name] = share;
+  }
+  const powerLimit = limits.length ? Math.max(...limits) : undefined;
+  const powerMean = powers.length ? mean(powers) : undefined;
+  // Without a limit column, "near idle" is measured against the lowest power seen.
+  const powerShare = powerMean !== undefined && powerLimit ? powerMean / powerLimit : undefined;
+  const nearIdlePower = powerMean === undefined ? undefined : powerShare !== undefined ? powerShare <= t.idlePowerShare : powerMean <= 1.5 * Math.min(...powers);
+  const clockMax = maxClocks.length ? Math.max(...maxClocks) : clocks.length ? Math.max(...clocks) : undefined;
+  const busyClocks = busy.flatMap((s) => (s.smClockMHz === undefined ? [] : [s.smClockMHz]));
+  const smClockShare = clockMax && busyClocks.length ? mean(busyClocks) / clockMax : undefined;
+  const throttlingShare = busy.length
+    ? busy.filter((s) => s.reasons !== undefined && THROTTLING.some((r) => (s.reasons! & REASON_BITS[r]!) !== 0n)).length / busy.length
+    : 0;
+
+  const evidence: PulseEvidence = {
+    samples: samples.length,
+    intervalMs: Math.round(median(intervals)),
+    utilizationMean: mean(util),
+    dutyCycle: busy.length / (util.length || 1),
+    nearZeroShare: util.filter((u) => u <= t.nearZero).length / (util.length || 1),
+    nearFullShare: util.filter((u) => u >= t.nearFull).length / (util.length || 1),
+    swingsPer10: (swings / Math.max(1, util.length - 1)) * 10,
+    ...(powerMean !== undefined ? { powerMeanW: powerMean } : {}),
+    ...(powerLimit !== undefined ? { powerLimitW: powerLimit } : {}),
+    ...(powerShare !== undefined ? { powerShare } : {}),
+    ...(clocks.length ? { smClockMeanMHz: mean(clocks) } : {}),
+    ...(clockMax !== undefined ? { smClockMaxMHz: clockMax } : {}),
+    ...(smClockShare !== undefined ? { smClockShare } : {}),
+    activeReasons,
+  };
+  const notes: string[] = trimmed > 0 ? [`left out ${trimmed} idle samples at the start or end of the recording`] : [];
+  const lowShare = 1 - evidence.dutyCycle;
+  let verdict: PulseVerdict;
+  let explanation: string;
+
+  if (evidence.utilizationMean < t.idleMean && nearIdlePower === false) {
+    // The utilization counter missed the bursts: the power meter did not.
+    verdict = 'data_starved';
+    explanation = `utilization reads ${evidence.utilizationMean.toFixed(0)} % but power says busy (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): short bursts fall between samples, the pattern of a job waiting on its input`;
+    notes.push(`power says busy while utilization says idle: sample faster (--interval 100ms) to see the bursts (this recording: every ${evidence.intervalMs} ms)`);
+  } else if (evidence.utilizationMean < t.idleMean) {
+    verdict = 'idle';
+    explanation = `utilization ${evidence.utilizationMean.toFixed(1)} % on average${powerMean !== undefined ? `, power ${powerMean.toFixed(0)} W` : ''}`;
+  } else if (busy.length > 0 && smClockShare !== undefined && smClockShare <= t.throttledClockShare && throttlingShare >= t.throttledShare) {
+    verdict = 'throttled';
+    explanation = `busy, but the SM clock averages ${pct(smClockShare)} of its maximum with ${THROTTLING.filter((r) => activeReasons[r]).join(', ')} active`;
+  } else if (evidence.utilizationMean >= t.saturatedMean && lowShare < t.lowShareSaturated) {
+    verdict = 'saturated';
+    explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, ${pct(evidence.nearFullShare)} of samples at 90 % or more`;
+    if (activeReasons.sw_power_cap && powerShare !== undefined && powerShare >= 0.9) notes.push(`power-bound: drawing ${pct(powerShare)} of the power limit, clocks capped by it (sw_power_cap), which is normal at full load`);
+  } else if (lowShare >= t.starvedLowShare && evidence.swingsPer10 >= t.starvedSwingsPer10 && evidence.utilizationMean >= t.idleMean) {
+    verdict = 'data_starved';
+    explanation = `utilization swings between low and high (${evidence.swingsPer10.toFixed(1)} swings per 10 samples, busy ${pct(evidence.dutyCycle)} of the time, near 0 in ${pct(evidence.nearZeroShare)})`;
+  } else if (evidence.utilizationMean >= t.smallKernelsMean && nearIdlePower === true) {
+    verdict = 'small_kernels';
+    explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % but power stays near idle (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): kernels run, but each does little`;
+  } else {
+    verdict = 'mixed';
+    explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, busy ${pct(evidence.dutyCycle)} of the time, no single pattern`;
+  }
+  if (evidence.intervalMs >= 400 && verdict !== 'data_starved') notes.push(`sampled every ${evidence.intervalMs} ms: short stalls can hide between samples (--interval 100ms sees them)`);
+  return { gpu, verdict, explanation, notes, nextSteps: NEXT_STEPS[verdict], evidence };
+}
+
+/** The human report: verdict, evidence, next steps. */
+export function formatPulse(pulse: Pulse): string {
+  const e = pulse.evidence;
+  const lines = [
+    `GPU ${pulse.gpu}: ${pulse.verdict}`,
+    `  ${pulse.explanation}`,
+    '',
+    `  samples              ${e.samples} every ${e.intervalMs} ms`,
+    `  utilization          mean ${e.utilizationMean.toFixed(1)} %, busy (>= 50 %) ${pct(e.dutyCycle)}, near 0 ${pct(e.nearZeroShare)}, near 100 ${pct(e.nearFullShare)}, ${e.swingsPer10.toFixed(1)} swings per 10 samples`,
+    ...(e.powerMeanW !== undefined ? [`  power                mean ${e.powerMeanW.toFixed(0)} W${e.powerLimitW ? ` of ${e.powerLimitW.toFixed(0)} W (${pct(e.powerShare!)})` : ''}`] : []),
+    ...(e.smClockMeanMHz !== undefined ? [`  SM clock             mean ${e.smClockMeanMHz.toFixed(0)} MHz${e.smClockMaxMHz ? ` of ${e.smClockMaxMHz} MHz max` : ''}${e.smClockShare !== undefined ? ` (${pct(e.smClockShare)} while busy)` : ''}`] : []),
+    `  clock event reasons  ${Object.entries(e.activeReasons).map(([r, s]) => `${r} ${pct(s)}`).join(', ') || 'none'}`,
+    ...pulse.notes.map((n) => `  note: ${n}`),
+    '',
+    '  next steps:',
+    ...pulse.nextSteps.map((s) => `  - ${s}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,79 @@
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { classifyPulse, formatPulse } from '../analysis/pulse.js';
+import { parseSeries } from '../analysis/series.js';
+import { parseDuration } from '../duration.js';
+import { classifyFailure } from '../nvidia-smi/failure.js';
+import { parseHelpQueryGpu } from '../nvidia-smi/help-query-gpu.js';
+import { runSmi, streamSmi } from '../nvidia-smi/run.js';
+
+export interface PulseArgs {
+  gpu: string;
+  seconds: number;
+  interval: string;
+  from?: string;
+  json: boolean;
+  nvidiaSmi: string;
+}
+
+/** The columns pulse asks for, each by the first name this driver knows. */
+const WANTED = [
+  ['timestamp'],
+  ['index'],
+  ['utilization.gpu'],
+  ['power.draw'],
+  ['power.max_limit', 'power.limit'],
+  ['clocks.current.sm', 'clocks.sm'],
+  ['clocks.max.sm'],
+  ['clocks_event_reasons.active', 'clocks_throttle_reasons.active'],
+];
+
+/** Records `seconds` of one GPU with a single `nvidia-smi … -lms N`; returns the CSV text or why not. */
+async function record(args: PulseArgs, intervalMs: number, say: (line: string) => void): Promise<string | { error: string }> {
+  const help = await runSmi(args.nvidiaSmi, ['--help-query-gpu'], { timeoutMs: 10_000 });
+  if (help.kind !== 'ok') return { error: classifyFailure(help, 'nvidia-smi --help-query-gpu').message };
+  const known = parseHelpQueryGpu(help.stdout);
+  const columns = WANTED.flatMap((names) => names.filter((n) => known.has(n)).slice(0, 1));
+  say(`sampling GPU ${args.gpu} every ${intervalMs} ms for ${args.seconds} s…`);
+  const child = streamSmi(args.nvidiaSmi, [`--query-gpu=${columns.join(',')}`, '--format=csv', '-i', args.gpu, '-lms', String(intervalMs)]);
+  const lines: string[] = [];
+  const reading = (async () => {
+    for await (const line of child.lines) lines.push(line);
+  })();
+  await Promise.race([sleep(args.seconds * 1000), child.ended]);
+  child.stop();
+  const outcome = await child.ended;
+  await reading;
+  if (lines.length < 2 && outcome.kind !== 'ok' && !(outcome.kind === 'killed')) return { error: classifyFailure(outcome, 'nvidia-smi -lms').message };
+  return lines.join('\n');
+}
+
+/** `gpu-textfile pulse`: a short, fast look at one GPU that tells a data-starved job from a throttled or saturated one. */
+export async function runPulse(args: PulseArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
+  const intervalMs = parseDuration(args.interval);
+  if (intervalMs === undefined || intervalMs < 20) {
+    say(`--interval: "${args.interval}" must be a duration of at least 20ms`);
+    return 2;
+  }
+  const text = args.from ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` })) : await record(args, intervalMs, say);
+  if (typeof text !== 'string') {
+    say(text.error);
+    return 1;
+  }
+  const parsed = parseSeries(text);
+  if ('error' in parsed) {
+    say(parsed.error);
+    return 1;
+  }
+  const gpus = [...new Set(parsed.samples.map((s) => s.gpu))];
+  const gpu = gpus.includes(args.gpu) ? args.gpu : args.from && gpus.length > 0 && args.gpu === '0' ? gpus[0]! : args.gpu;
+  const samples = parsed.samples.filter((s) => s.gpu === gpu);
+  if (samples.length < 5) {
+    say(`only ${samples.length} samples of GPU ${gpu} (GPUs in the data: ${gpus.join(', ') || 'none'}); need at least 5`);
+    return 1;
+  }
+  const pulse = classifyPulse(samples);
+  io.out.write(args.json ? `${JSON.stringify({ ...pulse, skippedRows: parsed.skipped }, null, 2)}\n` : formatPulse(pulse));
+  return 0;
+}
