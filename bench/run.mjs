@@ -160,4 +160,19 @@ for (const setup of setups) {
   console.log(`long-running vs one-shot, CPU per sample: ${((long.ownMsPerSample + long.smiMsPerSample) / (collect.cpu * 1000)).toFixed(3)}x\n`);
   report.setups.push({ label: setup.label, query, results, longRunning: long, longRunningWithCsv: longCsv });
 }
+// The report over a week of 15-second samples of an 8-GPU host: over 300,000 rows, streamed.
+{
+  const { HEADER, generateRows } = await import('./make-history.mjs');
+  const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-history-'));
+  const rows = generateRows({ start: Date.UTC(2026, 10, 23), hours: 7 * 24, intervalSeconds: 15, gpus: ['leak', 'training', 'training', 'training', 'training', 'training', 'training', 'idleWithMemory'] });
+  writeFileSync(join(dir, 'train.csv'), `${HEADER}\n${rows.join('\n')}\n`);
+  const r = measure([process.execPath, CLI, 'report', '--csv-dir', dir, '--format', 'json', '--out', join(dir, 'report.json')], {});
+  const findings = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')).findings.length;
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`## gpu-textfile report over a week of an 8-GPU host (${rows.length} rows, 15 s samples)\n`);
+  console.log('| what | wall median (p10-p90) ms | CPU median ms | peak RSS MiB |');
+  console.log('|---|---|---|---|');
+  console.log(`| report --format json (${findings} findings) | ${ms(r.wall)} (${ms(r.wallP10)}-${ms(r.wallP90)}) | ${ms(r.cpu)} | ${r.rssMiB.toFixed(1)} |\n`);
+  report.history = { rows: rows.length, ...r };
+}
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(report, null, 1)}\n`);

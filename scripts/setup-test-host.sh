@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real components the test suite runs against, on Debian or Ubuntu:
-# promtool (package prometheus), node_exporter, logrotate and systemd-analyze.
+# promtool (package prometheus), node_exporter, logrotate, systemd-analyze, and Chromium (the HTML report).
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
@@ -9,6 +9,7 @@ command -v promtool >/dev/null || missing+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || command -v node_exporter >/dev/null || missing+=(prometheus-node-exporter)
 command -v logrotate >/dev/null || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
+command -v chromium >/dev/null || missing+=(chromium)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

@@ -1,4 +1,4 @@
-import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, type OptionTable } from './commands/options.js';
+import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS, type OptionTable } from './commands/options.js';
 import { envName, parseOptions } from './commands/parse-options.js';
 
 type Run = (argv: never) => Promise<number>;
@@ -22,6 +22,12 @@ const COMMANDS: { name: string; describe: string; options: OptionTable; run: () 
     describe: 'Say why nvidia-smi fails and what to run: walks the checks an expert would',
     options: DOCTOR_OPTIONS,
     run: async () => (await import('./commands/doctor.js')).runDoctor,
+  },
+  {
+    name: 'report',
+    describe: 'Answers from the CSV history: hourly or daily rows and findings (memory growth, idle or unbalanced GPUs, gaps, errors)',
+    options: REPORT_OPTIONS,
+    run: async () => (await import('./commands/report.js')).runReport,
   },
   {
     name: 'pulse',

@@ -17,7 +17,7 @@ describe('README', () => {
   it('documents every metric and every command', () => {
     const readme = readFileSync(path, 'utf8');
     for (const { name } of metricCatalog()) expect(readme).toContain(`\`${name}\``);
-    for (const command of ['collect', 'archive', 'doctor', 'install', 'uninstall']) expect(readme).toMatch(new RegExp(`gpu-textfile ${command}`));
+    for (const command of ['collect', 'archive', 'report', 'pulse', 'doctor', 'install', 'uninstall']) expect(readme).toMatch(new RegExp(`gpu-textfile ${command}`));
   });
 
   it('.ci/run runs exactly the README\'s test command', () => {

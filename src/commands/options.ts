@@ -80,3 +80,15 @@ export const PULSE_OPTIONS: OptionTable = {
   json: { type: 'boolean', default: false, describe: 'Print the verdict, evidence and next steps as JSON' },
   'nvidia-smi': { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
 };
+
+/** report's options. */
+export const REPORT_OPTIONS: OptionTable = {
+  'csv-dir': { type: 'string', demandOption: true, describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped)' },
+  task: { type: 'string', describe: 'Only this task' },
+  host: { type: 'string', describe: 'Only this host' },
+  since: { type: 'string', describe: 'From this time (2026-11-28T06:00:00+01:00, 2026-11-28) or span back from now (24h, 7d)' },
+  until: { type: 'string', describe: 'Until this time (exclusive), same forms' },
+  by: { type: 'string', default: 'hour', describe: 'Rows per hour or per day (in this machine\'s time zone)' },
+  format: { type: 'string', default: 'table', describe: 'table, csv, json or html (one self-contained page with charts)' },
+  out: { type: 'string', describe: 'Write to this file instead of stdout' },
+};

@@ -1,0 +1,60 @@
+import { hourlyPoints, HOUR, type SeriesStats } from './aggregate.js';
+import { FINDING_THRESHOLDS, type Finding } from './findings.js';
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/**
+ * Theil-Sen: the median of all pairwise slopes, and the median intercept, robust to spikes; with
+ * Kendall's tau (the share of pairs rising minus the share falling), the trend's consistency, robust
+ * too, and R² against the line for reference.
+ */
+export function robustLine(points: readonly { x: number; y: number }[]): { slope: number; intercept: number; r2: number; tau: number } {
+  const slopes: number[] = [];
+  let concordance = 0;
+  for (let i = 0; i < points.length; i++) {
+    for (let j = i + 1; j < points.length; j++) {
+      const dx = points[j]!.x - points[i]!.x;
+      if (dx !== 0) slopes.push((points[j]!.y - points[i]!.y) / dx);
+      concordance += Math.sign(dx) * Math.sign(points[j]!.y - points[i]!.y);
+    }
+  }
+  const pairs = (points.length * (points.length - 1)) / 2;
+  const slope = slopes.length ? median(slopes) : 0;
+  const intercept = median(points.map((p) => p.y - slope * p.x));
+  const meanY = points.reduce((a, p) => a + p.y, 0) / points.length;
+  const total = points.reduce((a, p) => a + (p.y - meanY) ** 2, 0);
+  const residual = points.reduce((a, p) => a + (p.y - (intercept + slope * p.x)) ** 2, 0);
+  return { slope, intercept, r2: total === 0 ? 0 : 1 - residual / total, tau: pairs ? concordance / pairs : 0 };
+}
+
+/** Steady growth of memory used: the leak that shows as 6000 MiB on Monday and 10200 MiB on Thursday. */
+export function memoryGrowth(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | undefined {
+  const points = hourlyPoints(stats).flatMap((p) => (p.memoryMiB === undefined ? [] : [{ x: p.hour / HOUR, y: p.memoryMiB }]));
+  if (points.length < t.growthMinHours) return undefined;
+  const spanHours = points[points.length - 1]!.x - points[0]!.x;
+  if (spanHours < t.growthMinHours) return undefined;
+  const { slope, intercept, r2, tau } = robustLine(points);
+  const mibPerDay = slope * 24;
+  const growth = slope * spanHours;
+  if (mibPerDay < t.growthMinMibPerDay || growth < t.growthMinTotalMib || tau < t.growthMinTau) return undefined;
+  const start = intercept + slope * points[0]!.x;
+  const end = intercept + slope * points[points.length - 1]!.x;
+  return {
+    kind: 'memory_growth',
+    host: stats.host,
+    task_id: stats.task,
+    gpu_id: stats.gpu,
+    gpu_uuid: stats.uuid,
+    summary: `memory used grows ${Math.round(mibPerDay)} MiB a day (${Math.round(start)} to ${Math.round(end)} MiB over ${Math.round(spanHours)} h, trend consistency ${tau.toFixed(2)}): a leak?`,
+    mib_per_day: Math.round(mibPerDay),
+    fit_tau: Math.round(tau * 1000) / 1000,
+    fit_r2: Math.round(r2 * 1000) / 1000,
+    hours: Math.round(spanHours),
+    from_mib: Math.round(start),
+    to_mib: Math.round(end),
+  };
+}

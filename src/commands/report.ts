@@ -1,0 +1,65 @@
+import { writeFile } from 'node:fs/promises';
+import { reportHtml } from '../analysis/report-html.js';
+import { buildReport, reportCsv, reportJson, reportTable } from '../analysis/report.js';
+import { parseDuration } from '../duration.js';
+
+export interface ReportArgs {
+  csvDir: string;
+  task?: string;
+  host?: string;
+  since?: string;
+  until?: string;
+  by: string;
+  format: string;
+  out?: string;
+}
+
+/** "2026-11-28T00:00:00+01:00", "2026-11-28" (local midnight), or a span back from now ("24h", "7d"). */
+export function parseWhen(text: string, now: number): number | undefined {
+  const ago = /^\d/.test(text) && !text.includes('-') ? parseDuration(text) : undefined;
+  if (ago !== undefined) return now - ago;
+  const dateOnly = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (dateOnly) return new Date(+dateOnly[1]!, +dateOnly[2]! - 1, +dateOnly[3]!).getTime();
+  const time = Date.parse(text);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/** `gpu-textfile report`: answers from the CSV history. */
+export async function runReport(args: ReportArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
+  const now = Date.now();
+  const since = args.since === undefined ? undefined : parseWhen(args.since, now);
+  const until = args.until === undefined ? undefined : parseWhen(args.until, now);
+  if ((args.since !== undefined && since === undefined) || (args.until !== undefined && until === undefined)) {
+    say('--since and --until take a time (2026-11-28T06:00:00+01:00, 2026-11-28) or a span back from now (24h, 7d)');
+    return 2;
+  }
+  if (args.by !== 'hour' && args.by !== 'day') {
+    say('--by must be hour or day');
+    return 2;
+  }
+  if (!['table', 'csv', 'json', 'html'].includes(args.format)) {
+    say('--format must be table, csv, json or html');
+    return 2;
+  }
+  const report = await buildReport({ csvDir: args.csvDir, task: args.task, host: args.host, since, until, by: args.by });
+  if ('error' in report) {
+    say(report.error);
+    return 1;
+  }
+  const title = `GPU report: ${args.csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
+  const text =
+    args.format === 'json' ? reportJson(report) : args.format === 'csv' ? reportCsv(report) : args.format === 'html' ? reportHtml(report, title) : reportTable(report);
+  if (args.out) {
+    const error = await writeFile(args.out, text).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+    if (error) {
+      say(`cannot write ${args.out}: ${error}`);
+      return 1;
+    }
+  } else io.out.write(text);
+  if (report.rows.length === 0) say(`no samples in ${args.csvDir} match`);
+  return 0;
+}
