@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench: the cost of one sample, side by side, from one run on one machine.
 //
-//   node bench/run.mjs [--nvidia-smi PATH] [--capture DIR] [--runs N] [--seconds S] [--json FILE]
+//   node bench/run.mjs [--nvidia-smi PATH] [--capture DIR] [--runs N] [--seconds S] [--json FILE] [--no-report]
 //
 // With a working nvidia-smi on PATH (or --nvidia-smi) it measures the real one; otherwise the
 // stand-in replays --capture (default: the 2 x H200 recording, then the 8-GPU replay).
@@ -31,8 +31,10 @@ const hasReal = (() => {
 })();
 const runs = Number(arg('--runs', hasReal ? 20 : 10));
 const seconds = Number(arg('--seconds', hasReal ? 20 : 8));
+const skipReport = process.argv.includes('--no-report');
 const jsonOut = arg('--json');
-const setups = hasReal
+// --capture replays that recording through the stand-in, also on a GPU host (the 8-GPU replay).
+const setups = hasReal && !arg('--capture')
   ? [{ label: `real nvidia-smi (${execFileSync(realSmi, ['-L']).toString().trim().split('\n').length} GPUs)`, smi: realSmi, env: {} }]
   : (arg('--capture') ? [arg('--capture')] : ['h200x2__580.159.04__linux-idle', 'h200x8-replay__580.159.04__linux-idle']).map((capture) => ({
       label: `stand-in nvidia-smi replaying ${capture}`,
@@ -161,7 +163,7 @@ for (const setup of setups) {
   report.setups.push({ label: setup.label, query, results, longRunning: long, longRunningWithCsv: longCsv });
 }
 // The report over a week of 15-second samples of an 8-GPU host: over 300,000 rows, streamed.
-{
+if (!skipReport) {
   const { HEADER, generateRows } = await import('./make-history.mjs');
   const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-history-'));
   const rows = generateRows({ start: Date.UTC(2026, 10, 23), hours: 7 * 24, intervalSeconds: 15, gpus: ['leak', 'training', 'training', 'training', 'training', 'training', 'training', 'idleWithMemory'] });

@@ -1,6 +1,5 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import type { KnownGpu } from './nvidia-smi/query-gpu.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
@@ -31,6 +30,7 @@ export async function readState(dir: string | undefined): Promise<CollectorState
 export async function writeState(dir: string | undefined, before: CollectorState, after: CollectorState): Promise<string | undefined> {
   if (!dir || JSON.stringify(before) === JSON.stringify(after)) return undefined;
   await mkdir(dir, { recursive: true, mode: 0o755 }).catch(() => undefined); // the write below reports it
+  const { default: writeFileAtomic } = await import('write-file-atomic');
   return writeFileAtomic(join(dir, FILE), `${JSON.stringify(after, null, 1)}\n`, { mode: 0o644 }).then(
     () => undefined,
     (error: NodeJS.ErrnoException) => `state not saved in ${dir}: ${error.code ?? error.message}`,

@@ -5,7 +5,7 @@ import { FIELDS, selectFields } from '../fields.js';
 import { LABEL_NAME } from '../exposition/escape.js';
 import { smiRunner, type SmiRunner } from '../nvidia-smi/run.js';
 import { removeStaleTemps } from '../publish/textfile.js';
-import { previousSuccessSeconds, publish, type PublishTarget } from '../publish/publish.js';
+import type { PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState, type CollectorState } from '../state.js';
 import { parseDuration } from '../duration.js';
@@ -141,7 +141,16 @@ async function collectAndPublish(
   if (intervalMs !== undefined) {
     return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
   }
-  const result = await oneShot(state, await previousSuccessSeconds(publishTarget));
+  // nvidia-smi is running once collect() returns its promise: the code that renders and writes loads
+  // meanwhile instead of before (on a slow VM that is a fifth of a one-shot run).
+  const collecting = oneShot(state, undefined);
+  const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
+  const collected = await collecting;
+  const { health } = collected.collection;
+  // A failed run carries the last good run's time over from the file it replaces.
+  const result = health.failure
+    ? { ...collected, collection: { ...collected.collection, health: { ...health, lastSuccessSeconds: await previousSuccessSeconds(publishTarget) } } }
+    : collected;
   const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
   const diagnosis = result.collection.health.diagnosis;
   if (textfileError) {
@@ -178,6 +187,7 @@ async function runForever(context: {
 }): Promise<number> {
   const { args, publishTarget, say } = context;
   const { runLongRunning } = await import('../long-running.js');
+  const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
   const { queryProcesses } = await import('../collect.js');
   const { streamSmi } = await import('../nvidia-smi/run.js');
   const stop = new AbortController();

@@ -1,6 +1,5 @@
 import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 
 /**
  * Writes the exposition into node_exporter's textfile directory: a temp file in the same directory
@@ -8,6 +7,8 @@ import writeFileAtomic from 'write-file-atomic';
  * .prom), fsync, mode 0644, rename. A scrape sees the old file or the new one, never half of one.
  */
 export async function publishTextfile(dir: string, fileName: string, text: string): Promise<string | undefined> {
+  // Loaded here, not at start-up: a one-shot run loads it while nvidia-smi runs.
+  const { default: writeFileAtomic } = await import('write-file-atomic');
   const write = () =>
     // No fsync: the file is replaced every interval, and rename alone is what keeps readers from ever
     // seeing half a file. After a power loss the next run replaces whatever the crash left.
