@@ -85,7 +85,14 @@ function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels): M
 /** Samples and health -> metric families, in a fixed order. `constant` labels go on every series. */
 export function buildFamilies(collection: Collection, constant: Labels = []): MetricFamily[] {
   const { fields, samples } = collection;
-  const gpuLabels = (sample: { gpu: string; uuid: string }): Labels => [...constant, ['gpu', sample.gpu], ['uuid', sample.uuid]];
+  // Built once per GPU: every family of every sample starts with them.
+  const cached = new Map<string, Labels>();
+  const gpuLabels = (sample: { gpu: string; uuid: string }): Labels => {
+    const key = `${sample.gpu}\u0000${sample.uuid}`;
+    let labels = cached.get(key);
+    if (!labels) cached.set(key, (labels = [...constant, ['gpu', sample.gpu], ['uuid', sample.uuid]]));
+    return labels;
+  };
   const labelFields = fields.filter((field) => field.kind === 'label' && field.label !== 'gpu' && field.label !== 'uuid');
   const families: MetricFamily[] = [];
 
