@@ -81,7 +81,9 @@ describe('gpu-textfile pulse', () => {
     expect(result.exitCode).toBe(0);
     const pulse = JSON.parse(result.stdout) as { verdict: string; evidence: { samples: number; intervalMs: number } };
     expect(pulse.evidence.samples).toBeGreaterThanOrEqual(8);
-    expect(pulse.evidence.intervalMs).toBe(100);
+    // The stand-in's timer, like nvidia-smi's, drifts a little.
+    expect(pulse.evidence.intervalMs).toBeGreaterThanOrEqual(95);
+    expect(pulse.evidence.intervalMs).toBeLessThanOrEqual(120);
     expect(pulse.verdict).toBe('saturated');
   });
   it('says why when nvidia-smi fails', async () => {
