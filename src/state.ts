@@ -21,8 +21,10 @@ export async function readState(dir: string | undefined): Promise<CollectorState
   try {
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null ? (parsed as CollectorState) : {};
-  } catch {
-    return {}; // damaged: relearning costs one extra call
+  } catch (error) {
+    // Damaged (a SyntaxError): relearning costs one extra call. Anything else is a bug.
+    if (error instanceof SyntaxError) return {};
+    throw error;
   }
 }
 

@@ -1,4 +1,4 @@
-import { open, stat, unlink } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const alive = (pid: number): boolean => {
@@ -13,33 +13,58 @@ const alive = (pid: number): boolean => {
 
 export type TryLock = { kind: 'held'; release: () => Promise<void> } | { kind: 'busy'; pid: number } | { kind: 'error'; message: string };
 
+/** Removes a file, if it is still there. */
+const removeQuietly = (path: string): void => {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+};
+
 /**
  * One attempt at a pid lock file created with O_EXCL. A lock is taken over only when its process
  * is gone *and* the file is older than `staleAfterMs`: a holder that just released and exited
  * leaves a fresh file behind for its successor, which must not be mistaken for a stale one.
+ * Synchronous file calls: a handful of them take microseconds, where each asynchronous one would be
+ * a round trip through libuv's thread pool, every sample of the long-running mode.
  */
 export async function tryLock(path: string, staleAfterMs: number): Promise<TryLock> {
   // Each round either takes the lock, meets a live holder, or saw the file go away (released or
   // stale): then it tries again. Many rounds only under heavy contention: report busy then.
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
-      const handle = await open(path, 'wx', 0o644);
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
-      return { kind: 'held', release: () => unlink(path).catch(() => undefined) };
+      const fd = openSync(path, 'wx', 0o644);
+      try {
+        writeSync(fd, `${process.pid}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      return { kind: 'held', release: async () => removeQuietly(path) };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') return { kind: 'error', message: `cannot create ${path}: ${code}` };
     }
-    const handle = await open(path, 'r').catch(() => undefined);
-    if (!handle) continue; // released meanwhile: try again
-    const [text, info] = await Promise.all([handle.readFile('utf8'), handle.stat()]).finally(() => handle.close());
+    let text: string;
+    let info: Stats;
+    try {
+      const fd = openSync(path, 'r');
+      try {
+        text = readFileSync(fd, 'utf8');
+        info = fstatSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile: try again
+      return { kind: 'error', message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code}` };
+    }
     const pid = Number(text.trim());
     const old = Date.now() - info.mtimeMs > staleAfterMs;
     if (!(Number.isInteger(pid) && pid > 0) || alive(pid) || !old) return { kind: 'busy', pid: pid || 0 };
     // Stale: remove it, but only if the path still names the file we judged.
-    const now = await stat(path).catch(() => undefined);
-    if (now?.ino === info.ino) await unlink(path).catch(() => undefined);
+    const now = statSync(path, { throwIfNoEntry: false });
+    if (now?.ino === info.ino) removeQuietly(path);
   }
   return { kind: 'busy', pid: 0 };
 }

@@ -1,4 +1,5 @@
-import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -9,17 +10,20 @@ import { join } from 'node:path';
 export async function publishTextfile(dir: string, fileName: string, text: string): Promise<string | undefined> {
   // Loaded here, not at start-up: a one-shot run loads it while nvidia-smi runs.
   const { default: writeFileAtomic } = await import('write-file-atomic');
-  const write = () =>
-    // No fsync: the file is replaced every interval, and rename alone is what keeps readers from ever
-    // seeing half a file. After a power loss the next run replaces whatever the crash left.
-    writeFileAtomic(join(dir, fileName), text, { mode: 0o644, fsync: false });
+  // The synchronous form: a 20 KB write blocks for well under a millisecond, while the asynchronous
+  // one sends each of its ten file operations through libuv's thread pool, which costs more CPU than
+  // the write itself. No fsync: the file is replaced every interval, and rename alone is what keeps
+  // readers from ever seeing half a file; after a power loss the next run replaces what the crash left.
+  const write = () => writeFileAtomic.sync(join(dir, fileName), text, { mode: 0o644, fsync: false });
   try {
-    await write().catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
+    try {
+      write();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       // The directory is created on first use only: a long-running collector writes several times a second.
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      await write();
-    });
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      write();
+    }
     return undefined;
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
