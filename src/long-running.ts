@@ -32,6 +32,8 @@ export const backoffMs = (intervalMs: number, failures: number): number => Math.
 /** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
 export const STALL_INTERVALS = 3;
 export const GARBAGE_BATCHES = 3;
+/** Good batches in a row after which a restarted child counts as recovered. */
+export const RECOVERED_BATCHES = 10;
 
 interface Batch {
   samples: GpuSample[];
@@ -86,10 +88,10 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
         await publish(failedCollection(failure, 0, lastSuccessSeconds));
         input.say(`nvidia-smi -lms stopped: ${failure.reason}: ${failure.message}; restarting in ${delay / 1000} s`);
       }
+      // An abort ends the wait early (AbortError): the loop then stops.
       await sleep(delay, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) break;
-      const result = await recover();
-      if (!result.collection.health.failure) failures = 0;
+      await recover();
     }
   } finally {
     clearInterval(processTimer);
@@ -104,6 +106,7 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     let broken: Failure | undefined;
     let expected = 0;
     let garbage = 0;
+    let good = 0;
     let batch: Batch | undefined;
     let flushTimer: NodeJS.Timeout | undefined;
 
@@ -130,7 +133,9 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
         return;
       }
       garbage = 0;
-      failures = 0;
+      // Back-off starts over only once a child has run well for a while, so one that dies after a
+      // couple of samples is restarted ever more slowly.
+      if (++good >= RECOVERED_BATCHES) failures = 0;
       expected = done.samples.length + done.problems.length;
       const now = input.now();
       const { collection, warnings } = toCollection(

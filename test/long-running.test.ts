@@ -68,6 +68,13 @@ describe('collect --interval (long-running)', () => {
     expect(reasons.has('ok')).toBe(true);
   });
 
+  it('a child that keeps dying is restarted ever more slowly', async () => {
+    const { result } = await runFor(4500, { FAKE_SMI_LOOP_EXIT_AFTER: '1' });
+    expect(result.exitCode).toBe(0);
+    const delays = [...result.stderr.matchAll(/restarting in (\d+) s/g)].map((m) => Number(m[1]));
+    expect(delays.slice(0, 2)).toEqual([1, 2]);
+  });
+
   it('garbage becomes unparsable_output, never numbers, and three garbage batches restart the child', async () => {
     const { result, reasons } = await runFor(2500, { FAKE_SMI_LOOP_GARBAGE_AFTER: '1' });
     expect(result.exitCode).toBe(0);
