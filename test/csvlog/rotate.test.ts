@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { execa } from 'execa';
@@ -9,7 +9,7 @@ import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, parseArchiveName } from '../../src/csvlog/rotate.js';
 import type { Collection } from '../../src/metrics.js';
 import type { Reading } from '../../src/samples.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
 
 const HEADER = csvLine(CSV_HEADER);
 const row = (time: string, gpu = '0') => csvLine([time, 'h', 'job', gpu, 'GPU-x', 'n', 'ok', '1', '', '', '', '', '', '']);
@@ -89,6 +89,24 @@ describe('gpu-textfile archive', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^gpu-textfile: cannot read .*not-a-dir: ENOTDIR\n$/);
     expect(await readFile(join(dir, 'not-a-dir'), 'utf8')).toContain('2026-11-27T10');
+  });
+
+  it('a directory it may not write is a clear error with exit 1, and the live file stays intact', async () => {
+    const base = await tempDir();
+    const dir = join(base, 'csv');
+    await mkdir(dir);
+    const live = HEADER + row('2026-11-27T10:00:00.000+00:00');
+    await writeFile(join(dir, 'job.csv'), live);
+    // Readable by nobody, writable only by its owner.
+    await chmod(base, 0o755);
+    await chmod(dir, 0o755);
+    // Permissions mean nothing to root: run the archiver as nobody, which may read but not write here.
+    const asNobody = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+    const result = await execa(asNobody[0] ?? process.execPath, [...asNobody.slice(1), ...(asNobody.length ? [process.execPath] : []), CLI, 'archive', '--csv-dir', dir], { env: cliEnv(), extendEnv: false, reject: false });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^gpu-textfile: cannot create .*\.archive\.lock: EACCES$/);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(live);
+    expect((await readdir(dir)).sort()).toEqual(['job.csv']);
   });
 
   it('names archives by the data\'s day', () => {
