@@ -55,6 +55,20 @@ function usageError(message: string | undefined): never {
   process.exit(2);
 }
 
+/** What every yargs parser here shares: strict, usage errors as above, help wrapped to the terminal. */
+async function strictParser(args: readonly string[], scriptName: string) {
+  const { default: yargs } = await import('yargs');
+  return yargs(args)
+    .scriptName(scriptName)
+    .strict()
+    .fail((message, error) => {
+      if (error) throw error;
+      usageError(message);
+    })
+    .help()
+    .wrap(Math.min(110, process.stdout.columns || 110));
+}
+
 const args = process.argv.slice(2);
 const command = COMMANDS.find((c) => c.name === args[0]);
 const wantsHelp = args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version');
@@ -70,36 +84,18 @@ if (command && command.name === 'collect' && !wantsHelp) {
   // command's GPU_TEXTFILE_* variable an unknown argument: keep only this command's.
   const known = new Set(Object.keys(command.options).map(envName));
   for (const key of Object.keys(process.env)) if (key.startsWith('GPU_TEXTFILE_') && !known.has(key)) delete process.env[key];
-  const { default: yargs } = await import('yargs');
-  const argv = await yargs(args.slice(1))
-    .scriptName(`gpu-textfile ${command.name}`)
+  const argv = await (await strictParser(args.slice(1), `gpu-textfile ${command.name}`))
     .usage(`$0\n\n${command.describe}`)
     .options(command.options)
     .env('GPU_TEXTFILE')
-    .strict()
-    .fail((message, error) => {
-      if (error) throw error;
-      usageError(message);
-    })
-    .help()
     .version(false)
-    .wrap(Math.min(110, process.stdout.columns || 110))
     .parseAsync();
   process.exitCode = await (await command.run())(argv as never);
 } else {
-  const { default: yargs } = await import('yargs');
-  let cli = yargs(args)
-    .scriptName('gpu-textfile')
-    .strict()
-    .fail((message, error) => {
-      if (error) throw error;
-      usageError(message);
-    });
+  let cli = await strictParser(args, 'gpu-textfile');
   for (const { name, describe } of COMMANDS) cli = cli.command(name, describe);
   await cli
     .demandCommand(1, `Name a command: ${COMMANDS.map((c) => c.name).join(', ')}`)
-    .help()
     .version()
-    .wrap(Math.min(110, process.stdout.columns || 110))
     .parseAsync();
 }

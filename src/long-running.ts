@@ -12,7 +12,8 @@ import type { CollectorState } from './state.js';
 export interface LongRunningInput {
   fields: readonly FieldSpec[];
   intervalMs: number;
-  processesIntervalMs: number;
+  /** How often to query processes; undefined when they are not collected. */
+  processesIntervalMs?: number;
   /** A full one-shot collection: the first sample, and the picture after the stream broke. */
   oneShot: (state: CollectorState, previousSuccessSeconds: number | undefined) => Promise<CollectOutput>;
   queryProcesses: () => Promise<{ processes?: Collection['processes']; warning?: string }>;
@@ -61,7 +62,7 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     processes = result.processes;
     if (result.warning) input.say(result.warning);
   };
-  const processTimer = setInterval(() => void refreshProcesses(), input.processesIntervalMs);
+  const processTimer = input.processesIntervalMs === undefined ? undefined : setInterval(() => void refreshProcesses(), input.processesIntervalMs);
   signal.addEventListener('abort', () => clearInterval(processTimer), { once: true });
 
   const recover = async () => {

@@ -1,4 +1,4 @@
-import type { SeriesSample } from './series.js';
+import type { SeriesSample } from '../nvidia-smi/series-csv.js';
 
 /** What the pattern of one GPU's utilization says. */
 export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'small_kernels' | 'mixed';

@@ -1,9 +1,10 @@
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { collect } from '../collect.js';
+import { collect, queryProcesses } from '../collect.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { LABEL_NAME } from '../exposition/escape.js';
-import { smiRunner, type SmiRunner } from '../nvidia-smi/run.js';
+import { smiRunner, streamSmi, type SmiRunner } from '../nvidia-smi/run.js';
 import { removeStaleTemps } from '../publish/textfile.js';
 import type { PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
@@ -81,7 +82,6 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
 
   let release = async () => {};
   if (!args.dryRun) {
-    const { mkdir } = await import('node:fs/promises');
     await mkdir(textfileDir, { recursive: true }).catch(() => undefined);
     // A lock whose process is gone is taken over at once: the next run must not wait for it.
     const lock = await tryLock(join(textfileDir, `.${args.fileName}.lock`), 0);
@@ -188,8 +188,6 @@ async function runForever(context: {
   const { args, publishTarget, say } = context;
   const { runLongRunning } = await import('../long-running.js');
   const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
-  const { queryProcesses } = await import('../collect.js');
-  const { streamSmi } = await import('../nvidia-smi/run.js');
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);
@@ -200,10 +198,9 @@ async function runForever(context: {
     await runLongRunning({
       fields: context.fields,
       intervalMs: context.intervalMs,
-      processesIntervalMs: context.processesIntervalMs,
+      processesIntervalMs: args.processes ? context.processesIntervalMs : undefined,
       oneShot: context.oneShot,
-      queryProcesses: () =>
-        args.processes ? queryProcesses(deadlineRunner(args.nvidiaSmi, context.timeoutMs), { maxProcesses: args.maxProcesses, userRoots: context.userRoots }) : Promise.resolve({}),
+      queryProcesses: () => queryProcesses(deadlineRunner(args.nvidiaSmi, context.timeoutMs), { maxProcesses: args.maxProcesses, userRoots: context.userRoots }),
       stream: (streamArgs) => streamSmi(args.nvidiaSmi, streamArgs),
       publish: async (collection) => {
         const { textfileError, csvError } = await publish(collection, publishTarget, new Date(), !textChecked);

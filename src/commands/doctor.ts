@@ -1,5 +1,6 @@
 import { diagnose, formatDiagnosis } from '../doctor/index.js';
-import { readHostFacts, readKernelFacts } from '../doctor/facts.js';
+import { readHostFacts } from '../doctor/facts.js';
+import { readKernelLog } from '../doctor/host.js';
 import { parseDuration } from '../duration.js';
 import { runSmi } from '../nvidia-smi/run.js';
 
@@ -21,7 +22,7 @@ export async function runDoctor(args: DoctorArgs, io = { out: process.stdout, er
   const host = { root: args.root };
   const [facts, kernelLog, outcome] = await Promise.all([
     readHostFacts(host),
-    readKernelFacts(host),
+    readKernelLog(host),
     runSmi(args.nvidiaSmi, ['--query-gpu=index,pci.bus_id,persistence_mode', '--format=csv,noheader'], { timeoutMs }),
   ]);
   const persistence = outcome.kind === 'ok' ? outcome.stdout.trim().split('\n') : [];

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classifyPulse, formatPulse } from '../analysis/pulse.js';
-import { parseSeries } from '../analysis/series.js';
+import { parseSeries } from '../nvidia-smi/series-csv.js';
 import { parseDuration } from '../duration.js';
 import { classifyFailure } from '../nvidia-smi/failure.js';
 import { parseHelpQueryGpu } from '../nvidia-smi/help-query-gpu.js';

@@ -1,4 +1,4 @@
-import { hostPath, exists, linkName, list, readIfExists, readKernelLog, readWritable, type Host } from './host.js';
+import { hostPath, exists, linkName, list, readIfExists, readWritable, type Host } from './host.js';
 import type { SmiOutcome } from '../nvidia-smi/run.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -170,6 +170,3 @@ export async function readHostFacts(host: Host): Promise<HostFacts> {
     primeProfile: prime,
   };
 }
-
-/** The kernel log, for NVRM lines and Xid errors. */
-export const readKernelFacts = (host: Host): Promise<string | undefined> => readKernelLog(host);

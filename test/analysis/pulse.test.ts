@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyPulse, REASON_BITS, type PulseVerdict } from '../../src/analysis/pulse.js';
-import { parseSeries, type SeriesSample } from '../../src/analysis/series.js';
+import { parseSeries, type SeriesSample } from '../../src/nvidia-smi/series-csv.js';
 import { FAKE_SMI, FIXTURES, capture, runCli } from '../helpers.js';
 
 const SERIES = join(FIXTURES, 'series');
@@ -54,16 +54,6 @@ describe('pulse classification', () => {
   it('a steady middling load with no swings is mixed', () => {
     const rows = synthetic(Array.from({ length: 50 }, () => ({ utilization: 60, powerW: 400, powerLimitW: 700 })));
     expect(classifyPulse(rows).verdict).toBe('mixed');
-  });
-});
-
-describe('parseSeries', () => {
-  it('needs timestamp, index and utilization.gpu', () => {
-    expect(parseSeries('index, power.draw [W]\n0, 70 W\n')).toEqual({ error: expect.stringMatching(/needs timestamp, index and utilization.gpu/) });
-  });
-  it('takes any column set with them, with or without units, and skips rows that do not fit', () => {
-    const parsed = parseSeries('timestamp, index, utilization.gpu\n2026/11/29 18:23:15.400, 0, 3\ntimestamp, index, utilization.gpu\n2026/11/29 18:23:15.600, 0, [N/A]\n2026/11/29 18:23:15.800, 0, 5\n');
-    expect(parsed).toMatchObject({ skipped: 2, samples: [{ gpu: '0', utilization: 3 }, { gpu: '0', utilization: 5 }] });
   });
 });
 

@@ -1,4 +1,4 @@
-import { classifyCell, splitCells } from '../nvidia-smi/cells.js';
+import { classifyCell, splitCells } from './cells.js';
 
 /** One sample of one GPU from a `--query-gpu=… --format=csv -lms N` recording. */
 export interface SeriesSample {
