@@ -1,28 +1,61 @@
-// Bundles the CLI into dist/: one entry file for the command, one chunk per lazily imported command,
-// so `collect` parses and loads only what it needs.
+// Bundles the CLI into dist/ as CommonJS, which Node.js loads faster than ES modules and which V8's
+// code cache can hold (src/launch/):
+// - gpu-textfile.js, the command: a small launcher that runs cli.js, from the code cache for collect.
+// - cli.js: all that `collect` runs, the code it needs only later (publishing, the long-running loop)
+//   included but evaluated on first use.
+// - one file for every other command, yargs and the failure-path doctor, required when they run.
 import { build } from 'esbuild';
-import { rmSync, chmodSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
-rmSync('dist', { recursive: true, force: true });
-await build({
-  entryPoints: { 'gpu-textfile': 'src/cli.ts' },
+/** Modules imported dynamically that stay out of cli.js: source path -> output name. */
+const SEPARATE = {
+  'src/commands/archive.ts': 'archive',
+  'src/commands/doctor.ts': 'doctor',
+  'src/commands/report.ts': 'report',
+  'src/commands/pulse.ts': 'pulse',
+  'src/commands/install.ts': 'install',
+  'src/doctor/quick.ts': 'doctor-quick',
+};
+/** yargs, whose only export is its default: see the footer below. */
+const YARGS = 'node_modules/yargs/index.mjs';
+const outputOf = new Map([...Object.entries(SEPARATE), [YARGS, 'yargs']].map(([source, name]) => [resolve(source), `./${name}.js`]));
+
+/** A dynamic import of a separate module becomes a require() of its own file. */
+const separateFiles = {
+  name: 'separate-files',
+  setup(bundle) {
+    bundle.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData?.resolving) return undefined;
+      const resolved = await bundle.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { resolving: true } });
+      const output = outputOf.get(resolved.path);
+      return output ? { path: output, external: true } : undefined;
+    });
+  },
+};
+
+const common = {
   outdir: 'dist',
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
-  // Bundled CommonJS dependencies (write-file-atomic, yargs' helpers) expect require and __filename.
-  banner: {
-    js: [
-      '#!/usr/bin/env node',
-      "import { createRequire as __createRequire } from 'node:module';",
-      "import { fileURLToPath as __fileURLToPath } from 'node:url';",
-      'const require = __createRequire(import.meta.url);',
-      'const __filename = __fileURLToPath(import.meta.url);',
-    ].join('\n'),
-  },
-  chunkNames: 'chunks/[name]-[hash]',
+  // import() becomes require(): the launcher runs cli.js as a script, which has no module loader for it.
+  supported: { 'dynamic-import': false },
+  // yargs finds its files from import.meta.url, which CommonJS lacks.
+  define: { 'import.meta.url': '__importMetaUrl' },
+  banner: { js: "var __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
-});
+};
+
+rmSync('dist', { recursive: true, force: true });
+await build({ ...common, plugins: [separateFiles], entryPoints: { cli: 'src/cli.ts', ...Object.fromEntries(Object.entries(SEPARATE).map(([source, name]) => [name, source])) } });
+// Our bundles require() these files as Node.js requires CommonJS from an ES module: the default export
+// is module.exports itself. So yargs' module.exports is its default export, the function.
+await build({ ...common, entryPoints: { yargs: YARGS }, footer: { js: 'module.exports = module.exports.default;' } });
+const buildId = createHash('sha256').update(readFileSync('dist/cli.js')).digest('hex').slice(0, 16);
+await build({ ...common, entryPoints: { 'gpu-textfile': 'src/launch/main.ts' }, define: { BUILD_ID: JSON.stringify(buildId) }, banner: { js: '#!/usr/bin/env node' } });
+// The package is "type": "module"; these files are CommonJS.
+writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
 chmodSync('dist/gpu-textfile.js', 0o755);

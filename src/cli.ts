@@ -69,33 +69,35 @@ async function strictParser(args: readonly string[], scriptName: string) {
     .wrap(Math.min(110, process.stdout.columns || 110));
 }
 
-const args = process.argv.slice(2);
-const command = COMMANDS.find((c) => c.name === args[0]);
-const wantsHelp = args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version');
+/** Runs the command named by argv; resolves to its exit status. */
+export async function main(args: readonly string[]): Promise<number> {
+  const command = COMMANDS.find((c) => c.name === args[0]);
+  const wantsHelp = args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version');
 
-if (command && command.name === 'collect' && !wantsHelp) {
-  // The every-15-seconds path: the option table read without yargs, whose loading alone costs more
-  // than a third of a one-shot run's own CPU time. Same table, same rules (a test compares them).
-  const parsed = parseOptions(command.options, args.slice(1), process.env);
-  if (typeof parsed === 'string') usageError(parsed);
-  process.exitCode = await (await command.run())(parsed as never);
-} else if (command) {
-  // One /etc/default/gpu-textfile serves every command, but strict parsing would call another
-  // command's GPU_TEXTFILE_* variable an unknown argument: keep only this command's.
-  const known = new Set(Object.keys(command.options).map(envName));
-  for (const key of Object.keys(process.env)) if (key.startsWith('GPU_TEXTFILE_') && !known.has(key)) delete process.env[key];
-  const argv = await (await strictParser(args.slice(1), `gpu-textfile ${command.name}`))
-    .usage(`$0\n\n${command.describe}`)
-    .options(command.options)
-    .env('GPU_TEXTFILE')
-    .version(false)
-    .parseAsync();
-  process.exitCode = await (await command.run())(argv as never);
-} else {
+  if (command && command.name === 'collect' && !wantsHelp) {
+    // The every-15-seconds path: the option table read without yargs, whose loading alone costs more
+    // than a third of a one-shot run's own CPU time. Same table, same rules (a test compares them).
+    const parsed = parseOptions(command.options, args.slice(1), process.env);
+    if (typeof parsed === 'string') usageError(parsed);
+    return (await command.run())(parsed as never);
+  } else if (command) {
+    // One /etc/default/gpu-textfile serves every command, but strict parsing would call another
+    // command's GPU_TEXTFILE_* variable an unknown argument: keep only this command's.
+    const known = new Set(Object.keys(command.options).map(envName));
+    for (const key of Object.keys(process.env)) if (key.startsWith('GPU_TEXTFILE_') && !known.has(key)) delete process.env[key];
+    const argv = await (await strictParser(args.slice(1), `gpu-textfile ${command.name}`))
+      .usage(`$0\n\n${command.describe}`)
+      .options(command.options)
+      .env('GPU_TEXTFILE')
+      .version(false)
+      .parseAsync();
+    return (await command.run())(argv as never);
+  }
   let cli = await strictParser(args, 'gpu-textfile');
   for (const { name, describe } of COMMANDS) cli = cli.command(name, describe);
   await cli
     .demandCommand(1, `Name a command: ${COMMANDS.map((c) => c.name).join(', ')}`)
     .version()
     .parseAsync();
+  return 0;
 }

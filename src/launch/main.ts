@@ -1,0 +1,24 @@
+// The installed command, dist/gpu-textfile.js: runs the CLI bundle, dist/cli.js. A timer starts
+// `collect` every 15 seconds and compiling the bundle is a good part of each start, so when
+// NODE_COMPILE_CACHE names a directory (the systemd units set it) collect runs from V8 bytecode kept
+// there. Node.js 20 has no compile cache of its own; this one, kept by this small file loaded before
+// anything else, serves Node.js 20 and 22 alike.
+import { join } from 'node:path';
+import { cacheFileName, loadCached } from './code-cache.js';
+
+/** Hash of dist/cli.js, set by the build. */
+declare const BUILD_ID: string;
+
+type Cli = { main: (args: readonly string[]) => Promise<number> };
+
+const args = process.argv.slice(2);
+const bundle = join(__dirname, 'cli.js');
+const cacheDir = args[0] === 'collect' ? process.env.NODE_COMPILE_CACHE : undefined;
+const { exports: cli, save } = cacheDir
+  ? loadCached<Cli>(bundle, join(cacheDir, cacheFileName(BUILD_ID, process.version, process.arch)), process.geteuid?.() ?? -1)
+  : { exports: require(bundle) as Cli, save: () => {} };
+void cli.main(args).then((status) => {
+  process.exitCode = status;
+  // Only a collect that succeeded ran the path the next runs take.
+  if (status === 0) save();
+});
