@@ -1,4 +1,5 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KnownGpu } from './nvidia-smi/query-gpu.js';
 
@@ -13,11 +14,18 @@ export interface CollectorState {
 
 const FILE = 'state.json';
 
-/** Reads <dir>/state.json; a missing or damaged file is an empty state (the run then learns again). */
-export async function readState(dir: string | undefined): Promise<CollectorState> {
+/**
+ * Reads <dir>/state.json; a missing or damaged file is an empty state (the run then learns again).
+ * Synchronous: nvidia-smi's query waits for it, and a thread-pool round trip costs more than the read.
+ */
+export function readState(dir: string | undefined): CollectorState {
   if (!dir) return {};
-  const text = await readFile(join(dir, FILE), 'utf8').catch(() => undefined);
-  if (text === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(join(dir, FILE), 'utf8');
+  } catch {
+    return {};
+  }
   try {
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null ? (parsed as CollectorState) : {};

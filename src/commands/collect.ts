@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { collect, queryProcesses } from '../collect.js';
@@ -82,7 +82,11 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
 
   let release = async () => {};
   if (!args.dryRun) {
-    await mkdir(textfileDir, { recursive: true }).catch(() => undefined);
+    try {
+      mkdirSync(textfileDir, { recursive: true });
+    } catch {
+      // tryLock and the write say what is wrong with it
+    }
     // A lock whose process is gone is taken over at once: the next run must not wait for it.
     const lock = await tryLock(join(textfileDir, `.${args.fileName}.lock`), 0);
     if (lock.kind === 'busy') {
@@ -94,7 +98,6 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
       return 1;
     }
     release = lock.release;
-    await removeStaleTemps(textfileDir, args.fileName);
   }
   try {
     return await collectAndPublish(args, parsed, textfileDir, target, say, io.out);
@@ -111,7 +114,7 @@ async function collectAndPublish(
   say: (line: string) => void,
   out: NodeJS.WritableStream,
 ): Promise<number> {
-  const state = await readState(args.stateDir);
+  const state = readState(args.stateDir);
   const publishTarget: PublishTarget = {
     textfileDir,
     fileName: args.fileName,
@@ -138,12 +141,18 @@ async function collectAndPublish(
     const { withDiagnosis } = await import('../doctor/quick.js');
     return { ...output, collection: await withDiagnosis(output.collection) };
   };
+  // Temp files a killed run left behind; they are "<file>.<digits>", like the one publishing writes.
+  const removeTemps = async () => {
+    if (!args.dryRun) await removeStaleTemps(textfileDir, args.fileName);
+  };
   if (intervalMs !== undefined) {
+    await removeTemps();
     return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
   }
-  // nvidia-smi is running once collect() returns its promise: the code that renders and writes loads
-  // meanwhile instead of before (on a slow VM that is a fifth of a one-shot run).
+  // nvidia-smi is running once collect() returns its promise: the clean-up and the code that renders
+  // and writes run meanwhile instead of before (on a slow VM that is a fifth of a one-shot run).
   const collecting = oneShot(state, undefined);
+  await removeTemps();
   const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
   const collected = await collecting;
   const { health } = collected.collection;
