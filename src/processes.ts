@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readTextIfAny } from './files.js';
 import type { ComputeApp } from './nvidia-smi/compute-apps.js';
 import type { ProcessSample } from './metrics.js';
 
@@ -28,10 +28,10 @@ export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d
  */
 export async function withUsers(apps: readonly ComputeApp[], roots: UserRoots): Promise<ProcessSample[]> {
   if (apps.length === 0) return [];
-  const users = parsePasswd(await readFile(roots.passwd, 'utf8').catch(() => ''));
+  const users = parsePasswd(readTextIfAny(roots.passwd) ?? '');
   return Promise.all(
     apps.map(async (app) => {
-      const status = await readFile(join(roots.proc, String(app.pid), 'status'), 'utf8').catch(() => '');
+      const status = readTextIfAny(join(roots.proc, String(app.pid), 'status')) ?? '';
       const uid = parseStatusUid(status);
       return { ...app, user: uid === undefined ? '' : (users.get(uid) ?? uid) };
     }),

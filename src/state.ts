@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readTextIfAny } from './files.js';
 import type { KnownGpu } from './nvidia-smi/query-gpu.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
@@ -14,18 +14,11 @@ export interface CollectorState {
 
 const FILE = 'state.json';
 
-/**
- * Reads <dir>/state.json; a missing or damaged file is an empty state (the run then learns again).
- * Synchronous: nvidia-smi's query waits for it, and a thread-pool round trip costs more than the read.
- */
+/** Reads <dir>/state.json; a missing or damaged file is an empty state (the run then learns again). */
 export function readState(dir: string | undefined): CollectorState {
   if (!dir) return {};
-  let text: string;
-  try {
-    text = readFileSync(join(dir, FILE), 'utf8');
-  } catch {
-    return {};
-  }
+  const text = readTextIfAny(join(dir, FILE));
+  if (text === undefined) return {};
   try {
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null ? (parsed as CollectorState) : {};
@@ -39,7 +32,11 @@ export function readState(dir: string | undefined): CollectorState {
 /** Writes the state when it changed. Returns why it could not, if it could not: state is optional. */
 export async function writeState(dir: string | undefined, before: CollectorState, after: CollectorState): Promise<string | undefined> {
   if (!dir || JSON.stringify(before) === JSON.stringify(after)) return undefined;
-  await mkdir(dir, { recursive: true, mode: 0o755 }).catch(() => undefined); // the write below reports it
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+  } catch {
+    // the write below reports it
+  }
   const { default: writeFileAtomic } = await import('write-file-atomic');
   return writeFileAtomic(join(dir, FILE), `${JSON.stringify(after, null, 1)}\n`, { mode: 0o644 }).then(
     () => undefined,

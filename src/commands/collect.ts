@@ -142,17 +142,17 @@ async function collectAndPublish(
     return { ...output, collection: await withDiagnosis(output.collection) };
   };
   // Temp files a killed run left behind; they are "<file>.<digits>", like the one publishing writes.
-  const removeTemps = async () => {
-    if (!args.dryRun) await removeStaleTemps(textfileDir, args.fileName);
+  const removeTemps = () => {
+    if (!args.dryRun) removeStaleTemps(textfileDir, args.fileName);
   };
   if (intervalMs !== undefined) {
-    await removeTemps();
+    removeTemps();
     return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
   }
   // nvidia-smi is running once collect() returns its promise: the clean-up and the code that renders
   // and writes run meanwhile instead of before (on a slow VM that is a fifth of a one-shot run).
   const collecting = oneShot(state, undefined);
-  await removeTemps();
+  removeTemps();
   const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
   const collected = await collecting;
   const { health } = collected.collection;

@@ -1,5 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { listIfAny, readTextIfAny } from '../files.js';
 import type { FieldSpec } from '../fields.js';
 import { isSample, sampleFromCells, type GpuSample, type RowProblem } from '../samples.js';
 import { outputLines, splitCells } from './cells.js';
@@ -62,10 +62,10 @@ function parseRows(fields: readonly FieldSpec[], stdout: string): { samples: Gpu
 /** GPUs the kernel knows: /proc/driver/nvidia/gpus/<bus id>/information. */
 export async function kernelGpus(procRoot: string): Promise<KnownGpu[]> {
   const dir = join(procRoot, 'driver/nvidia/gpus');
-  const entries = await readdir(dir).catch(() => [] as string[]);
+  const entries = listIfAny(dir);
   return Promise.all(
     entries.map(async (busId) => {
-      const info = await readFile(join(dir, busId, 'information'), 'utf8').catch(() => '');
+      const info = readTextIfAny(join(dir, busId, 'information')) ?? '';
       const uuid = /^GPU UUID:\s*(\S+)/m.exec(info)?.[1] ?? '';
       return { gpu: '', uuid, busId };
     }),

@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
@@ -101,6 +100,8 @@ export function streamSmi(command: string, args: readonly string[], options: { g
   // readline over the raw pipe: execa's own line iteration costs more per line than the whole sample.
   async function* lines(): AsyncGenerator<string> {
     if (!child.stdout) return;
+    // Loaded here: only the long-running mode reads lines, and a one-shot run's start-up is shorter without it.
+    const { createInterface } = await import('node:readline');
     for await (const text of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
       tail.push(text);
       if (tail.length > 5) tail.shift();

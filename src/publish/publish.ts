@@ -33,7 +33,7 @@ export function renderChecked(collection: Collection, labels: [string, string][]
 
 /** The previous file's nvidia_gpu_collector_last_success_timestamp_seconds, carried over on failure. */
 export async function previousSuccessSeconds(target: Pick<PublishTarget, 'textfileDir' | 'fileName'>): Promise<number | undefined> {
-  const text = await readPrevious(target.textfileDir, target.fileName);
+  const text = readPrevious(target.textfileDir, target.fileName);
   if (text === undefined) return undefined;
   return checkExposition(text).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')?.value;
 }

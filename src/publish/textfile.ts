@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { readFile, readdir, unlink } from 'node:fs/promises';
+import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { listIfAny, readTextIfAny } from '../files.js';
 
 /**
  * Writes the exposition into node_exporter's textfile directory: a temp file in the same directory
@@ -32,14 +32,19 @@ export async function publishTextfile(dir: string, fileName: string, text: strin
 }
 
 /** Temp files a crashed or killed run left behind: "<file>.<digits>". */
-export async function removeStaleTemps(dir: string, fileName: string): Promise<string[]> {
+export function removeStaleTemps(dir: string, fileName: string): string[] {
   const pattern = new RegExp(`^${fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+$`);
-  const entries = await readdir(dir).catch(() => [] as string[]);
+  const entries = listIfAny(dir);
   const stale = entries.filter((entry) => pattern.test(entry));
-  await Promise.all(stale.map((entry) => unlink(join(dir, entry)).catch(() => undefined)));
+  for (const entry of stale) {
+    try {
+      unlinkSync(join(dir, entry));
+    } catch {
+      // gone already, or not ours to remove: the next run tries again
+    }
+  }
   return stale;
 }
 
 /** The previous file's text, if there is one. */
-export const readPrevious = (dir: string, fileName: string): Promise<string | undefined> =>
-  readFile(join(dir, fileName), 'utf8').catch(() => undefined);
+export const readPrevious = (dir: string, fileName: string): string | undefined => readTextIfAny(join(dir, fileName));

@@ -1,0 +1,23 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+// Synchronous on purpose: these read small files (state, /proc, /etc/passwd) on collect's critical
+// path, where a round trip through libuv's thread pool, and loading node:fs/promises at start-up,
+// cost more than the read.
+
+/** A small file's text, or undefined when it cannot be read. */
+export function readTextIfAny(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A directory's entries, or none when it cannot be read. */
+export function listIfAny(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
