@@ -5,7 +5,6 @@ import { collect, queryProcesses } from '../collect.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { LABEL_NAME } from '../exposition/escape.js';
 import { smiRunner, streamSmi, type SmiRunner } from '../nvidia-smi/run.js';
-import { removeStaleTemps } from '../publish/textfile.js';
 import type { PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState, type CollectorState } from '../state.js';
@@ -141,19 +140,15 @@ async function collectAndPublish(
     const { withDiagnosis } = await import('../doctor/quick.js');
     return { ...output, collection: await withDiagnosis(output.collection) };
   };
-  // Temp files a killed run left behind; they are "<file>.<digits>", like the one publishing writes.
-  const removeTemps = () => {
-    if (!args.dryRun) removeStaleTemps(textfileDir, args.fileName);
-  };
   if (intervalMs !== undefined) {
-    removeTemps();
     return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
   }
-  // nvidia-smi is running once collect() returns its promise: the clean-up and the code that renders
-  // and writes run meanwhile instead of before (on a slow VM that is a fifth of a one-shot run).
+  // nvidia-smi is running once collect() returns its promise: the code that renders and writes (with
+  // write-file-atomic and node:crypto) loads meanwhile instead of before, and the clean-up runs.
   const collecting = oneShot(state, undefined);
-  removeTemps();
-  const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
+  const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
+  // Temp files a killed run left behind: "<file>.<digits>", like the one this run writes.
+  if (!args.dryRun) removeStaleTemps(textfileDir, args.fileName);
   const collected = await collecting;
   const { health } = collected.collection;
   // A failed run carries the last good run's time over from the file it replaces.
@@ -196,7 +191,8 @@ async function runForever(context: {
 }): Promise<number> {
   const { args, publishTarget, say } = context;
   const { runLongRunning } = await import('../long-running.js');
-  const { publish, previousSuccessSeconds } = await import('../publish/publish.js');
+  const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
+  if (!args.dryRun) removeStaleTemps(publishTarget.textfileDir, args.fileName);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);

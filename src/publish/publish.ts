@@ -5,6 +5,8 @@ import { buildFamilies, type Collection } from '../metrics.js';
 import type { Failure } from '../nvidia-smi/failure.js';
 import { publishTextfile, readPrevious } from './textfile.js';
 
+export { removeStaleTemps } from './textfile.js';
+
 /** Where a collection goes. */
 export interface PublishTarget {
   textfileDir: string;
@@ -53,7 +55,7 @@ export async function publish(collection: Collection, target: PublishTarget, now
     target.out.write(text);
     return { failure };
   }
-  const textfileError = await publishTextfile(target.textfileDir, target.fileName, text);
+  const textfileError = publishTextfile(target.textfileDir, target.fileName, text);
   let csvError: string | undefined;
   if (target.csv) {
     const { appendCsvSample } = await import('../csvlog/append.js');

@@ -1,15 +1,14 @@
 import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { listIfAny, readTextIfAny } from '../files.js';
 
 /**
  * Writes the exposition into node_exporter's textfile directory: a temp file in the same directory
  * (write-file-atomic names it "<file>.<number>", which node_exporter ignores since it does not end in
- * .prom), fsync, mode 0644, rename. A scrape sees the old file or the new one, never half of one.
+ * .prom), mode 0644, rename. A scrape sees the old file or the new one, never half of one.
  */
-export async function publishTextfile(dir: string, fileName: string, text: string): Promise<string | undefined> {
-  // Loaded here, not at start-up: a one-shot run loads it while nvidia-smi runs.
-  const { default: writeFileAtomic } = await import('write-file-atomic');
+export function publishTextfile(dir: string, fileName: string, text: string): string | undefined {
   // The synchronous form: a 20 KB write blocks for well under a millisecond, while the asynchronous
   // one sends each of its ten file operations through libuv's thread pool, which costs more CPU than
   // the write itself. No fsync: the file is replaced every interval, and rename alone is what keeps

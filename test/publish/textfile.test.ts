@@ -8,15 +8,15 @@ import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 describe('publishTextfile', () => {
   it('replaces the file whole and leaves no temp file', async () => {
     const dir = await tempDir();
-    expect(await publishTextfile(dir, 'a.prom', '# TYPE x gauge\nx 1\n')).toBeUndefined();
-    expect(await publishTextfile(dir, 'a.prom', '# TYPE x gauge\nx 2\n')).toBeUndefined();
+    expect(publishTextfile(dir, 'a.prom', '# TYPE x gauge\nx 1\n')).toBeUndefined();
+    expect(publishTextfile(dir, 'a.prom', '# TYPE x gauge\nx 2\n')).toBeUndefined();
     expect(await readdir(dir)).toEqual(['a.prom']);
     expect(await readFile(join(dir, 'a.prom'), 'utf8')).toBe('# TYPE x gauge\nx 2\n');
   });
   it('says why it could not write', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'not-a-dir'), '');
-    expect(await publishTextfile(join(dir, 'not-a-dir'), 'a.prom', 'x 1\n')).toMatch(/^cannot write .*a\.prom: (ENOTDIR|EEXIST)/);
+    expect(publishTextfile(join(dir, 'not-a-dir'), 'a.prom', 'x 1\n')).toMatch(/^cannot write .*a\.prom: (ENOTDIR|EEXIST)/);
   });
 });
 
@@ -24,7 +24,7 @@ describe('removeStaleTemps', () => {
   it('removes only our own temp names', async () => {
     const dir = await tempDir();
     for (const name of ['nvidia_gpu.prom', 'nvidia_gpu.prom.3735928559', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1']) await writeFile(join(dir, name), '');
-    expect(await removeStaleTemps(dir, 'nvidia_gpu.prom')).toEqual(['nvidia_gpu.prom.3735928559']);
+    expect(removeStaleTemps(dir, 'nvidia_gpu.prom')).toEqual(['nvidia_gpu.prom.3735928559']);
     expect((await readdir(dir)).sort()).toEqual(['nvidia_gpu.prom', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1']);
   });
 });
