@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -28,12 +28,14 @@ export function readOwnCache(path: string, uid: number): Buffer | undefined {
 }
 
 /**
- * Writes the cache beside its final name and renames it into place, then removes the files of other
- * builds and Node.js versions. A cache that cannot be kept is no error: the next run compiles again.
+ * Writes the cache beside its final name (creating the directory, as Node.js does for its own cache)
+ * and renames it into place, then removes the files of other builds and Node.js versions. A cache
+ * that cannot be kept is no error: the next run compiles again.
  */
 export function saveCache(path: string, data: Buffer): void {
   const temp = `${path}.${process.pid}`;
   try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
     writeFileSync(temp, data, { mode: 0o644, flag: 'wx' });
     renameSync(temp, path);
     const dir = dirname(path);

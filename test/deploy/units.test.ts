@@ -47,6 +47,9 @@ describe('systemd units', () => {
     expect(service).toMatch(/^Type=oneshot$/m);
     expect(Number(/^TimeoutStartSec=(\d+)s$/m.exec(service)?.[1])).toBeLessThan(15);
     expect(service).toMatch(/^EnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
+    // collect's code cache (src/launch/) in the directory systemd creates for the service.
+    expect(service).toMatch(/^CacheDirectory=gpu-textfile$/m);
+    expect(service).toMatch(/^Environment=NODE_COMPILE_CACHE=\/var\/cache\/gpu-textfile$/m);
     expect(service).not.toMatch(/^PrivateDevices=yes/m);
     expect(service).not.toMatch(/^MemoryDenyWriteExecute=yes/m);
     const archive = await readFile(join(SYSTEMD, 'gpu-textfile-archive.timer'), 'utf8');
@@ -90,6 +93,7 @@ describe('cron.d file', () => {
     const text = await readFile(join(ROOT, 'cron/gpu-textfile'), 'utf8');
     expect(text.endsWith('\n')).toBe(true);
     expect(text).toMatch(/^PATH=\S+$/m);
+    expect(text).toMatch(/^NODE_COMPILE_CACHE=\/var\/cache\/gpu-textfile$/m);
     const jobs = text.split('\n').filter((line) => /^[\d*]/.test(line));
     for (const job of jobs) {
       expect(job.split(/\s+/)[5]).toBe('root');

@@ -40,10 +40,17 @@ describe('saveCache', () => {
     expect((await readdir(dir)).sort()).toEqual([file.slice(dir.length + 1), 'unrelated.v8cache'].sort());
   });
 
+  it('creates a missing directory', async () => {
+    const dir = await tempDir();
+    saveCache(join(dir, 'cache', 'c.v8cache'), Buffer.from('x'));
+    expect(await readFile(join(dir, 'cache', 'c.v8cache'), 'utf8')).toBe('x');
+  });
+
   it('gives up quietly where it cannot write, leaving no temporary file', async () => {
     const dir = await tempDir();
-    expect(() => saveCache(join(dir, 'missing', 'c.v8cache'), Buffer.from('x'))).not.toThrow();
-    expect(await readdir(dir)).toEqual([]);
+    await writeFile(join(dir, 'file'), '');
+    expect(() => saveCache(join(dir, 'file', 'c.v8cache'), Buffer.from('x'))).not.toThrow();
+    expect(await readdir(dir)).toEqual(['file']);
   });
 });
 
