@@ -64,11 +64,9 @@ function measure(command, env) {
   };
 }
 
-const cpuOf = (pid) => {
-  // /proc/PID/stat fields 14 and 15: utime and stime in clock ticks (100 per second on Linux).
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
+/** CPU seconds of a live process, all its threads: schedstat's nanoseconds, not stat's 10 ms ticks. */
+const cpuOf = (pid) =>
+  readdirSync(`/proc/${pid}/task`).reduce((sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9, 0);
 const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const childrenOf = (pid) =>
   readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));

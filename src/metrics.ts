@@ -72,7 +72,9 @@ export function fieldFamilies(fields: readonly FieldSpec[]): { spec: FieldSpec; 
 
 function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels): MetricSample[] {
   const reading = sample.readings.get(field.query);
-  const labels: Labels = [...gpuLabels, ...Object.entries(field.labels ?? {})];
+  // Without labels of its own a field's series shares the GPU's labels array (render and the checks
+  // then see each array once).
+  const labels: Labels = field.labels ? [...gpuLabels, ...Object.entries(field.labels)] : gpuLabels;
   if (reading?.kind === 'number') return [{ labels, value: reading.value }];
   if (reading?.kind === 'text' && field.kind === 'state' && field.stateLabel) {
     const states = field.states ?? [];
@@ -117,13 +119,12 @@ export function buildFamilies(collection: Collection, constant: Labels = []): Me
       ...collection.down.map((gpu) => ({ labels: gpuLabels(gpu), value: 0 })),
     ]),
   );
+  // The bulk of every sample (fields x GPUs): plain loops, each GPU's labels looked up once.
+  const labelled = samples.map((sample) => ({ sample, labels: gpuLabels(sample) }));
   for (const { spec, fields: members } of fieldFamilies(fields)) {
-    families.push(
-      family(
-        { name: spec.metric!, type: spec.type ?? 'gauge', help: spec.help ?? '' },
-        samples.flatMap((sample) => members.flatMap((field) => fieldSamples(field, sample, gpuLabels(sample)))),
-      ),
-    );
+    const series: MetricSample[] = [];
+    for (const { sample, labels } of labelled) for (const field of members) series.push(...fieldSamples(field, sample, labels));
+    families.push(family({ name: spec.metric!, type: spec.type ?? 'gauge', help: spec.help ?? '' }, series));
   }
   families.push(
     family(

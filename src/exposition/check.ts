@@ -134,22 +134,34 @@ export function checkExposition(text: string): ParsedExposition {
  * render() then guarantees the rest (one HELP and TYPE each, contiguity, escaping, no timestamps,
  * the final newline). Cheap enough for every sample of the long-running mode.
  */
-export function checkFamilies(families: readonly { name: string; samples: readonly { labels: readonly (readonly [string, string])[] }[] }[]): string[] {
+type Labels = readonly (readonly [string, string])[];
+
+export function checkFamilies(families: readonly { name: string; samples: readonly { labels: Labels }[] }[]): string[] {
   const problems: string[] = [];
   const names = new Set<string>();
+  // Series share labels arrays (a GPU's, in every family): each array is looked at once.
+  const described = new Map<Labels, { names: string; values: string; invalid: string[] }>();
+  const describe = (labels: Labels) => {
+    let description = described.get(labels);
+    if (!description) {
+      const invalid = labels.map(([label]) => label).filter((label) => !LABEL_NAME.test(label) || label.startsWith('__'));
+      description = { names: labels.map(([label]) => label).join(','), values: labels.map(([, value]) => value).join('\u0000'), invalid };
+      described.set(labels, description);
+    }
+    return description;
+  };
   for (const family of families) {
     if (!METRIC_NAME.test(family.name)) problems.push(`invalid metric name ${family.name}`);
     if (names.has(family.name)) problems.push(`family ${family.name} twice`);
     names.add(family.name);
-    const first = family.samples[0]?.labels.map(([label]) => label).join(',');
+    const first = family.samples[0] && describe(family.samples[0].labels).names;
     const series = new Set<string>();
     for (const sample of family.samples) {
-      const labelNames = sample.labels.map(([label]) => label);
-      if (labelNames.join(',') !== first) problems.push(`${family.name} has labels {${labelNames.join(',')}} and {${first}}`);
-      for (const label of labelNames) if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`${family.name}: invalid label name ${label}`);
-      const key = sample.labels.map(([, value]) => value).join('\u0000');
-      if (series.has(key)) problems.push(`duplicate series ${family.name}{${sample.labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`);
-      series.add(key);
+      const { names: labelNames, values, invalid } = describe(sample.labels);
+      if (labelNames !== first) problems.push(`${family.name} has labels {${labelNames}} and {${first}}`);
+      for (const label of invalid) problems.push(`${family.name}: invalid label name ${label}`);
+      if (series.has(values)) problems.push(`duplicate series ${family.name}{${sample.labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`);
+      series.add(values);
     }
   }
   return problems;
