@@ -160,7 +160,9 @@ for (const setup of setups) {
   }
   for (const [label, r] of [['textfile', long], ['textfile + CSV', longCsv]]) {
     for (const [phase, p, span] of [[`first ${warmup} s`, r.warmup, ''], [`next ${seconds} s`, r.steady, `${r.rssMin.toFixed(1)}-${r.rssMax.toFixed(1)} over ${warmup + seconds} s`]]) {
-      console.log(`| collect --interval 250ms (${label}), per sample, ${phase} (${p.samples} samples) | - | ${p.ownMsPerSample.toFixed(2)} own + ${p.smiMsPerSample.toFixed(2)} nvidia-smi | ${span} |`);
+      // The nvidia-smi child may be between restarts when its CPU is read: then its share is unknown.
+      const smi = Number.isNaN(p.smiMsPerSample) ? '' : ` + ${p.smiMsPerSample.toFixed(2)} nvidia-smi`;
+      console.log(`| collect --interval 250ms (${label}), per sample, ${phase} (${p.samples} samples) | - | ${p.ownMsPerSample.toFixed(2)} own${smi} | ${span} |`);
     }
   }
 
