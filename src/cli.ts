@@ -80,7 +80,8 @@ export async function main(args: readonly string[]): Promise<number> {
     const parsed = parseOptions(command.options, args.slice(1), process.env);
     if (typeof parsed === 'string') usageError(parsed);
     return (await command.run())(parsed as never);
-  } else if (command) {
+  }
+  if (command) {
     // One /etc/default/gpu-textfile serves every command, but strict parsing would call another
     // command's GPU_TEXTFILE_* variable an unknown argument: keep only this command's.
     const known = new Set(Object.keys(command.options).map(envName));

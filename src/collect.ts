@@ -45,7 +45,7 @@ export async function queryProcesses(
   if (outcome.kind !== 'ok') return { warning: `processes left out: ${classifyFailure(outcome, 'nvidia-smi --query-compute-apps').message}` };
   const parsed = parseComputeApps(outcome.stdout);
   const { kept, dropped } = largestProcesses(parsed.apps, options.maxProcesses);
-  return { processes: { apps: await withUsers(kept, options.userRoots), dropped, skipped: parsed.skipped } };
+  return { processes: { apps: withUsers(kept, options.userRoots), dropped, skipped: parsed.skipped } };
 }
 
 /** Samples read from nvidia-smi -> a collection, with a line for every GPU that gave none. */
@@ -94,7 +94,7 @@ export function nextState(before: CollectorState, gpus: GpuRead): CollectorState
 /** One collection: nvidia-smi -> samples and processes, with health. Writes nothing. */
 export async function collect(input: CollectInput): Promise<CollectOutput> {
   const started = input.now();
-  const knownGpus = async (): Promise<KnownGpu[]> => {
+  const knownGpus = (): KnownGpu[] => {
     const fromState = input.state.gpus ?? [];
     return fromState.length > 0 ? fromState : kernelGpus(input.procRoot);
   };

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 
 // Synchronous on purpose: these read small files (state, /proc, /etc/passwd) on collect's critical
 // path, where a round trip through libuv's thread pool, and loading node:fs/promises at start-up,
@@ -10,6 +10,15 @@ export function readTextIfAny(path: string): string | undefined {
     return readFileSync(path, 'utf8');
   } catch {
     return undefined;
+  }
+}
+
+/** Creates a directory and its parents if it can; what is wrong with it shows at the write that follows. */
+export function makeDirIfPossible(dir: string, mode = 0o755): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode });
+  } catch {
+    // reported by the caller's next step
   }
 }
 

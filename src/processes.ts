@@ -26,16 +26,13 @@ export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d
  * Adds the owning user to each process (name from passwd, else the uid, else "" when the pid is not
  * visible here, as in a container with its own pid namespace). No external command runs.
  */
-export async function withUsers(apps: readonly ComputeApp[], roots: UserRoots): Promise<ProcessSample[]> {
+export function withUsers(apps: readonly ComputeApp[], roots: UserRoots): ProcessSample[] {
   if (apps.length === 0) return [];
   const users = parsePasswd(readTextIfAny(roots.passwd) ?? '');
-  return Promise.all(
-    apps.map(async (app) => {
-      const status = readTextIfAny(join(roots.proc, String(app.pid), 'status')) ?? '';
-      const uid = parseStatusUid(status);
-      return { ...app, user: uid === undefined ? '' : (users.get(uid) ?? uid) };
-    }),
-  );
+  return apps.map((app) => {
+    const uid = parseStatusUid(readTextIfAny(join(roots.proc, String(app.pid), 'status')) ?? '');
+    return { ...app, user: uid === undefined ? '' : (users.get(uid) ?? uid) };
+  });
 }
 
 /** Keeps the `max` processes with the most memory; says how many were dropped. */

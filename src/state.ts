@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readTextIfAny } from './files.js';
+import { makeDirIfPossible, readTextIfAny } from './files.js';
 import type { KnownGpu } from './nvidia-smi/query-gpu.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
@@ -32,11 +31,7 @@ export function readState(dir: string | undefined): CollectorState {
 /** Writes the state when it changed. Returns why it could not, if it could not: state is optional. */
 export async function writeState(dir: string | undefined, before: CollectorState, after: CollectorState): Promise<string | undefined> {
   if (!dir || JSON.stringify(before) === JSON.stringify(after)) return undefined;
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-  } catch {
-    // the write below reports it
-  }
+  makeDirIfPossible(dir);
   const { default: writeFileAtomic } = await import('write-file-atomic');
   return writeFileAtomic(join(dir, FILE), `${JSON.stringify(after, null, 1)}\n`, { mode: 0o644 }).then(
     () => undefined,

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import type { PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState, type CollectorState } from '../state.js';
 import { parseDuration } from '../duration.js';
+import { makeDirIfPossible } from '../files.js';
 import { defaultTextfileDir } from './options.js';
 
 export interface CollectArgs {
@@ -82,11 +82,7 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
 
   let release = async () => {};
   if (!args.dryRun) {
-    try {
-      mkdirSync(textfileDir, { recursive: true });
-    } catch {
-      // tryLock and the write say what is wrong with it
-    }
+    makeDirIfPossible(textfileDir);
     // A lock whose process is gone is taken over at once: the next run must not wait for it.
     const lock = await tryLock(join(textfileDir, `.${args.fileName}.lock`), 0);
     if (lock.kind === 'busy') {

@@ -144,8 +144,9 @@ export function checkFamilies(families: readonly { name: string; samples: readon
   const describe = (labels: Labels) => {
     let description = described.get(labels);
     if (!description) {
-      const invalid = labels.map(([label]) => label).filter((label) => !LABEL_NAME.test(label) || label.startsWith('__'));
-      description = { names: labels.map(([label]) => label).join(','), values: labels.map(([, value]) => value).join('\u0000'), invalid };
+      const labelNames = labels.map(([label]) => label);
+      const invalid = labelNames.filter((label) => !LABEL_NAME.test(label) || label.startsWith('__'));
+      description = { names: labelNames.join(','), values: labels.map(([, value]) => value).join('\u0000'), invalid };
       described.set(labels, description);
     }
     return description;

@@ -60,16 +60,13 @@ function parseRows(fields: readonly FieldSpec[], stdout: string): { samples: Gpu
 }
 
 /** GPUs the kernel knows: /proc/driver/nvidia/gpus/<bus id>/information. */
-export async function kernelGpus(procRoot: string): Promise<KnownGpu[]> {
+export function kernelGpus(procRoot: string): KnownGpu[] {
   const dir = join(procRoot, 'driver/nvidia/gpus');
-  const entries = listIfAny(dir);
-  return Promise.all(
-    entries.map(async (busId) => {
-      const info = readTextIfAny(join(dir, busId, 'information')) ?? '';
-      const uuid = /^GPU UUID:\s*(\S+)/m.exec(info)?.[1] ?? '';
-      return { gpu: '', uuid, busId };
-    }),
-  );
+  return listIfAny(dir).map((busId) => {
+    const info = readTextIfAny(join(dir, busId, 'information')) ?? '';
+    const uuid = /^GPU UUID:\s*(\S+)/m.exec(info)?.[1] ?? '';
+    return { gpu: '', uuid, busId };
+  });
 }
 
 export interface GpuQueryOptions {
@@ -78,7 +75,7 @@ export interface GpuQueryOptions {
   /** Names this driver accepted last time, if known. */
   knownNames?: Record<string, string>;
   /** Where to find GPUs when one is lost and the all-GPU query fails. */
-  knownGpus: () => Promise<KnownGpu[]>;
+  knownGpus: () => KnownGpu[];
 }
 
 /**
@@ -121,7 +118,7 @@ export async function queryGpus(options: GpuQueryOptions): Promise<GpuQueryResul
   if (failure.reason !== 'gpu_lost') return { kind: 'failed', failure, learned, names };
 
   // One GPU is lost and takes the all-GPU query with it: ask every GPU we know of on its own.
-  const candidates = await options.knownGpus();
+  const candidates = options.knownGpus();
   const answers = await Promise.all(candidates.map(async (gpu) => ({ gpu, outcome: await ask(gpu.uuid || gpu.busId) })));
   const samples: GpuSample[] = [];
   const problems: RowProblem[] = [];
