@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+
+// The tool runs as root in directories other users may own (Debian's /var/lib/prometheus belongs to
+// `prometheus`). Every write goes through this module, which guarantees:
+// - a directory is opened once, without following a link, and every name in it is then resolved
+//   through that descriptor (/proc/self/fd/N/NAME: Node.js has no openat), so a directory swapped
+//   for a link after the check cannot redirect a write;
+// - a file is opened with O_NOFOLLOW, temp files also with O_EXCL under a random name, and only a
+//   regular file with one link is ever written: a planted symlink or hard link is refused, never
+//   written through;
+// - modes are set on the descriptor, owners never copied;
+// - a short write is an error (writeAll), and a replaced file is published by rename only when all
+//   of it was written.
+// write-file-atomic cannot give these (it resolves the target with realpath, opens its temp file
+// without O_EXCL or O_NOFOLLOW, copies the target's owner and ignores short writes), so the
+// textfile, the state and the CSV trail are written here on node:fs.
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+/** Why a file operation failed, as one line that names the path. */
+export class UnsafeFileError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'ELINK' | 'ENOTREG' | 'ENOTDIR',
+  ) {
+    super(message);
+  }
+}
+
+/** A directory held open: names below it are resolved through the descriptor, not the path. */
+export interface PinnedDir {
+  readonly path: string;
+  /** A path for NAME inside the pinned directory (a single name, no slash). */
+  at(name: string): string;
+  close(): void;
+}
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+
+/**
+ * mkdir -p without Node's recursive mkdir, which loops for ever on procfs and sysfs
+ * (`/proc/nope`): each missing parent is created once, and an error other than EEXIST stops it.
+ */
+export function makeDirs(path: string, mode = 0o755): void {
+  const absolute = resolve(path);
+  const missing: string[] = [];
+  for (let dir = absolute; ; dir = dirname(dir)) {
+    try {
+      mkdirSync(dir, { mode });
+      break;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EEXIST') break;
+      if (code !== 'ENOENT' || dirname(dir) === dir) throw error;
+      missing.push(dir);
+    }
+  }
+  for (const dir of missing.reverse()) {
+    try {
+      mkdirSync(dir, { mode });
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+  }
+}
+
+/**
+ * Opens a directory without following a link at its last component, creating it (and its
+ * parents) first when `create` is set. Throws the errno error, or UnsafeFileError for a link.
+ */
+export function pinDir(path: string, options: { create?: boolean; mode?: number } = {}): PinnedDir {
+  if (!isAbsolute(path)) path = resolve(path);
+  const open = () => openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+  let fd: number;
+  try {
+    fd = open();
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ELOOP') throw new UnsafeFileError(`${path} is a symbolic link; refusing to write through it`, 'ELINK');
+    if (code === 'ENOTDIR') throw new UnsafeFileError(`${path} is not a directory`, 'ENOTDIR');
+    if (code !== 'ENOENT' || !options.create) throw error;
+    makeDirs(path, options.mode ?? 0o755);
+    fd = open();
+  }
+  const base = `/proc/self/fd/${fd}`;
+  return {
+    path,
+    at: (name) => {
+      if (name === '' || name.includes('/') || name === '.' || name === '..') throw new Error(`not a plain file name: ${JSON.stringify(name)}`);
+      return `${base}/${name}`;
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+/** Writes all of `data` to `fd`: a short write is retried for the rest, and an error is thrown. */
+export function writeAll(fd: number, data: string | Buffer): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  let offset = 0;
+  while (offset < bytes.length) {
+    const written = writeSync(fd, bytes, offset, bytes.length - offset);
+    // write(2) returns 0 only for a zero-length request; guard against spinning all the same.
+    if (written <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    offset += written;
+  }
+}
+
+/** Refuses anything but a regular file with a single link (a planted hard link to /etc/shadow). */
+export function assertPlainFile(info: Stats, path: string): void {
+  if (!info.isFile()) throw new UnsafeFileError(`${path} is not a regular file; refusing to write it`, 'ENOTREG');
+  if (info.nlink > 1) throw new UnsafeFileError(`${path} has ${info.nlink} hard links; refusing to write it`, 'ELINK');
+}
+
+/** Opens NAME in a pinned directory for writing without following a link; only plain files. */
+export function openNoFollow(dir: PinnedDir, name: string, flags: number, mode = 0o644): number {
+  let fd: number;
+  try {
+    fd = openSync(dir.at(name), flags | O_NOFOLLOW | O_NONBLOCK, mode);
+  } catch (error) {
+    if (errorCode(error) === 'ELOOP') throw new UnsafeFileError(`${dir.path}/${name} is a symbolic link; refusing to write through it`, 'ELINK');
+    throw error;
+  }
+  try {
+    assertPlainFile(fstatSync(fd), `${dir.path}/${name}`);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** Opens NAME for appending (created with `mode` when missing); only a plain file, never through a link. */
+export const openForAppend = (dir: PinnedDir, name: string, mode = 0o644): number => openNoFollow(dir, name, O_WRONLY | O_APPEND | O_CREAT, mode);
+
+/** A random temp name beside NAME: hidden, and not ending in .prom, so node_exporter ignores it. */
+export const tempName = (name: string): string => `.${name}.${randomBytes(8).toString('hex')}.tmp`;
+
+/** Temp names tempName() gives NAME, to clear what a killed run left. */
+export const tempNamePattern = (name: string): RegExp => new RegExp(`^\\.${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.[0-9a-f]{16}\\.tmp$`);
+
+/**
+ * Replaces NAME in a pinned directory with `data`: a new temp file (O_EXCL, O_NOFOLLOW, random
+ * name), all of it written, mode set on the descriptor, then renamed over NAME; rename replaces a
+ * link planted at NAME, never its target. On any failure the temp file is removed and NAME is left
+ * as it was.
+ */
+export function replaceFile(dir: PinnedDir, name: string, data: string | Buffer, options: { mode?: number; fsync?: boolean } = {}): void {
+  const mode = options.mode ?? 0o644;
+  const temp = tempName(name);
+  const fd = openNoFollow(dir, temp, O_WRONLY | O_CREAT | O_EXCL, mode);
+  try {
+    try {
+      writeAll(fd, data);
+      // The umask may have narrowed the mode at creation.
+      fchmodSync(fd, mode);
+      if (options.fsync) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(dir.at(temp), dir.at(name));
+  } catch (error) {
+    try {
+      unlinkSync(dir.at(temp));
+    } catch (cleanup) {
+      if (errorCode(cleanup) !== 'ENOENT') throw error;
+    }
+    throw error;
+  }
+}
+
+/** One line for a failed file operation. */
+export const describeFileError = (error: unknown): string =>
+  error instanceof UnsafeFileError ? error.message : `${errorCode(error) ?? 'error'}: ${(error as Error).message}`;
