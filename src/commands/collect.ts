@@ -11,6 +11,8 @@ import { readState, writeState, type CollectorState } from '../state.js';
 import { parseDuration } from '../duration.js';
 import { makeDirIfPossible } from '../files.js';
 import { defaultTextfileDir } from './options.js';
+import { ownLabelNames } from '../metrics.js';
+import { taskNameProblem } from '../task-name.js';
 
 export interface CollectArgs {
   textfileDir?: string;
@@ -30,9 +32,6 @@ export interface CollectArgs {
   processesInterval: string;
 }
 
-/** Labels our series carry already; a --label may not take their names. */
-const RESERVED_LABELS = new Set(['gpu', 'uuid', 'reason', 'field', 'error', 'pid', 'process_name', 'user', 'mode', 'action', 'cause', 'error_type', 'counter_type']);
-
 /** Parsed, validated options, or the one line that says what is wrong with them. */
 export interface CollectSettings {
   labels: [string, string][];
@@ -51,12 +50,17 @@ export function parseCollectArgs(args: CollectArgs): CollectSettings | string {
   if (processesIntervalMs === undefined || processesIntervalMs < 1000) return `--processes-interval: "${args.processesInterval}" must be a duration of at least 1s`;
   if (!args.fileName.endsWith('.prom') || args.fileName.includes('/')) return `--file-name: "${args.fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
   if (args.maxProcesses !== undefined && !(Number.isInteger(args.maxProcesses) && args.maxProcesses >= 0)) return '--max-processes must be a whole number';
+  const taskProblem = taskNameProblem(args.task);
+  if (taskProblem) return taskProblem;
+  // Labels our series carry already, from the tables the metric builders use: a --label of the same
+  // name would make a series with that label twice, which node_exporter rejects.
+  const reserved = args.label.length > 0 ? ownLabelNames() : new Set<string>();
   const labels: [string, string][] = [];
   for (const pair of args.label) {
     const at = pair.indexOf('=');
     const key = pair.slice(0, at);
     if (at < 1 || !LABEL_NAME.test(key) || key.startsWith('__')) return `--label: "${pair}" is not key=value with a valid label name`;
-    if (RESERVED_LABELS.has(key)) return `--label: "${key}" is a label gpu-textfile sets itself`;
+    if (reserved.has(key)) return `--label: "${key}" is a label gpu-textfile sets itself`;
     if (labels.some(([k]) => k === key)) return `--label: "${key}" given twice`;
     labels.push([key, pair.slice(at + 1)]);
   }

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { reportHtml } from '../analysis/report-html.js';
 import { buildReport, reportCsv, reportJson, reportTable } from '../analysis/report.js';
 import { parseDuration } from '../duration.js';
+import { taskNameProblem } from '../task-name.js';
 
 export interface ReportArgs {
   csvDir: string;
@@ -40,6 +41,11 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
   }
   if (!['table', 'csv', 'json', 'html'].includes(args.format)) {
     say('--format must be table, csv, json or html');
+    return 2;
+  }
+  const taskProblem = args.task === undefined ? undefined : taskNameProblem(args.task);
+  if (taskProblem) {
+    say(taskProblem);
     return 2;
   }
   const report = await buildReport({ csvDir: args.csvDir, task: args.task, host: args.host, since, until, by: args.by });
