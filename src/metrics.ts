@@ -49,6 +49,16 @@ export const FIXED_FAMILIES = {
   processRowsSkipped: fixed('nvidia_gpu_collector_process_rows_skipped', 'gauge', 'Rows of --query-compute-apps output that could not be read in the last collection.', []),
 } as const;
 
+/**
+ * Every label name the collector sets itself, from the tables the builders below read: the fixed
+ * families' labels and each field's info label, its own labels and its state label. A --label may
+ * take none of them (test/metrics-labels.test.ts checks the builders' output against this set).
+ */
+export function ownLabelNames(fields: readonly FieldSpec[] = FIELDS): Set<string> {
+  const fromFields = fields.flatMap((field) => [...(field.label ? [field.label] : []), ...Object.keys(field.labels ?? {}), ...(field.stateLabel ? [field.stateLabel] : [])]);
+  return new Set([...Object.values(FIXED_FAMILIES).flatMap((family) => family.labels), ...fromFields]);
+}
+
 type Labels = (readonly [string, string])[];
 
 const family = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, samples: MetricSample[]): MetricFamily => ({
