@@ -1,9 +1,10 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ALL_UNITS, renderEnvironmentFile, renderUnit, unitNames, type InstallChoices } from '../deploy/units.js';
 import { defaultTextfileDir } from './options.js';
+import { taskNameProblem } from '../task-name.js';
 
 export interface InstallArgs {
   root: string;
@@ -24,6 +25,20 @@ function thisProgram() {
   const script = realpathSync(process.argv[1]!);
   const packageRoot = resolve(dirname(script), '..');
   return { node: process.execPath, script, systemdDir: join(packageRoot, 'systemd') };
+}
+
+// C0 and C1 controls: a newline in a path would end its line in a unit or the environment file and
+// start a directive of its own.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The one line that says what is wrong with install's options, or undefined: checked before anything is written. */
+export function installArgsProblem(args: Pick<InstallArgs, 'textfileDir' | 'csvDir' | 'task'>): string | undefined {
+  for (const [option, path] of [['textfile-dir', args.textfileDir], ['csv-dir', args.csvDir]] as const) {
+    if (path === undefined) continue;
+    if (CONTROL.test(path)) return `--${option}: ${JSON.stringify(path)} has a control character; a path for a unit file may not`;
+    if (!isAbsolute(path)) return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
+  }
+  return args.task === undefined ? undefined : taskNameProblem(args.task);
 }
 
 type Step = { describe: string; run: () => Promise<void> };
@@ -53,8 +68,13 @@ async function perform(steps: Step[], args: InstallArgs, say: (line: string) => 
 }
 
 /** `gpu-textfile install`: units, environment file and directories under --root; enables the timers on a live system. */
-export async function runInstall(args: InstallArgs, io = { out: process.stdout }): Promise<number> {
+export async function runInstall(args: InstallArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.out.write(`${line}\n`);
+  const problem = installArgsProblem(args);
+  if (problem) {
+    io.err.write(`gpu-textfile: ${problem}\n`);
+    return 2;
+  }
   const program = thisProgram();
   const choices: InstallChoices = { daemon: args.daemon, textfileDir: args.textfileDir ?? defaultTextfileDir(), csvDir: args.csvDir, task: args.task };
   const at = (path: string) => join(args.root, path);
@@ -93,8 +113,13 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout }
 }
 
 /** `gpu-textfile uninstall`: stops and removes the units and environment file, and our .prom file. */
-export async function runUninstall(args: InstallArgs, io = { out: process.stdout }): Promise<number> {
+export async function runUninstall(args: InstallArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.out.write(`${line}\n`);
+  const problem = installArgsProblem(args);
+  if (problem) {
+    io.err.write(`gpu-textfile: ${problem}\n`);
+    return 2;
+  }
   const at = (path: string) => join(args.root, path);
   const live = resolve(args.root) === '/';
   const textfileDir = args.textfileDir ?? defaultTextfileDir();

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { renderUnit } from '../../src/deploy/units.js';
 import { ROOT, runCli, tempDir } from '../helpers.js';
 
 const SYSTEMD = join(ROOT, 'systemd');
@@ -103,5 +104,70 @@ describe('cron.d file', () => {
     expect(collects.map((job) => /sleep (\d+)/.exec(job)?.[1] ?? '0')).toEqual(['0', '15', '30', '45']);
     expect(collects.every((job) => job.includes('flock -n'))).toBe(true);
     expect(jobs.filter((job) => job.includes('gpu-textfile archive'))).toHaveLength(1);
+  });
+});
+
+const verifyUnits = (...paths: string[]) => execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', ...paths], { reject: false });
+const TEMPLATE = (name: string) => readFile(join(SYSTEMD, name), 'utf8');
+
+describe('install quotes what it writes, by each reader\'s rules', () => {
+  // Spaces, a % (a specifier to systemd), a $ (a variable to systemd and sh), a quote and a backslash.
+  const TEXTFILE_DIR = '/srv/prom metrics/100% "ours"';
+  const CSV_DIR = '/var/log/gpu trail/$HOME\\x';
+
+  it('a path with spaces, %, $, quotes and a backslash stays one ReadWritePaths= word, the units verify, sh reads the environment file back', async () => {
+    const root = await tempDir();
+    const result = await runCli(['install', '--root', root, '--no-enable', '--textfile-dir', TEXTFILE_DIR, '--csv-dir', CSV_DIR, '--task', 'train']);
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const units = join(root, 'etc/systemd/system');
+    const service = await readFile(join(units, 'gpu-textfile.service'), 'utf8');
+    expect(service).toMatch(/^ReadWritePaths="-\/srv\/prom metrics\/100%% \\"ours\\"" "-\/var\/log\/gpu trail\/\$HOME\\\\x"$/m);
+    const names = (await readdir(units)).map((n) => join(units, n));
+    expect(await verifyUnits(...names).then((v) => ({ exit: v.exitCode, out: v.stdout + v.stderr }))).toEqual({ exit: 0, out: '' });
+    // The environment file as sh reads it (the cron.d file sources it; systemd's EnvironmentFile= takes the same quoting).
+    const read = await execa('sh', ['-c', 'set -a; . "$1"; printf "%s\\n" "$GPU_TEXTFILE_TEXTFILE_DIR" "$GPU_TEXTFILE_CSV_DIR" "$GPU_TEXTFILE_TASK"', 'sh', join(root, 'etc/default/gpu-textfile')], {
+      env: { PATH: process.env.PATH, HOME: '/should-not-appear' },
+      extendEnv: false,
+    });
+    expect(read.stdout.split('\n')).toEqual([TEXTFILE_DIR, CSV_DIR, 'train']);
+  });
+
+  it('systemd reads each ReadWritePaths= word back as the path given', async () => {
+    // systemd-analyze verify names a path only when it refuses it: relative paths make it say how it read each word.
+    const dirs = ['rel ative/100% "q"', 'x\\y/$HOME z'];
+    const program = { node: process.execPath, script: '/opt/gpu-textfile/dist/gpu-textfile.js' };
+    const unit = renderUnit('gpu-textfile.service', await TEMPLATE('gpu-textfile.service'), program, { textfileDir: dirs[0]!, csvDir: dirs[1]! });
+    const file = join(await tempDir(), 'gpu-textfile.service');
+    await writeFile(file, unit);
+    const verify = await verifyUnits(file);
+    const read = [...(verify.stdout + verify.stderr).matchAll(/ReadWritePaths= path is not absolute, ignoring: (.*)$/gm)].map((m) => m[1]);
+    expect(read).toEqual(dirs);
+  });
+
+  it('ExecStart= quotes the program\'s paths: %% for %, $$ for $ in arguments, and verifies', async () => {
+    const dir = join(await tempDir(), 'node js');
+    await mkdir(dir);
+    await symlink(process.execPath, join(dir, 'node'));
+    const program = { node: join(dir, 'node'), script: '/opt/gpu $HOME 100%/dist/gpu-textfile.js' };
+    const unit = renderUnit('gpu-textfile.service', await TEMPLATE('gpu-textfile.service'), program, { textfileDir: '/srv/tf' });
+    expect(unit).toMatch(/^ExecStart=.*$/m);
+    expect(/^ExecStart=.*$/m.exec(unit)![0]).toBe(`ExecStart="${dir}/node" "/opt/gpu $$HOME 100%%/dist/gpu-textfile.js" collect`);
+    const file = join(dir, 'gpu-textfile.service');
+    await writeFile(file, unit);
+    expect(await verifyUnits(file).then((v) => ({ exit: v.exitCode, out: v.stdout + v.stderr }))).toEqual({ exit: 0, out: '' });
+  });
+
+  it.each([
+    ['--textfile-dir', '/srv/tf\nExecStartPre=/bin/sh -c "touch /pwned"', /^gpu-textfile: --textfile-dir: "\/srv\/tf\\nExecStartPre=.*" has a control character; a path for a unit file may not\n$/],
+    ['--csv-dir', '/var/log/x\ty', /^gpu-textfile: --csv-dir: "\/var\/log\/x\\ty" has a control character; a path for a unit file may not\n$/],
+    ['--csv-dir', 'var/log/x', /^gpu-textfile: --csv-dir: "var\/log\/x" must be an absolute path \(ReadWritePaths= takes no other\)\n$/],
+    ['--task', 'a\nb', /^gpu-textfile: --task: "a\\nb" must be letters, digits/],
+  ])('refuses %s %j: exit 2, one line, nothing written', async (option, value, message) => {
+    const root = await tempDir();
+    const result = await runCli(['install', '--root', root, '--no-enable', option, value]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.split('\n')).toHaveLength(2);
+    expect(await readdir(root)).toEqual([]);
   });
 });
