@@ -67,7 +67,7 @@ export const DOCTOR_OPTIONS: OptionTable = {
   json: { type: 'boolean', default: false, describe: 'Print { verdict, checks: [{ id, status, summary, evidence, fix }] }' },
   root: { type: 'string', default: '/', describe: 'Read every system path under this directory (a test tree, a mounted disk image)' },
   'nvidia-smi': { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
-  timeout: { type: 'string', default: '10s', describe: 'Deadline for nvidia-smi' },
+  timeout: { type: 'string', default: '10s', describe: 'Deadline for the whole diagnosis: file reads and nvidia-smi; checks not finished by then are marked so' },
   only: { type: 'string', array: true, default: [], describe: 'Run only these checks (e.g. kernel-module); repeatable' },
 };
 

@@ -1,5 +1,6 @@
-import { hostPath, exists, linkName, list, readIfExists, readWritable, type Host } from './host.js';
+import { hostPath, exists, linkName, list, readIfExists, readWritable, unreadable, type Host } from './host.js';
 import type { SmiOutcome } from '../nvidia-smi/run.js';
+import { beforeDeadline, LATE } from './deadline.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -87,11 +88,12 @@ async function readNouveauBlacklist(host: Host): Promise<string[]> {
 }
 
 /** nvidia.ko, nvidia.ko.xz, nvidia.ko.zst… anywhere under /lib/modules/<release>/ (DKMS: updates/dkms). */
-async function findModuleFiles(host: Host, release: string): Promise<string[]> {
+async function findModuleFiles(host: Host, release: string, signal: AbortSignal): Promise<string[]> {
   const found: string[] = [];
   const walk = async (dir: string, depth: number): Promise<void> => {
-    if (depth > 6) return;
-    const entries = await readdir(hostPath(host, dir), { withFileTypes: true }).catch(() => []);
+    // Past the deadline no one waits for the answer: stop walking.
+    if (depth > 6 || signal.aborted) return;
+    const entries = (await readdir(hostPath(host, dir), { withFileTypes: true }).catch(unreadable)) ?? [];
     for (const entry of entries) {
       if (entry.isDirectory()) await walk(join(dir, entry.name), depth + 1);
       else if (/^nvidia\.ko(\.\w+)?$/.test(entry.name)) found.push(`/${join(dir, entry.name)}`);
@@ -132,41 +134,86 @@ async function detectContainer(host: Host): Promise<string | undefined> {
   return match ? `${match[1]} (/proc/1/cgroup)` : undefined;
 }
 
+/** The facts read from files, each gathered on its own so that one stuck read holds back only its checks. */
+export type FileFact = Exclude<keyof HostFacts, 'smi' | 'kernelLog'>;
+
+/** Where each fact comes from, for saying what was still being read at the deadline. */
+export const FACT_SOURCES: Readonly<Record<FileFact | 'kernelLog', string>> = {
+  pci: '/sys/bus/pci/devices',
+  modules: '/proc/modules',
+  kernelRelease: '/proc/sys/kernel/osrelease',
+  moduleFilesForRunning: '/lib/modules',
+  moduleFilesForOthers: '/lib/modules',
+  libModulesVisible: '/lib/modules',
+  nouveauBlacklisted: '/etc/modprobe.d',
+  deviceNodes: '/dev/nvidia*',
+  kernelModuleVersion: '/proc/driver/nvidia/version',
+  nvmlLibraries: 'the libnvidia-ml.so directories',
+  container: '/proc/1/cgroup',
+  primeProfile: '/etc/prime-discrete',
+  kernelLog: '/dev/kmsg',
+};
+
+/** What a fact is taken to be while unread: the checks that read it are then marked unfinished, not judged. */
+const UNREAD: Pick<HostFacts, FileFact> = {
+  pci: [],
+  modules: new Set(),
+  kernelRelease: undefined,
+  moduleFilesForRunning: [],
+  moduleFilesForOthers: [],
+  libModulesVisible: false,
+  nouveauBlacklisted: [],
+  deviceNodes: [],
+  kernelModuleVersion: undefined,
+  nvmlLibraries: [],
+  container: undefined,
+  primeProfile: undefined,
+};
+
+/** Facts, and the names of those not read before the deadline. */
+export interface GatheredFacts {
+  facts: HostFacts;
+  unfinished: string[];
+}
+
 /** Everything but nvidia-smi: files only, cheap enough for collect to read when nvidia-smi fails. */
-export async function readHostFacts(host: Host): Promise<HostFacts> {
-  const [pci, modulesText, release, versionText, sysVersion, blacklist, nvml, container, prime, gpuDirs] = await Promise.all([
-    readPci(host),
-    readIfExists(host, 'proc/modules'),
-    readIfExists(host, 'proc/sys/kernel/osrelease').then((t) => t?.trim()),
-    readIfExists(host, 'proc/driver/nvidia/version'),
-    readIfExists(host, 'sys/module/nvidia/version').then((t) => t?.trim()),
-    readNouveauBlacklist(host),
-    findNvml(host),
-    detectContainer(host),
-    readIfExists(host, 'etc/prime-discrete').then((t) => t?.trim()),
-    list(host, 'proc/driver/nvidia/gpus'),
-  ]);
-  const modules = parseModules(modulesText ?? '');
-  const kernelReleases = await list(host, 'lib/modules');
-  const moduleFilesForRunning = release ? await findModuleFiles(host, release) : [];
-  const moduleFilesForOthers = (await Promise.all(kernelReleases.filter((r) => r !== release).map((r) => findModuleFiles(host, r)))).flat();
-  const gpuCount = Math.max(pci.filter((d) => d.vendor === NVIDIA_VENDOR).length, gpuDirs.length);
-  const nodePaths = ['dev/nvidiactl', ...Array.from({ length: gpuCount }, (_, i) => `dev/nvidia${i}`), 'dev/nvidia-uvm'];
-  const deviceNodes = await Promise.all(
-    nodePaths.map(async (path) => ({ path: `/${path}`, exists: await exists(host, path), readWritable: await readWritable(host, path) })),
-  );
-  return {
+export async function readHostFacts(host: Host, signal: AbortSignal): Promise<GatheredFacts> {
+  const pci = readPci(host);
+  const release = readIfExists(host, 'proc/sys/kernel/osrelease').then((t) => t?.trim());
+  const kernelReleases = list(host, 'lib/modules');
+  const gpuDirs = list(host, 'proc/driver/nvidia/gpus');
+  const jobs: { [K in FileFact]: Promise<HostFacts[K]> } = {
     pci,
-    modules,
+    modules: readIfExists(host, 'proc/modules').then((text) => parseModules(text ?? '')),
     kernelRelease: release,
-    moduleFilesForRunning,
-    moduleFilesForOthers,
-    libModulesVisible: kernelReleases.length > 0,
-    nouveauBlacklisted: blacklist,
-    deviceNodes,
-    kernelModuleVersion: (versionText && parseDriverVersion(versionText)) ?? sysVersion,
-    nvmlLibraries: nvml,
-    container,
-    primeProfile: prime,
+    moduleFilesForRunning: release.then((r) => (r ? findModuleFiles(host, r, signal) : [])),
+    moduleFilesForOthers: Promise.all([release, kernelReleases]).then(async ([r, all]) =>
+      (await Promise.all(all.filter((other) => other !== r).map((other) => findModuleFiles(host, other, signal)))).flat(),
+    ),
+    libModulesVisible: kernelReleases.then((all) => all.length > 0),
+    nouveauBlacklisted: readNouveauBlacklist(host),
+    deviceNodes: Promise.all([pci, gpuDirs]).then(([devices, dirs]) => readDeviceNodes(host, Math.max(devices.filter((d) => d.vendor === NVIDIA_VENDOR).length, dirs.length))),
+    kernelModuleVersion: Promise.all([readIfExists(host, 'proc/driver/nvidia/version'), readIfExists(host, 'sys/module/nvidia/version')]).then(
+      ([versionText, sysVersion]) => (versionText && parseDriverVersion(versionText)) ?? sysVersion?.trim(),
+    ),
+    nvmlLibraries: findNvml(host),
+    container: detectContainer(host),
+    primeProfile: readIfExists(host, 'etc/prime-discrete').then((t) => t?.trim()),
   };
+  const facts: Record<string, unknown> = {};
+  const unfinished: string[] = [];
+  await Promise.all(
+    (Object.keys(jobs) as FileFact[]).map(async (name) => {
+      const value = await beforeDeadline<unknown>(jobs[name], signal);
+      if (value === LATE) unfinished.push(name);
+      facts[name] = value === LATE ? UNREAD[name] : value;
+    }),
+  );
+  return { facts: facts as unknown as HostFacts, unfinished: unfinished.sort() };
+}
+
+/** /dev/nvidiactl, one /dev/nvidiaN per GPU, /dev/nvidia-uvm. */
+async function readDeviceNodes(host: Host, gpuCount: number): Promise<DeviceNode[]> {
+  const nodePaths = ['dev/nvidiactl', ...Array.from({ length: gpuCount }, (_, i) => `dev/nvidia${i}`), 'dev/nvidia-uvm'];
+  return Promise.all(nodePaths.map(async (path) => ({ path: `/${path}`, exists: await exists(host, path), readWritable: await readWritable(host, path) })));
 }

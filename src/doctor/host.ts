@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { access, open, readFile, readdir, readlink, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { access, open, opendir, readlink, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 
 /** The system a diagnosis reads: `/`, or a tree standing in for it (tests, a mounted disk image). */
@@ -9,42 +9,82 @@ export interface Host {
 
 export const hostPath = (host: Host, path: string): string => join(host.root, path);
 
-export const readIfExists = (host: Host, path: string): Promise<string | undefined> =>
-  readFile(hostPath(host, path), 'utf8').catch(() => undefined);
-
-export const list = (host: Host, path: string): Promise<string[]> => readdir(hostPath(host, path)).catch(() => []);
-
-export const exists = (host: Host, path: string): Promise<boolean> => stat(hostPath(host, path)).then(() => true, () => false);
-
-/** The name a symlink points at (a sysfs `driver` link -> "nvidia"). */
-export const linkName = (host: Host, path: string): Promise<string | undefined> =>
-  readlink(hostPath(host, path)).then((target) => basename(target), () => undefined);
-
-/** Whether this process may read and write the path (device nodes; plain files stand in for them in test trees). */
-export const readWritable = (host: Host, path: string): Promise<boolean> =>
-  access(hostPath(host, path), constants.R_OK | constants.W_OK).then(() => true, () => false);
+/** The files doctor reads are a line or a table (/proc/modules); more than this is not one of them. */
+export const FILE_CAP_BYTES = 256 * 1024;
+/** A directory listing stops here: doctor looks for a few names, not through a million. */
+const LIST_CAP = 10_000;
 
 /**
- * /dev/kmsg: the kernel log, one record per read, without blocking at its end. A plain file
- * (a test tree) is read whole.
+ * Any system error means "cannot be read here" to a diagnosis (ENOENT, EACCES, ELOOP, EIO…): the
+ * check then says so. Anything else is a bug and is thrown on.
  */
-export async function readKernelLog(host: Host): Promise<string | undefined> {
-  const handle = await open(hostPath(host, 'dev/kmsg'), constants.O_RDONLY | constants.O_NONBLOCK).catch(() => undefined);
+export function unreadable(error: unknown): undefined {
+  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string') return undefined;
+  throw error;
+}
+
+// O_NONBLOCK: open() of a FIFO would otherwise wait for a writer for ever. O_NOCTTY: a terminal
+// opened by root must not become its controlling terminal.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/**
+ * Opens `path` only when stat() says `wanted` (a regular file, say; links are followed, as /etc/modprobe.d
+ * has alternatives links), and checks the open file is still that, so no FIFO, socket or device
+ * is ever opened by mistake: opening some devices has effects of its own (a watchdog starts).
+ */
+export async function openIf(path: string, wanted: (stats: Stats) => boolean) {
+  const before = await stat(path).catch(unreadable);
+  if (!before || !wanted(before)) return undefined;
+  const handle = await open(path, READ_FLAGS).catch(unreadable);
   if (!handle) return undefined;
-  const records: string[] = [];
-  const buffer = Buffer.alloc(8192);
+  const after = await handle.stat().catch(unreadable);
+  if (after && wanted(after) && after.ino === before.ino && after.dev === before.dev) return handle;
+  await handle.close();
+  return undefined;
+}
+
+/** A regular file's first FILE_CAP_BYTES as text; undefined when missing, unreadable or not a regular file. */
+export async function readIfExists(host: Host, path: string): Promise<string | undefined> {
+  const handle = await openIf(hostPath(host, path), (s) => s.isFile());
+  if (!handle) return undefined;
   try {
-    for (let i = 0; i < 100_000; i++) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+    // /proc and /sys files say size 0 and are read until read() returns nothing.
+    const buffer = Buffer.alloc(FILE_CAP_BYTES);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
       if (bytesRead === 0) break;
-      records.push(buffer.toString('utf8', 0, bytesRead));
+      length += bytesRead;
     }
+    return buffer.toString('utf8', 0, length);
   } catch (error) {
-    // EAGAIN: the end of the live log. EPIPE: records overwritten while reading; what was read stands.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EAGAIN' && code !== 'EPIPE' && code !== 'EWOULDBLOCK') return undefined;
+    return unreadable(error);
   } finally {
     await handle.close();
   }
-  return records.join('');
 }
+
+/** Names in a directory (at most LIST_CAP of them); none when it cannot be read. */
+export async function list(host: Host, path: string): Promise<string[]> {
+  const dir = await opendir(hostPath(host, path)).catch(unreadable);
+  if (!dir) return [];
+  const names: string[] = [];
+  try {
+    for await (const entry of dir) {
+      names.push(entry.name);
+      if (names.length >= LIST_CAP) break;
+    }
+  } catch (error) {
+    unreadable(error);
+  }
+  return names;
+}
+
+export const exists = (host: Host, path: string): Promise<boolean> => stat(hostPath(host, path)).then(() => true, (error: unknown) => unreadable(error) ?? false);
+
+/** The name a symlink points at (a sysfs `driver` link -> "nvidia"). */
+export const linkName = (host: Host, path: string): Promise<string | undefined> => readlink(hostPath(host, path)).then((target) => basename(target), unreadable);
+
+/** Whether this process may read and write the path (device nodes; plain files stand in for them in test trees). */
+export const readWritable = (host: Host, path: string): Promise<boolean> =>
+  access(hostPath(host, path), constants.R_OK | constants.W_OK).then(() => true, (error: unknown) => unreadable(error) ?? false);

@@ -8,8 +8,8 @@ import { nouveau } from './checks/nouveau.js';
 import { nvidiaSmi, persistenceMode } from './checks/nvidia-smi.js';
 import { pciDevice } from './checks/pci-device.js';
 import { versionMatch } from './checks/version-match.js';
-import type { HostFacts } from './facts.js';
-import { VERDICTS, type Check, type CheckResult, type Verdict } from './types.js';
+import { FACT_SOURCES, type HostFacts } from './facts.js';
+import { result, VERDICTS, type Check, type CheckResult, type Verdict } from './types.js';
 
 /** The chain, in the order an expert walks it. */
 export const CHECKS: readonly Check[] = [
@@ -27,8 +27,30 @@ export const CHECKS: readonly Check[] = [
 ];
 
 export interface Diagnosis {
-  verdict: Verdict;
+  /** `unfinished`: no check found a cause, and some could not finish before the deadline. */
+  verdict: Verdict | 'unfinished';
   checks: CheckResult[];
+}
+
+/**
+ * Runs a check, and when it looked at a fact that was not read in time, marks it unfinished
+ * instead: its answer from the stand-in value would be a guess. Which facts a check reads is seen,
+ * not listed by hand (a Proxy notes each one), so a check cannot drift from the list.
+ */
+function runCheck(check: Check, facts: HostFacts, unfinished: readonly string[]): CheckResult {
+  if (unfinished.length === 0) return check(facts);
+  const looked = new Set<string | symbol>();
+  const watched = new Proxy(facts, {
+    get(target, key, receiver) {
+      looked.add(key);
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+  const answer = check(watched);
+  const missing = unfinished.filter((name) => looked.has(name));
+  if (missing.length === 0) return answer;
+  const sources = [...new Set(missing.map((name) => FACT_SOURCES[name as keyof typeof FACT_SOURCES] ?? name))];
+  return result(answer.id, 'unfinished', `not finished: still reading ${sources.join(', ')} when the deadline (--timeout) passed`);
 }
 
 /**
@@ -36,14 +58,16 @@ export interface Diagnosis {
  * that order, so nouveau bound instead of nvidia beats "module not loaded", and a container without
  * the GPU beats "device nodes missing").
  */
-export function diagnose(facts: HostFacts, only?: readonly string[]): Diagnosis {
-  const checks = CHECKS.map((check) => check(facts)).filter((r) => !only || only.includes(r.id) || only.includes(r.id.replace(/_/g, '-')));
+export function diagnose(facts: HostFacts, only?: readonly string[], unfinished: readonly string[] = []): Diagnosis {
+  const checks = CHECKS.map((check) => runCheck(check, facts, unfinished)).filter((r) => !only || only.includes(r.id) || only.includes(r.id.replace(/_/g, '-')));
   const failed = checks.flatMap((r) => (r.status === 'fail' && r.verdict ? [r.verdict] : []));
-  const verdict = failed.sort((a, b) => VERDICTS.indexOf(a) - VERDICTS.indexOf(b))[0] ?? (facts.smi && facts.smi.outcome.kind !== 'ok' ? 'nvidia_smi_failed' : 'healthy');
-  return { verdict, checks };
+  const found = failed.sort((a, b) => VERDICTS.indexOf(a) - VERDICTS.indexOf(b))[0];
+  if (found) return { verdict: found, checks };
+  if (checks.some((r) => r.status === 'unfinished')) return { verdict: 'unfinished', checks };
+  return { verdict: facts.smi && facts.smi.outcome.kind !== 'ok' ? 'nvidia_smi_failed' : 'healthy', checks };
 }
 
-const MARK = { ok: '✓', warn: '!', fail: '✗', skip: '–' } as const;
+const MARK = { ok: '✓', warn: '!', fail: '✗', skip: '–', unfinished: '?' } as const;
 
 /** One line per check, its evidence indented, and the fix for each failing or warning check. */
 export function formatDiagnosis(diagnosis: Diagnosis): string {

@@ -18,14 +18,21 @@ const EXPLAINABLE: ReadonlySet<FailureReason> = new Set([
 ]);
 
 /**
+ * The file checks' share of a failed collect: milliseconds on any sane host, and a stuck read must
+ * not carry a timer run past TimeoutStartSec (13 s; collect's --timeout is 10 s).
+ */
+const QUICK_DEADLINE_MS = 2000;
+
+/**
  * When nvidia-smi failed, the cheap checks (files only, no nvidia-smi) name the likely cause:
  * it goes into the health block as nvidia_gpu_collector_diagnosis{verdict} and into the message.
  */
-export async function withDiagnosis(collection: Collection, host: Host = { root: '/' }): Promise<Collection> {
+export async function withDiagnosis(collection: Collection, host: Host = { root: '/' }, signal = AbortSignal.timeout(QUICK_DEADLINE_MS)): Promise<Collection> {
   const failure = collection.health.failure;
   if (!failure || !EXPLAINABLE.has(failure.reason)) return collection;
-  const { verdict, checks } = diagnose(await readHostFacts(host));
-  if (verdict === 'healthy' || verdict === 'nvidia_smi_failed') return collection;
+  const { facts, unfinished } = await readHostFacts(host, signal);
+  const { verdict, checks } = diagnose(facts, undefined, unfinished);
+  if (verdict === 'healthy' || verdict === 'nvidia_smi_failed' || verdict === 'unfinished') return collection;
   const summary = checks.find((check) => check.status === 'fail' && check.verdict === verdict)?.summary ?? verdict;
   return { ...collection, health: { ...collection.health, diagnosis: { verdict, summary } } };
 }

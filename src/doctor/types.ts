@@ -20,7 +20,8 @@ export const VERDICTS = [
 
 export type Verdict = (typeof VERDICTS)[number];
 
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+/** `unfinished`: a fact the check needs was still being read when doctor's deadline passed. */
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip' | 'unfinished';
 
 export interface CheckResult {
   id: string;
