@@ -7,6 +7,8 @@ export default defineConfig({
     // Two cores here: end-to-end files start processes and servers of their own.
     fileParallelism: true,
     maxWorkers: 2,
+    // A missing golden fails here as in CI, instead of being written: `vitest -u` writes goldens.
+    update: 'none',
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

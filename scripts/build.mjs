@@ -35,6 +35,8 @@ const separateFiles = {
   },
 };
 
+const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+
 const common = {
   outdir: 'dist',
   bundle: true,
@@ -43,8 +45,9 @@ const common = {
   target: 'node20',
   // import() becomes require(): the launcher runs cli.js as a script, which has no module loader for it.
   supported: { 'dynamic-import': false },
-  // yargs finds its files from import.meta.url, which CommonJS lacks.
-  define: { 'import.meta.url': '__importMetaUrl' },
+  // yargs finds its files from import.meta.url, which CommonJS lacks; and package.json from the
+  // working directory: the version is set here instead, so --version answers from anywhere.
+  define: { 'import.meta.url': '__importMetaUrl', PACKAGE_VERSION: JSON.stringify(version) },
   banner: { js: "var __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 };

@@ -3,6 +3,9 @@ import { envName, parseOptions } from './commands/parse-options.js';
 
 type Run = (argv: never) => Promise<number>;
 
+/** The package's version, set by the build (scripts/build.mjs). */
+declare const PACKAGE_VERSION: string;
+
 /** The commands. Each command's code is imported only when it runs. */
 const COMMANDS: { name: string; describe: string; options: OptionTable; run: () => Promise<Run> }[] = [
   {
@@ -98,7 +101,7 @@ export async function main(args: readonly string[]): Promise<number> {
   for (const { name, describe } of COMMANDS) cli = cli.command(name, describe);
   await cli
     .demandCommand(1, `Name a command: ${COMMANDS.map((c) => c.name).join(', ')}`)
-    .version()
+    .version(PACKAGE_VERSION)
     .parseAsync();
   return 0;
 }

@@ -23,6 +23,16 @@ const BOOLEAN_WORDS: Record<'enabled' | 'active' | 'yes-no', Record<string, numb
 
 const NUMBER = /^-?\d+(?:\.\d+)?$/;
 
+/**
+ * A decimal text times a unit factor, as the nearest double to the exact product: a power-of-ten
+ * factor moves the decimal point in the text ("204642816" us -> 204.642816 s) instead of multiplying
+ * in binary (204.64281599999998), which Prometheus clients would print as noise.
+ */
+export function scaleDecimal(text: string, factor: number): number {
+  const exponent = Math.round(Math.log10(factor));
+  return factor !== 1 && 10 ** exponent === factor && NUMBER.test(text) ? Number(`${text}e${exponent}`) : Number(text) * factor;
+}
+
 /** One cell of one field -> a reading. Strings never become numbers. */
 export function readCell(field: FieldSpec, raw: string): Reading {
   const cell = classifyCell(raw);
@@ -34,7 +44,7 @@ export function readCell(field: FieldSpec, raw: string): Reading {
       return { kind: 'text', text };
     case 'number':
       return NUMBER.test(text)
-        ? { kind: 'number', value: Number(text) * (field.factor ?? 1), shown: text }
+        ? { kind: 'number', value: scaleDecimal(text, field.factor ?? 1), shown: text }
         : { kind: 'error', error: 'unparsable' };
     case 'pstate': {
       const match = /^P(\d{1,2})$/.exec(text);

@@ -11,6 +11,15 @@ declare const BUILD_ID: string;
 
 type Cli = { main: (args: readonly string[]) => Promise<number> };
 
+// A reader that went away (`gpu-textfile install --dry-run | head -1`) is no error worth a stack
+// trace: stop quietly, as other commands in a pipeline do.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  });
+}
+
 const args = process.argv.slice(2);
 const bundle = join(__dirname, 'cli.js');
 const cacheDir = args[0] === 'collect' ? process.env.NODE_COMPILE_CACHE : undefined;

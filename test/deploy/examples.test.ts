@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { FIELDS } from '../../src/fields.js';
 import { metricCatalog } from '../../src/metrics.js';
 import { ROOT } from '../helpers.js';
 
@@ -51,5 +52,14 @@ describe('examples', () => {
       'nvidia_gpu_utilization_ratio', 'nvidia_gpu_memory_used_bytes', 'nvidia_gpu_power_draw_watts', 'nvidia_gpu_temperature_celsius',
       'nvidia_gpu_sm_clock_hertz', 'nvidia_gpu_clocks_event_reason_active', 'nvidia_gpu_process_memory_used_bytes', 'nvidia_gpu_collector_success',
     ]) expect([name, text.includes(name)]).toEqual([name, true]);
+  });
+
+  // A panel on a field that is off by default shows nothing on a fresh install: it must say how to turn it on.
+  it('every panel on a --slow-fields metric says so', async () => {
+    const slow = new Set(FIELDS.filter((field) => field.slow && field.metric).map((field) => field.metric));
+    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as { panels: { title: string; description?: string; targets?: { expr: string }[] }[] };
+    const panels = dashboard.panels.filter((panel) => (panel.targets ?? []).some((target) => [...usedMetrics(target.expr)].some((name) => slow.has(name))));
+    expect(panels.length).toBeGreaterThan(0);
+    for (const panel of panels) expect([panel.title, panel.description ?? '']).toEqual([panel.title, expect.stringContaining('--slow-fields')]);
   });
 });

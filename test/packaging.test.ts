@@ -1,0 +1,46 @@
+import { access, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { FAKE_SMI, ROOT, capture, cliEnv, tempDir } from './helpers.js';
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+describe('the npm package', () => {
+  // What `npm pack` makes is what users install: the bundle must run from it alone, with no
+  // package pulled from the registry (the runtime libraries are bundled into dist/).
+  it('installs from its tarball with nothing else and runs from anywhere', async () => {
+    const work = await tempDir();
+    const env = cliEnv({ npm_config_cache: join(work, 'npm-cache'), npm_config_update_notifier: 'false' });
+    // --ignore-scripts: dist/ is already built (global set-up); rebuilding it here would pull it
+    // from under the CLI tests running beside this one.
+    const pack = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, env, extendEnv: false });
+    const [{ filename, files }] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
+    const paths = files.map((file) => file.path);
+    for (const path of ['LICENSE', 'README.md', 'package.json', 'dist/gpu-textfile.js', 'dist/cli.js', 'systemd/gpu-textfile.timer', 'cron/gpu-textfile', 'examples/alerts.yml'])
+      expect([path, paths.includes(path)]).toEqual([path, true]);
+    expect(paths.filter((path) => path.startsWith('src/') || path.startsWith('test/'))).toEqual([]);
+
+    const prefix = join(work, 'prefix');
+    const install = await execa('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', join(work, filename)], { env, extendEnv: false, reject: false });
+    expect({ exit: install.exitCode, err: install.stderr }).toMatchObject({ exit: 0 });
+    const installed = join(prefix, 'lib/node_modules/gpu-textfile');
+    // Nothing pulled in: no node_modules beside the package, no other package installed.
+    expect(await exists(join(installed, 'node_modules'))).toBe(false);
+    expect(await readdir(join(prefix, 'lib/node_modules'))).toEqual(['gpu-textfile']);
+
+    const command = join(prefix, 'bin/gpu-textfile');
+    const cwd = await tempDir();
+    const version = await execa(command, ['--version'], { cwd, env: cliEnv(), extendEnv: false, reject: false });
+    const { version: expected } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect({ exit: version.exitCode, out: version.stdout }).toEqual({ exit: 0, out: expected });
+    const collect = await execa(command, ['collect', '--dry-run', '--nvidia-smi', FAKE_SMI], {
+      cwd,
+      env: cliEnv({ FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle') }),
+      extendEnv: false,
+      reject: false,
+    });
+    expect({ exit: collect.exitCode, err: collect.stderr }).toEqual({ exit: 0, err: '' });
+    expect(collect.stdout).toMatch(/^nvidia_gpu_collector_success 1$/m);
+  });
+});
