@@ -1,7 +1,8 @@
 import type { SeriesSample } from '../nvidia-smi/series-csv.js';
+import { findBursts } from './pulse-bursts.js';
 
 /** What the pattern of one GPU's utilization says. */
-export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'small_kernels' | 'mixed';
+export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'copies_or_tiny_kernels' | 'mixed';
 
 /** nvmlClocksEventReasons bits. */
 export const REASON_BITS: Record<string, bigint> = {
@@ -19,8 +20,9 @@ export const REASON_BITS: Record<string, bigint> = {
 const THROTTLING = ['hw_slowdown', 'sw_thermal_slowdown', 'hw_thermal_slowdown', 'hw_power_brake_slowdown'];
 
 /**
- * Thresholds, tuned on the H200 recordings in test/fixtures/series (idle, saturated, a loop busy
- * 30/60/85 % of each 0.5 s, thousands of tiny kernels; sampled every 100, 200 and 500 ms).
+ * Thresholds, tuned on the H200 recordings in test/fixtures/series that docs/pulse.md lists as the
+ * tuning set (idle, saturated, loops busy 30/60/85 % of each 0.5 s, short bursts with long waits,
+ * host-device copies, tiny kernels); the held-out recordings there test them.
  */
 export const PULSE_THRESHOLDS = {
   /** Utilization at or under this (%) counts as "near 0"; at or over `high` as busy. */
@@ -31,6 +33,8 @@ export const PULSE_THRESHOLDS = {
   idleMean: 5,
   /** Power at or under this share of the limit is "near idle" (an H200 idles at 77-130 W of 700 W). */
   idlePowerShare: 0.25,
+  /** Without a power limit: power at or under this multiple of the lowest power seen at near-0 utilization is "near idle" (a CUDA context alone takes an H200 from 77 to ~120 W). */
+  idleFloorFactor: 1.75,
   /** Mean utilization (%) at or over which a GPU is saturated, with under `lowShareSaturated` of samples under `high`. */
   saturatedMean: 85,
   lowShareSaturated: 0.1,
@@ -40,8 +44,17 @@ export const PULSE_THRESHOLDS = {
   /** Throttled: busy, SM clock at or under this share of its maximum, throttling reasons in at least `throttledShare` of busy samples. */
   throttledClockShare: 0.85,
   throttledShare: 0.3,
-  /** Small kernels: utilization mean at least this (%) while power stays near idle. */
-  smallKernelsMean: 15,
+  /**
+   * Copies or tiny kernels: utilization mean at least this (%), steady (near 0 in under `burstGapShare`
+   * of samples), while power stays near idle. Pageable host-to-device copies read 12-16 %.
+   */
+  busyAtIdlePowerMean: 10,
+  /** Bursts: at least this many runs above near-zero, near 0 in at least this share of samples, median peak at least this (%). */
+  burstsMin: 3,
+  burstGapShare: 0.3,
+  burstPeak: 10,
+  /** Power cap hit (sw_power_cap) in at least this share of the (at least 5) near-0 samples: heavy work ran between samples. */
+  cappedWhileNearZeroShare: 0.25,
 };
 
 export interface PulseEvidence {
@@ -53,6 +66,12 @@ export interface PulseEvidence {
   nearZeroShare: number;
   nearFullShare: number;
   swingsPer10: number;
+  /** Runs of samples above near-zero (see pulse-bursts.ts), the median time between their starts and their median peak. */
+  bursts: number;
+  burstSpacingMs?: number;
+  burstPeakMedian?: number;
+  /** Share of near-0 samples in which the power cap was active. */
+  cappedWhileNearZeroShare?: number;
   powerMeanW?: number;
   powerLimitW?: number;
   powerShare?: number;
@@ -90,9 +109,11 @@ const NEXT_STEPS: Record<PulseVerdict, string[]> = {
     'clocks are held back: check cooling (inlet temperature, fans, airflow) and the power limit (nvidia-smi -q -d PERFORMANCE,POWER)',
     'nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,power.draw,enforced.power.limit --format=csv -lms 500 while it runs',
   ],
-  small_kernels: [
-    'the GPU is busy doing little: each kernel is too small to use it',
-    'use larger batches, fuse kernels (torch.compile), and capture launch-bound loops with CUDA graphs',
+  copies_or_tiny_kernels: [
+    "nvidia-smi's fields cannot always tell these two apart: utilization.gpu counts the time a copy or any kernel runs, however little of the GPU it uses",
+    'if it copies between host and device: use pinned memory (pin_memory=True), fewer and larger transfers, overlap copies with compute (non_blocking=True, a side stream), and keep data on the GPU between steps',
+    'if it launches many tiny kernels: capture the loop with CUDA graphs (torch.compile mode="reduce-overhead"), fuse kernels, use larger batches',
+    'to tell which: nvidia-smi dmon -s t shows PCIe traffic (high rxpci/txpci: copies); nsys profile shows copies and kernels on a timeline',
   ],
   mixed: ['no single pattern: record longer (--seconds 60) or at a faster interval, and look at the evidence'],
 };
@@ -105,7 +126,9 @@ const NEXT_STEPS: Record<PulseVerdict, string[]> = {
 export function trimIdleEnds(samples: readonly SeriesSample[], t = PULSE_THRESHOLDS): { samples: readonly SeriesSample[]; trimmed: number } {
   const powers = samples.flatMap((s) => (s.powerW === undefined ? [] : [s.powerW]));
   const floor = powers.length ? Math.min(...powers) : undefined;
-  const quiet = (s: SeriesSample) => s.utilization <= t.nearZero && (floor === undefined || s.powerW === undefined || s.powerW <= 1.6 * floor);
+  // A sample that hit the power cap is no idle sample, whatever its utilization reads.
+  const capped = (s: SeriesSample) => s.reasons !== undefined && (s.reasons & REASON_BITS.sw_power_cap!) !== 0n;
+  const quiet = (s: SeriesSample) => s.utilization <= t.nearZero && !capped(s) && (floor === undefined || s.powerW === undefined || s.powerW <= 1.6 * floor);
   let start = 0;
   let end = samples.length;
   while (start < end && quiet(samples[start]!)) start++;
@@ -136,12 +159,18 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   }
   const powerLimit = limits.length ? Math.max(...limits) : undefined;
   const powerMean = powers.length ? mean(powers) : undefined;
-  // Without a limit column, "near idle" is measured against the lowest power seen.
+  // Without a limit column, "near idle" is measured against the lowest power seen while utilization
+  // read near 0 (a busy GPU's lowest power is no idle reference); with no such sample it is unknown.
+  const quietPowers = all.flatMap((s) => (s.powerW === undefined || s.utilization > t.nearZero ? [] : [s.powerW]));
+  const idleFloor = quietPowers.length ? Math.min(...quietPowers) : undefined;
   const powerShare = powerMean !== undefined && powerLimit ? powerMean / powerLimit : undefined;
-  const nearIdlePower = powerMean === undefined ? undefined : powerShare !== undefined ? powerShare <= t.idlePowerShare : powerMean <= 1.5 * Math.min(...powers);
+  const nearIdlePower = powerMean === undefined ? undefined : powerShare !== undefined ? powerShare <= t.idlePowerShare : idleFloor !== undefined ? powerMean <= t.idleFloorFactor * idleFloor : undefined;
   const clockMax = maxClocks.length ? Math.max(...maxClocks) : clocks.length ? Math.max(...clocks) : undefined;
   const busyClocks = busy.flatMap((s) => (s.smClockMHz === undefined ? [] : [s.smClockMHz]));
   const smClockShare = clockMax && busyClocks.length ? mean(busyClocks) / clockMax : undefined;
+  const bursts = findBursts(samples, t.nearZero);
+  const nearZero = samples.filter((s) => s.utilization <= t.nearZero && s.reasons !== undefined);
+  const cappedWhileNearZeroShare = nearZero.length >= 5 ? nearZero.filter((s) => (s.reasons! & REASON_BITS.sw_power_cap!) !== 0n).length / nearZero.length : undefined;
   const throttlingShare = busy.length
     ? busy.filter((s) => s.reasons !== undefined && THROTTLING.some((r) => (s.reasons! & REASON_BITS[r]!) !== 0n)).length / busy.length
     : 0;
@@ -154,6 +183,10 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     nearZeroShare: util.filter((u) => u <= t.nearZero).length / (util.length || 1),
     nearFullShare: util.filter((u) => u >= t.nearFull).length / (util.length || 1),
     swingsPer10: (swings / Math.max(1, util.length - 1)) * 10,
+    bursts: bursts.count,
+    ...(bursts.spacingMs !== undefined ? { burstSpacingMs: bursts.spacingMs } : {}),
+    ...(bursts.peakMedian !== undefined ? { burstPeakMedian: bursts.peakMedian } : {}),
+    ...(cappedWhileNearZeroShare !== undefined ? { cappedWhileNearZeroShare } : {}),
     ...(powerMean !== undefined ? { powerMeanW: powerMean } : {}),
     ...(powerLimit !== undefined ? { powerLimitW: powerLimit } : {}),
     ...(powerShare !== undefined ? { powerShare } : {}),
@@ -164,6 +197,16 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   };
   const notes: string[] = trimmed > 0 ? [`left out ${trimmed} idle samples at the start or end of the recording`] : [];
   const lowShare = 1 - evidence.dutyCycle;
+  // The power cap cannot be hit by a GPU that did nothing since the last sample.
+  const cappedBetweenSamples = (cappedWhileNearZeroShare ?? 0) >= t.cappedWhileNearZeroShare;
+  // Near-0 gaps between recurring spikes, or between samples that hit the power cap: a job that
+  // computes for a moment, then waits. Counted in bursts, not in the busy share, which short bursts never reach.
+  const burstsWithGaps = evidence.nearZeroShare >= t.burstGapShare && ((bursts.count >= t.burstsMin && (bursts.peakMedian ?? 0) >= t.burstPeak) || cappedBetweenSamples);
+  const burstsText = () =>
+    `utilization ${evidence.utilizationMean.toFixed(1)} % on average, ` +
+    (bursts.count === 0 ? `near 0 in ${pct(evidence.nearZeroShare)} of samples` : `in ${bursts.count} bursts${bursts.spacingMs !== undefined ? `, one every ${(bursts.spacingMs / 1000).toFixed(1)} s` : ''} (median peak ${bursts.peakMedian} %), near 0 in ${pct(evidence.nearZeroShare)} of samples between them`) +
+    (cappedBetweenSamples ? `; the power cap was hit in ${pct(cappedWhileNearZeroShare!)} of the near-0 samples, so heavy work ran between samples` : '') +
+    ': the GPU computes for a moment, then waits for its input';
   let verdict: PulseVerdict;
   let explanation: string;
 
@@ -172,46 +215,34 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     verdict = 'data_starved';
     explanation = `utilization reads ${evidence.utilizationMean.toFixed(0)} % but power says busy (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): short bursts fall between samples, the pattern of a job waiting on its input`;
     notes.push(`power says busy while utilization says idle: sample faster (--interval 100ms) to see the bursts (this recording: every ${evidence.intervalMs} ms)`);
+  } else if (evidence.utilizationMean < t.idleMean && burstsWithGaps) {
+    verdict = 'data_starved';
+    explanation = burstsText();
   } else if (evidence.utilizationMean < t.idleMean) {
     verdict = 'idle';
     explanation = `utilization ${evidence.utilizationMean.toFixed(1)} % on average${powerMean !== undefined ? `, power ${powerMean.toFixed(0)} W` : ''}`;
   } else if (busy.length > 0 && smClockShare !== undefined && smClockShare <= t.throttledClockShare && throttlingShare >= t.throttledShare) {
     verdict = 'throttled';
     explanation = `busy, but the SM clock averages ${pct(smClockShare)} of its maximum with ${THROTTLING.filter((r) => activeReasons[r]).join(', ')} active`;
+  } else if (evidence.utilizationMean >= t.busyAtIdlePowerMean && nearIdlePower === true && evidence.nearZeroShare < t.burstGapShare) {
+    // A GPU that draws idle power is not saturated, whatever utilization.gpu says.
+    verdict = 'copies_or_tiny_kernels';
+    explanation = `utilization a steady ${evidence.utilizationMean.toFixed(0)} % but power stays near idle (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): the GPU is kept busy by work that uses little of it, host-device copies or a stream of tiny kernels`;
   } else if (evidence.utilizationMean >= t.saturatedMean && lowShare < t.lowShareSaturated) {
     verdict = 'saturated';
     explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, ${pct(evidence.nearFullShare)} of samples at 90 % or more`;
     if (activeReasons.sw_power_cap && powerShare !== undefined && powerShare >= 0.9) notes.push(`power-bound: drawing ${pct(powerShare)} of the power limit, clocks capped by it (sw_power_cap), which is normal at full load`);
+    if (nearIdlePower === undefined) notes.push('no power to compare with idle (no power column, or no power limit and no quiet sample): host-device copies and tiny kernels also read near 100 %, and only power tells them from real load');
   } else if (lowShare >= t.starvedLowShare && evidence.swingsPer10 >= t.starvedSwingsPer10 && evidence.utilizationMean >= t.idleMean) {
     verdict = 'data_starved';
     explanation = `utilization swings between low and high (${evidence.swingsPer10.toFixed(1)} swings per 10 samples, busy ${pct(evidence.dutyCycle)} of the time, near 0 in ${pct(evidence.nearZeroShare)})`;
-  } else if (evidence.utilizationMean >= t.smallKernelsMean && nearIdlePower === true) {
-    verdict = 'small_kernels';
-    explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % but power stays near idle (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): kernels run, but each does little`;
+  } else if (burstsWithGaps) {
+    verdict = 'data_starved';
+    explanation = burstsText();
   } else {
     verdict = 'mixed';
     explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, busy ${pct(evidence.dutyCycle)} of the time, no single pattern`;
   }
   if (evidence.intervalMs >= 400 && verdict !== 'data_starved') notes.push(`sampled every ${evidence.intervalMs} ms: short stalls can hide between samples (--interval 100ms sees them)`);
   return { gpu, verdict, explanation, notes, nextSteps: NEXT_STEPS[verdict], evidence };
-}
-
-/** The human report: verdict, evidence, next steps. */
-export function formatPulse(pulse: Pulse): string {
-  const e = pulse.evidence;
-  const lines = [
-    `GPU ${pulse.gpu}: ${pulse.verdict}`,
-    `  ${pulse.explanation}`,
-    '',
-    `  samples              ${e.samples} every ${e.intervalMs} ms`,
-    `  utilization          mean ${e.utilizationMean.toFixed(1)} %, busy (>= 50 %) ${pct(e.dutyCycle)}, near 0 ${pct(e.nearZeroShare)}, near 100 ${pct(e.nearFullShare)}, ${e.swingsPer10.toFixed(1)} swings per 10 samples`,
-    ...(e.powerMeanW !== undefined ? [`  power                mean ${e.powerMeanW.toFixed(0)} W${e.powerLimitW ? ` of ${e.powerLimitW.toFixed(0)} W (${pct(e.powerShare!)})` : ''}`] : []),
-    ...(e.smClockMeanMHz !== undefined ? [`  SM clock             mean ${e.smClockMeanMHz.toFixed(0)} MHz${e.smClockMaxMHz ? ` of ${e.smClockMaxMHz} MHz max` : ''}${e.smClockShare !== undefined ? ` (${pct(e.smClockShare)} while busy)` : ''}`] : []),
-    `  clock event reasons  ${Object.entries(e.activeReasons).map(([r, s]) => `${r} ${pct(s)}`).join(', ') || 'none'}`,
-    ...pulse.notes.map((n) => `  note: ${n}`),
-    '',
-    '  next steps:',
-    ...pulse.nextSteps.map((s) => `  - ${s}`),
-  ];
-  return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { classifyPulse, formatPulse } from '../analysis/pulse.js';
+import { classifyPulse } from '../analysis/pulse.js';
+import { formatPulse, pulseJson } from '../analysis/pulse-format.js';
 import { parseSeries } from '../nvidia-smi/series-csv.js';
 import { parseDuration } from '../duration.js';
 import { classifyFailure } from '../nvidia-smi/failure.js';
@@ -74,6 +75,6 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
     return 1;
   }
   const pulse = classifyPulse(samples);
-  io.out.write(args.json ? `${JSON.stringify({ ...pulse, skippedRows: parsed.skipped }, null, 2)}\n` : formatPulse(pulse));
+  io.out.write(args.json ? `${JSON.stringify(pulseJson(pulse, parsed.skipped), null, 2)}\n` : formatPulse(pulse));
   return 0;
 }
