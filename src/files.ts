@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { makeDirs } from './safe-fs.js';
+import { isFileError, makeDirs } from './safe-fs.js';
 
 // Synchronous on purpose: these read small files (state, /proc, /etc/passwd) on collect's critical
 // path, where a round trip through libuv's thread pool, and loading node:fs/promises at start-up,
@@ -21,8 +21,9 @@ export function readTextIfAny(path: string): string | undefined {
 export function makeDirIfPossible(dir: string, mode = 0o755): void {
   try {
     makeDirs(dir, mode);
-  } catch {
-    // reported by the caller's next step
+  } catch (error) {
+    // A file system error is reported by the caller's next step; anything else is a bug.
+    if (!isFileError(error)) throw error;
   }
 }
 
