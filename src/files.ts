@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isFileError, makeDirs } from './safe-fs.js';
 
 // Synchronous on purpose: these read small files (state, /proc, /etc/passwd) on collect's critical
 // path, where a round trip through libuv's thread pool, and loading node:fs/promises at start-up,
@@ -13,12 +14,16 @@ export function readTextIfAny(path: string): string | undefined {
   }
 }
 
-/** Creates a directory and its parents if it can; what is wrong with it shows at the write that follows. */
+/**
+ * Creates a directory and its parents if it can; what is wrong with it shows at the write that
+ * follows. Not Node's recursive mkdir: it loops for ever on procfs (`/proc/nope`).
+ */
 export function makeDirIfPossible(dir: string, mode = 0o755): void {
   try {
-    mkdirSync(dir, { recursive: true, mode });
-  } catch {
-    // reported by the caller's next step
+    makeDirs(dir, mode);
+  } catch (error) {
+    // A file system error is reported by the caller's next step; anything else is a bug.
+    if (!isFileError(error)) throw error;
   }
 }
 

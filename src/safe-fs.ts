@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
 // The tool runs as root in directories other users may own (Debian's /var/lib/prometheus belongs to
@@ -34,6 +34,8 @@ export interface PinnedDir {
   readonly path: string;
   /** A path for NAME inside the pinned directory (a single name, no slash). */
   at(name: string): string;
+  /** The directory's entries, read through the descriptor. */
+  list(): string[];
   close(): void;
 }
 
@@ -66,6 +68,15 @@ export function makeDirs(path: string, mode = 0o755): void {
   }
 }
 
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch (error) {
+    if (isFileError(error)) return false;
+    throw error;
+  }
+}
+
 /**
  * Opens a directory without following a link at its last component, creating it (and its
  * parents) first when `create` is set. Throws the errno error, or UnsafeFileError for a link.
@@ -78,7 +89,8 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
     fd = open();
   } catch (error) {
     const code = errorCode(error);
-    if (code === 'ELOOP') throw new UnsafeFileError(`${path} is a symbolic link; refusing to write through it`, 'ELINK');
+    // With O_DIRECTORY, Linux answers ENOTDIR for a link (to a directory or not), not ELOOP.
+    if (code === 'ELOOP' || (code === 'ENOTDIR' && isSymlink(path))) throw new UnsafeFileError(`${path} is a symbolic link; refusing to write through it`, 'ELINK');
     if (code === 'ENOTDIR') throw new UnsafeFileError(`${path} is not a directory`, 'ENOTDIR');
     if (code !== 'ENOENT' || !options.create) throw error;
     makeDirs(path, options.mode ?? 0o755);
@@ -91,6 +103,7 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
       if (name === '' || name.includes('/') || name === '.' || name === '..') throw new Error(`not a plain file name: ${JSON.stringify(name)}`);
       return `${base}/${name}`;
     },
+    list: () => readdirSync(base),
     close: () => closeSync(fd),
   };
 }
@@ -166,6 +179,47 @@ export function replaceFile(dir: PinnedDir, name: string, data: string | Buffer,
     } catch (cleanup) {
       if (errorCode(cleanup) !== 'ENOENT') throw error;
     }
+    throw error;
+  }
+}
+
+/** Whether `error` is a file system error (an errno code or a refusal here), not a bug. */
+export const isFileError = (error: unknown): boolean => error instanceof UnsafeFileError || typeof errorCode(error) === 'string';
+
+/**
+ * Reads NAME in a pinned directory, at most `maxBytes` of it: undefined when it is missing, a
+ * link, not a regular file (a FIFO planted there is opened without blocking, then refused), larger
+ * than `maxBytes`, or unreadable. For files we wrote and read back, in directories others may own.
+ */
+export function readSmallFile(dir: PinnedDir, name: string, maxBytes: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(dir.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (error) {
+    if (isFileError(error)) return undefined;
+    throw error;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    // Read one byte past the limit, whatever fstat said: the file may grow meanwhile.
+    const buffer = Buffer.allocUnsafe(maxBytes + 1);
+    let length = 0;
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
+    return length > maxBytes ? undefined : buffer.toString('utf8', 0, length);
+  } catch (error) {
+    if (isFileError(error)) return undefined;
+    throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Pins PATH for reading: undefined when it is missing, a link or not a directory. */
+export function pinDirIfAny(path: string): PinnedDir | undefined {
+  try {
+    return pinDir(path);
+  } catch (error) {
+    if (isFileError(error)) return undefined;
     throw error;
   }
 }

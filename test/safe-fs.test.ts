@@ -54,6 +54,16 @@ describe('pinDir', () => {
     expect(() => pinDir(join(dir, 'link'))).toThrow(UnsafeFileError);
   });
 
+  it('names a link as a link, to a directory or to a file (O_DIRECTORY answers ENOTDIR for both)', async () => {
+    const dir = await tempDir();
+    symlinkSync(await tempDir(), join(dir, 'to-dir'));
+    writeFileSync(join(dir, 'file'), '');
+    symlinkSync(join(dir, 'file'), join(dir, 'to-file'));
+    for (const name of ['to-dir', 'to-file']) expect(() => pinDir(join(dir, name))).toThrow(/is a symbolic link/);
+    expect(() => pinDir(join(dir, 'file'))).toThrow(/is not a directory/);
+    expect(() => pinDir(join(dir, 'file', 'below'))).toThrow(/is not a directory/);
+  });
+
   it('creates missing parents', async () => {
     const dir = join(await tempDir(), 'a', 'b');
     pinDir(dir, { create: true }).close();

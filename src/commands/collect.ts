@@ -9,7 +9,7 @@ import type { PublishTarget } from '../publish/publish.js';
 import { tryLock } from '../locks/file-lock.js';
 import { readState, writeState, type CollectorState } from '../state.js';
 import { parseDuration } from '../duration.js';
-import { makeDirIfPossible } from '../files.js';
+import { checkDirectories } from '../publish/textfile.js';
 import { defaultTextfileDir } from './options.js';
 import { ownLabelNames } from '../metrics.js';
 import { taskNameProblem } from '../task-name.js';
@@ -86,7 +86,11 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
 
   let release = async () => {};
   if (!args.dryRun) {
-    makeDirIfPossible(textfileDir);
+    const unsafe = checkDirectories(textfileDir, args.stateDir);
+    if (unsafe) {
+      say(unsafe);
+      return 1;
+    }
     // A lock whose process is gone is taken over at once: the next run must not wait for it.
     const lock = await tryLock(join(textfileDir, `.${args.fileName}.lock`), 0);
     if (lock.kind === 'busy') {
@@ -144,11 +148,11 @@ async function collectAndPublish(
   if (intervalMs !== undefined) {
     return runForever({ args, state, fields, intervalMs, processesIntervalMs, timeoutMs, userRoots, oneShot, publishTarget, say });
   }
-  // nvidia-smi is running once collect() returns its promise: the code that renders and writes (with
-  // write-file-atomic and node:crypto) loads meanwhile instead of before, and the clean-up runs.
+  // nvidia-smi is running once collect() returns its promise: the code that renders and writes
+  // loads meanwhile instead of before, and the clean-up runs.
   const collecting = oneShot(state, undefined);
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
-  // Temp files a killed run left behind: "<file>.<digits>", like the one this run writes.
+  // Temp files a killed run left behind.
   if (!args.dryRun) removeStaleTemps(textfileDir, args.fileName);
   const collected = await collecting;
   const { health } = collected.collection;

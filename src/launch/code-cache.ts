@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { Script } from 'node:vm';
+import { isFileError, pinDir, replaceFile, type PinnedDir } from '../safe-fs.js';
 
 const PREFIX = 'gpu-textfile-';
 const SUFFIX = '.v8cache';
@@ -9,45 +10,54 @@ const SUFFIX = '.v8cache';
 /** One cache file per build of the bundle and Node.js binary: V8 checks only the source's length. */
 export const cacheFileName = (buildId: string, nodeVersion: string, arch: string): string => `${PREFIX}${buildId}-${nodeVersion}-${arch}${SUFFIX}`;
 
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
+
 /** The cache file's contents, if `uid` owns it and nobody else may change it: bytecode is code. */
 export function readOwnCache(path: string, uid: number): Buffer | undefined {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
-  } catch {
-    return undefined;
+    // No link followed, and a FIFO planted at the name is opened without blocking, then refused.
+    fd = openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (error) {
+    if (isFileError(error)) return undefined;
+    throw error;
   }
   try {
     const info = fstatSync(fd);
     return info.isFile() && info.uid === uid && (info.mode & 0o022) === 0 ? readFileSync(fd) : undefined;
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (isFileError(error)) return undefined;
+    throw error;
   } finally {
     closeSync(fd);
   }
 }
 
+/** Our cache files and the temp files a killed run left while writing one. */
+const isOurs = (name: string): boolean => (name.startsWith(PREFIX) && name.endsWith(SUFFIX)) || (name.startsWith(`.${PREFIX}`) && name.endsWith('.tmp'));
+
 /**
  * Writes the cache beside its final name (creating the directory, as Node.js does for its own cache)
  * and renames it into place, then removes the files of other builds and Node.js versions. A cache
- * that cannot be kept is no error: the next run compiles again.
+ * that cannot be kept is no error: the next run compiles again. Through safe-fs: the directory is
+ * created without Node's recursive mkdir, which loops for ever on procfs (NODE_COMPILE_CACHE=/proc/nope).
  */
 export function saveCache(path: string, data: Buffer): void {
-  const temp = `${path}.${process.pid}`;
+  const name = basename(path);
+  let dir: PinnedDir;
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-    writeFileSync(temp, data, { mode: 0o644, flag: 'wx' });
-    renameSync(temp, path);
-    const dir = dirname(path);
-    for (const name of readdirSync(dir)) {
-      if (name.startsWith(PREFIX) && name.endsWith(SUFFIX) && join(dir, name) !== path) unlinkSync(join(dir, name));
-    }
-  } catch {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // never created, or renamed into place already
-    }
+    dir = pinDir(dirname(path), { create: true });
+  } catch (error) {
+    if (isFileError(error)) return;
+    throw error;
+  }
+  try {
+    replaceFile(dir, name, data, { mode: 0o644 });
+    for (const other of dir.list()) if (isOurs(other) && other !== name) unlinkSync(dir.at(other));
+  } catch (error) {
+    if (!isFileError(error)) throw error;
+  } finally {
+    dir.close();
   }
 }
 

@@ -19,6 +19,7 @@ export const FAILURE_REASONS = {
   timeout: 'nvidia-smi did not finish within --timeout and was killed.',
   unparsable_output: 'nvidia-smi exited 0 but its output could not be read.',
   nvidia_smi_failed: 'nvidia-smi failed in another way (other exit status or signal).',
+  write_failed: 'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
   internal_error: 'gpu-textfile itself failed (a bug: please report it).',
 } as const;
 

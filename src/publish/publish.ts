@@ -1,9 +1,10 @@
+import { join } from 'node:path';
 import { failedCollection } from '../collect.js';
 import { checkExposition, checkFamilies } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
 import { buildFamilies, type Collection } from '../metrics.js';
 import type { Failure } from '../nvidia-smi/failure.js';
-import { publishTextfile, readPrevious } from './textfile.js';
+import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps } from './textfile.js';
 
@@ -40,6 +41,20 @@ export async function previousSuccessSeconds(target: Pick<PublishTarget, 'textfi
   return checkExposition(text).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')?.value;
 }
 
+/**
+ * A write that did not complete (a full disk) must not leave the last run's data looking current:
+ * the file is replaced once by the health block alone, which is small, saying write_failed; if even
+ * that fails, the previous file stays. Returns the one line that says which.
+ */
+async function afterFailedWrite(error: TextfileError, collection: Collection, target: PublishTarget): Promise<string> {
+  const where = join(target.textfileDir, target.fileName);
+  if (error.reason !== 'write_failed') return `${error.reason}: ${error.message}; nothing written`;
+  const failure: Failure = { reason: 'write_failed', message: error.message };
+  const health = failedCollection(failure, collection.health.durationSeconds, await previousSuccessSeconds(target));
+  const fallback = publishTextfile(target.textfileDir, target.fileName, render(buildFamilies(health, target.labels)));
+  return `write_failed: ${error.message} (${fallback ? `the previous ${where} stays` : `wrote ${where} with the health block only`})`;
+}
+
 /** What publishing one collection came to. */
 export interface Published {
   /** The failure the file reports, if the collection failed. */
@@ -55,7 +70,8 @@ export async function publish(collection: Collection, target: PublishTarget, now
     target.out.write(text);
     return { failure };
   }
-  const textfileError = publishTextfile(target.textfileDir, target.fileName, text);
+  const written = publishTextfile(target.textfileDir, target.fileName, text);
+  const textfileError = written && (await afterFailedWrite(written, collection, target));
   let csvError: string | undefined;
   if (target.csv) {
     const { appendCsvSample } = await import('../csvlog/append.js');

@@ -1,49 +1,111 @@
-import { mkdirSync, unlinkSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
-import { listIfAny, readTextIfAny } from '../files.js';
+import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile, tempNamePattern, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
+
+// write-file-atomic is not used here: it resolves the target with realpath (a link planted at the
+// file name has its target overwritten and chmodded), opens its temp file without O_EXCL or
+// O_NOFOLLOW, copies the target's owner and ignores short writes. safe-fs gives the guarantees.
+
+/** Why the textfile could not be written: a directory we refuse, or a write that did not complete. */
+export interface TextfileError {
+  reason: 'unsafe_directory' | 'write_failed';
+  message: string;
+}
+
+/** The textfile directory pinned (created first if missing), or why it cannot be written into. */
+export function pinTextfileDir(dir: string): PinnedDir | TextfileError {
+  try {
+    return pinDir(dir, { create: true });
+  } catch (error) {
+    if (error instanceof UnsafeFileError && error.code === 'ELINK') return { reason: 'unsafe_directory', message: error.message };
+    if (!isFileError(error)) throw error;
+    return { reason: 'write_failed', message: `cannot create or open the directory ${dir}: ${describeFileError(error)}` };
+  }
+}
+
+const isTextfileError = (value: object): value is TextfileError => 'reason' in value;
 
 /**
- * Writes the exposition into node_exporter's textfile directory: a temp file in the same directory
- * (write-file-atomic names it "<file>.<number>", which node_exporter ignores since it does not end in
- * .prom), mode 0644, rename. A scrape sees the old file or the new one, never half of one.
+ * Before a run writes anything: the textfile directory exists (created if missing) and can be
+ * opened, and neither it nor the state directory is itself a symbolic link. Directories that other
+ * users own are accepted: every write in them goes through a pinned descriptor and follows no link.
  */
-export function publishTextfile(dir: string, fileName: string, text: string): string | undefined {
-  // The synchronous form: a 20 KB write blocks for well under a millisecond, while the asynchronous
-  // one sends each of its ten file operations through libuv's thread pool, which costs more CPU than
-  // the write itself. No fsync: the file is replaced every interval, and rename alone is what keeps
-  // readers from ever seeing half a file; after a power loss the next run replaces what the crash left.
-  const write = () => writeFileAtomic.sync(join(dir, fileName), text, { mode: 0o644, fsync: false });
+export function checkDirectories(textfileDir: string, stateDir: string | undefined): string | undefined {
+  const pinned = pinTextfileDir(textfileDir);
+  if (isTextfileError(pinned)) return `${pinned.reason}: ${pinned.message}; nothing written`;
+  pinned.close();
+  if (!stateDir) return undefined;
   try {
-    try {
-      write();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      // The directory is created on first use only: a long-running collector writes several times a second.
-      mkdirSync(dir, { recursive: true, mode: 0o755 });
-      write();
-    }
+    pinDir(stateDir).close();
+  } catch (error) {
+    if (error instanceof UnsafeFileError && error.code === 'ELINK') return `unsafe_directory: ${error.message}; nothing written`;
+    // Missing (created at the first write) or unusable (a warning then): the state is optional.
+    if (!isFileError(error)) throw error;
+  }
+  return undefined;
+}
+
+/**
+ * Writes the exposition into node_exporter's textfile directory: a temp file with a random hidden
+ * name (node_exporter reads only *.prom), all of it written, mode 0644, renamed over the file. A
+ * scrape sees the old file or the new one, never half of one; a link planted at the name is
+ * replaced, never followed. On failure no temp file is left and the old file stays.
+ */
+export function publishTextfile(dir: string, fileName: string, text: string): TextfileError | undefined {
+  const pinned = pinTextfileDir(dir);
+  if (isTextfileError(pinned)) return pinned;
+  try {
+    // No fsync: the file is replaced every interval, and rename alone is what keeps readers from
+    // ever seeing half a file; after a power loss the next run replaces what the crash left.
+    replaceFile(pinned, fileName, text, { mode: 0o644 });
     return undefined;
   } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    return `cannot write ${join(dir, fileName)}: ${e.code ?? ''} ${e.message}`.trim();
+    if (!isFileError(error)) throw error;
+    return { reason: 'write_failed', message: `cannot write ${join(dir, fileName)}: ${describeFileError(error)}` };
+  } finally {
+    pinned.close();
   }
 }
 
-/** Temp files a crashed or killed run left behind: "<file>.<digits>". */
+/** Names "<file>.<digits>" that earlier versions (write-file-atomic) left when killed mid-write. */
+const legacyTempPattern = (fileName: string): RegExp => new RegExp(`^${fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+$`);
+
+/**
+ * Temp files a crashed or killed run left behind (ours and the old "<file>.<digits>" ones). unlink
+ * removes a link itself, never its target. Returns the names removed.
+ */
 export function removeStaleTemps(dir: string, fileName: string): string[] {
-  const pattern = new RegExp(`^${fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+$`);
-  const entries = listIfAny(dir);
-  const stale = entries.filter((entry) => pattern.test(entry));
-  for (const entry of stale) {
-    try {
-      unlinkSync(join(dir, entry));
-    } catch {
-      // gone already, or not ours to remove: the next run tries again
+  const pinned = pinDirIfAny(dir);
+  if (!pinned) return [];
+  const ours = tempNamePattern(fileName);
+  const legacy = legacyTempPattern(fileName);
+  try {
+    const removed: string[] = [];
+    for (const entry of pinned.list().filter((name) => ours.test(name) || legacy.test(name))) {
+      try {
+        unlinkSync(pinned.at(entry));
+        removed.push(entry);
+      } catch (error) {
+        // Gone already, or not a file (a directory by that name): the next run tries again.
+        if (!isFileError(error)) throw error;
+      }
     }
+    return removed;
+  } finally {
+    pinned.close();
   }
-  return stale;
 }
 
-/** The previous file's text, if there is one. */
-export const readPrevious = (dir: string, fileName: string): string | undefined => readTextIfAny(join(dir, fileName));
+/** Largest previous file read back: it is only searched for one sample, and the directory is not ours alone. */
+const PREVIOUS_MAX_BYTES = 1024 * 1024;
+
+/** The previous file's text, if there is a plain file of at most 1 MiB (never through a link, never blocking on a FIFO). */
+export function readPrevious(dir: string, fileName: string): string | undefined {
+  const pinned = pinDirIfAny(dir);
+  if (!pinned) return undefined;
+  try {
+    return readSmallFile(pinned, fileName, PREVIOUS_MAX_BYTES);
+  } finally {
+    pinned.close();
+  }
+}

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { cp, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
@@ -74,6 +74,29 @@ describe('gpu-textfile collect', () => {
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(existsSync(join(d.textfile, 'nvidia_gpu.prom'))).toBe(false);
+  });
+
+  it('a GPU row printed twice: that GPU is unparsable, the other reports, and the run succeeds', async () => {
+    const d = await dirs();
+    const smiCapture = join(d.root, 'h200x2__580.159.04__duplicated-row');
+    await cp(H200, smiCapture, { recursive: true });
+    const lines = (await readFile(join(smiCapture, 'query-gpu.csv'), 'utf8')).split('\n');
+    await writeFile(join(smiCapture, 'query-gpu.csv'), [...lines.slice(0, 3), lines[2], ...lines.slice(3)].join('\n'));
+    const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: smiCapture });
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toMatch(/^gpu-textfile: nvidia-smi --query-gpu: GPU 1 \(GPU-697eaabb[^)]*\) is on more than one row: "[^\n]*"\n$/);
+    const samples = checkExposition(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).samples;
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([['0', 1], ['1', 0]]);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_power_draw_watts').map((s) => s.labels.gpu)).toEqual(['0']);
+  });
+
+  it('--slow-fields takes effect on the next run, whatever the state learned without it', async () => {
+    const d = await dirs();
+    expect((await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 })).exitCode).toBe(0);
+    const result = await runCli(collectArgs(d, FAKE_SMI, '--slow-fields'), { FAKE_SMI_CAPTURE: H200 });
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const text = await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8');
+    expect(familiesIn(text).has('nvidia_gpu_clocks_event_reason_seconds_total')).toBe(true);
   });
 
   it('removes temp files a crashed run left', async () => {

@@ -1,7 +1,9 @@
-import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { execa } from 'execa';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheFileName, loadCached, readOwnCache, saveCache } from '../../src/launch/code-cache.js';
+import { tempName } from '../../src/safe-fs.js';
 import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 
 const uid = process.geteuid!();
@@ -25,6 +27,14 @@ describe('readOwnCache', () => {
     expect(readOwnCache(join(dir, 'missing'), uid)).toBeUndefined();
     expect(readOwnCache(dir, uid)).toBeUndefined();
   });
+
+  it('follows no link and does not block on a FIFO', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'real.v8cache'), 'bytes', { mode: 0o644 });
+    await symlink(join(dir, 'real.v8cache'), join(dir, 'link.v8cache'));
+    await execa('mkfifo', [join(dir, 'fifo.v8cache')]);
+    expect([readOwnCache(join(dir, 'link.v8cache'), uid), readOwnCache(join(dir, 'fifo.v8cache'), uid)]).toEqual([undefined, undefined]);
+  });
 });
 
 describe('saveCache', () => {
@@ -44,6 +54,14 @@ describe('saveCache', () => {
     const dir = await tempDir();
     saveCache(join(dir, 'cache', 'c.v8cache'), Buffer.from('x'));
     expect(await readFile(join(dir, 'cache', 'c.v8cache'), 'utf8')).toBe('x');
+  });
+
+  it('removes the temp files a killed run left', async () => {
+    const dir = await tempDir();
+    const file = join(dir, cacheFileName('fedcba9876543210', process.version, process.arch));
+    await writeFile(join(dir, tempName(cacheFileName('0123456789abcdef', 'v20.1.0', 'x64'))), 'half');
+    saveCache(file, Buffer.from('new'));
+    expect(await readdir(dir)).toEqual([file.slice(dir.length + 1)]);
   });
 
   it('gives up quietly where it cannot write, leaving no temporary file', async () => {
@@ -105,6 +123,16 @@ describe('the installed command with NODE_COMPILE_CACHE', () => {
     expect(withoutTimes(second.stdout)).toBe(withoutTimes(first.stdout));
     const after = await stat(join(cacheDir, files[0]!));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it('NODE_COMPILE_CACHE below /proc: the run ends, quietly, without a cache', { timeout: 90_000 }, async () => {
+    const dir = await tempDir();
+    const result = await runCli(['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI], {
+      NODE_COMPILE_CACHE: '/proc/nope',
+      FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
+    }, 60_000);
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    expect(await readdir(join(dir, 'textfile'))).toEqual(['nvidia_gpu.prom']);
   });
 
   it('a failed collect and other commands write no cache', async () => {

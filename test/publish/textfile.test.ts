@@ -1,8 +1,11 @@
+import { mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { publishTextfile, removeStaleTemps } from '../../src/publish/textfile.js';
+import { publishTextfile, readPrevious, removeStaleTemps } from '../../src/publish/textfile.js';
+import { tempName } from '../../src/safe-fs.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 
 describe('publishTextfile', () => {
@@ -16,7 +19,15 @@ describe('publishTextfile', () => {
   it('says why it could not write', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'not-a-dir'), '');
-    expect(publishTextfile(join(dir, 'not-a-dir'), 'a.prom', 'x 1\n')).toMatch(/^cannot write .*a\.prom: (ENOTDIR|EEXIST)/);
+    expect(publishTextfile(join(dir, 'not-a-dir'), 'a.prom', 'x 1\n')).toEqual({ reason: 'write_failed', message: expect.stringMatching(/not-a-dir is not a directory/) });
+  });
+
+  it('refuses a textfile directory that is itself a symbolic link, and writes nothing there', async () => {
+    const dir = await tempDir();
+    const elsewhere = await tempDir();
+    symlinkSync(elsewhere, join(dir, 'textfile'));
+    expect(publishTextfile(join(dir, 'textfile'), 'a.prom', 'x 1\n')).toEqual({ reason: 'unsafe_directory', message: expect.stringMatching(/textfile is a symbolic link/) });
+    expect(await readdir(elsewhere)).toEqual([]);
   });
 });
 
@@ -26,6 +37,44 @@ describe('removeStaleTemps', () => {
     for (const name of ['nvidia_gpu.prom', 'nvidia_gpu.prom.3735928559', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1']) await writeFile(join(dir, name), '');
     expect(removeStaleTemps(dir, 'nvidia_gpu.prom')).toEqual(['nvidia_gpu.prom.3735928559']);
     expect((await readdir(dir)).sort()).toEqual(['nvidia_gpu.prom', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1']);
+  });
+
+  it('removes the random temp names too, and a link by that name without touching its target', async () => {
+    const dir = await tempDir();
+    const victim = join(await tempDir(), 'victim');
+    await writeFile(victim, 'keep\n');
+    const file = tempName('nvidia_gpu.prom');
+    const link = tempName('nvidia_gpu.prom');
+    const other = tempName('other.prom');
+    await writeFile(join(dir, file), 'half a fi');
+    await writeFile(join(dir, other), 'not ours');
+    symlinkSync(victim, join(dir, link));
+    expect(removeStaleTemps(dir, 'nvidia_gpu.prom').sort()).toEqual([file, link].sort());
+    expect(await readdir(dir)).toEqual([other]);
+    expect(readFileSync(victim, 'utf8')).toBe('keep\n');
+  });
+});
+
+describe('readPrevious', () => {
+  it('reads a plain file back', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.prom'), 'x 1\n');
+    expect(readPrevious(dir, 'a.prom')).toBe('x 1\n');
+  });
+
+  it('follows no link, and refuses a file over 1 MiB', async () => {
+    const dir = await tempDir();
+    const victim = join(await tempDir(), 'victim.prom');
+    await writeFile(victim, 'nvidia_gpu_collector_last_success_timestamp_seconds 1\n');
+    symlinkSync(victim, join(dir, 'link.prom'));
+    await writeFile(join(dir, 'big.prom'), 'x'.repeat(1024 * 1024 + 1));
+    expect([readPrevious(dir, 'link.prom'), readPrevious(dir, 'big.prom')]).toEqual([undefined, undefined]);
+  });
+
+  it('does not block on a FIFO planted at the name', async () => {
+    const dir = await tempDir();
+    await execa('mkfifo', [join(dir, 'a.prom')]);
+    expect(readPrevious(dir, 'a.prom')).toBeUndefined();
   });
 });
 
@@ -58,5 +107,85 @@ describe('a reader in a loop while collects run', () => {
     await reader;
     expect(seen.reads).toBeGreaterThan(12);
     expect(seen.partial).toEqual([]);
+  });
+});
+
+const H200 = capture('h200x2__580.159.04__linux-idle');
+const collectInto = (textfile: string, state: string) => ['collect', '--textfile-dir', textfile, '--state-dir', state, '--nvidia-smi', FAKE_SMI];
+
+describe('collect in directories another user owns, with links planted', () => {
+  it('never writes, truncates or chmods a link target, and replaces the links with its own files', async () => {
+    const root = await tempDir();
+    const [textfile, state] = [join(root, 'textfile'), join(root, 'state')];
+    for (const dir of [textfile, state]) {
+      mkdirSync(dir, { mode: 0o755 });
+      await execa('chown', ['65534:65534', dir]);
+    }
+    const victims = join(await tempDir(), 'etc');
+    mkdirSync(victims);
+    const victim = (name: string, text: string, mode: number) => {
+      const path = join(victims, name);
+      return writeFile(path, text, { mode }).then(() => ({ path, text, mode }));
+    };
+    const shadow = await victim('shadow', 'root:$6$secret:19000::::::\n', 0o600);
+    const sudoers = await victim('sudoers', 'root ALL=(ALL) ALL\n', 0o440);
+    symlinkSync(shadow.path, join(textfile, 'nvidia_gpu.prom'));
+    symlinkSync(sudoers.path, join(state, 'state.json'));
+
+    // Meanwhile, plant links at names like the temp files ours and earlier versions use.
+    let planting = true;
+    let planted = 0;
+    const planter = (async () => {
+      while (planting) {
+        for (const [dir, name] of [[textfile, 'nvidia_gpu.prom'], [state, 'state.json']] as const) {
+          for (const temp of [tempName(name), `${name}.${planted}`]) symlinkSync(planted % 2 ? shadow.path : sudoers.path, join(dir, temp));
+        }
+        planted++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await runCli(collectInto(textfile, state), { FAKE_SMI_CAPTURE: H200 }));
+    planting = false;
+    await planter;
+
+    expect(results.map((r) => [r.exitCode, r.stderr])).toEqual([[0, ''], [0, ''], [0, '']]);
+    expect(planted).toBeGreaterThan(0);
+    for (const v of [shadow, sudoers]) {
+      expect(readFileSync(v.path, 'utf8')).toBe(v.text);
+      expect(statSync(v.path).mode & 0o777).toBe(v.mode);
+    }
+    for (const file of [join(textfile, 'nvidia_gpu.prom'), join(state, 'state.json')]) {
+      const info = statSync(file, { throwIfNoEntry: true });
+      expect([info.isFile(), info.mode & 0o777, info.uid]).toEqual([true, 0o644, 0]);
+    }
+    expect(checkExposition(await readFile(join(textfile, 'nvidia_gpu.prom'), 'utf8')).problems).toEqual([]);
+  });
+
+  it.each(['textfile', 'state'])('refuses a %s directory that is itself a symbolic link: exit 1, one line, nothing written', async (which) => {
+    const root = await tempDir();
+    const elsewhere = await tempDir();
+    const dirs = { textfile: join(root, 'textfile'), state: join(root, 'state') };
+    symlinkSync(elsewhere, dirs[which as keyof typeof dirs]);
+    const result = await runCli(collectInto(dirs.textfile, dirs.state), { FAKE_SMI_CAPTURE: H200 });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^gpu-textfile: unsafe_directory: ${dirs[which as keyof typeof dirs]} is a symbolic link; refusing to write through it; nothing written\\n$`));
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+});
+
+// Node's recursive mkdir loops for ever below /proc; a run must end, with one line.
+describe('collect with a directory below /proc', () => {
+  it('--textfile-dir /proc/nope: exit 1 and one line', { timeout: 90_000 }, async () => {
+    const root = await tempDir();
+    const result = await runCli(collectInto('/proc/nope', join(root, 'state')), { FAKE_SMI_CAPTURE: H200 }, 60_000);
+    expect([result.exitCode, result.stderr]).toEqual([1, expect.stringMatching(/^gpu-textfile: write_failed: cannot create or open the directory \/proc\/nope: ENOENT[^\n]*; nothing written\n$/)]);
+  });
+
+  it('--state-dir /proc/nope: the textfile is written, and one line says the state is not', { timeout: 90_000 }, async () => {
+    const root = await tempDir();
+    const result = await runCli(collectInto(join(root, 'textfile'), '/proc/nope'), { FAKE_SMI_CAPTURE: H200 }, 60_000);
+    expect([result.exitCode, result.stderr]).toEqual([0, expect.stringMatching(/^gpu-textfile: state not saved in \/proc\/nope: ENOENT[^\n]*\n$/)]);
+    expect(await readdir(join(root, 'textfile'))).toEqual(['nvidia_gpu.prom']);
   });
 });

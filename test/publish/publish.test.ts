@@ -1,0 +1,56 @@
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkExposition } from '../../src/exposition/check.js';
+import { publish } from '../../src/publish/publish.js';
+import { publishTextfile } from '../../src/publish/textfile.js';
+import { collectCapture } from '../capture-replay.js';
+import { FAKE_SMI, capture, runCli } from '../helpers.js';
+import { fillLeaving, smallTmpfs } from '../small-tmpfs.js';
+
+const H200 = capture('h200x2__580.159.04__linux-idle');
+const PAGE = 4096;
+
+describe('publish on a full disk', () => {
+  it('a text that does not fit is never published: the health block says write_failed, no temp is left, and freeing the disk is enough', async () => {
+    const disk = await smallTmpfs(256 * 1024);
+    const [textfile, state] = [join(disk, 'textfile'), join(disk, 'state')];
+    const args = ['collect', '--textfile-dir', textfile, '--state-dir', state, '--nvidia-smi', FAKE_SMI];
+    expect((await runCli(args, { FAKE_SMI_CAPTURE: H200 })).exitCode).toBe(0);
+    const file = join(textfile, 'nvidia_gpu.prom');
+    const good = readFileSync(file, 'utf8');
+    const lastSuccess = checkExposition(good).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')!.value;
+    // Three pages: the lock takes one, the health block fits in one, the full text (20 KB) does not.
+    expect(good.length).toBeGreaterThan(3 * PAGE);
+    const filler = fillLeaving(disk, 3 * PAGE);
+
+    const full = await runCli(args, { FAKE_SMI_CAPTURE: H200 });
+    expect(full.exitCode).toBe(1);
+    expect(full.stderr).toMatch(/^gpu-textfile: write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(wrote \S+\/nvidia_gpu\.prom with the health block only\)\n$/);
+    const { samples, problems } = checkExposition(readFileSync(file, 'utf8'));
+    expect(problems).toEqual([]);
+    expect(samples.filter((s) => /^nvidia_gpu_(?!collector_)/.test(s.name))).toEqual([]);
+    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels).toEqual({ reason: 'write_failed' });
+    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds')?.value).toBe(lastSuccess);
+    expect(readdirSync(textfile)).toEqual(['nvidia_gpu.prom']);
+    expect(readdirSync(state)).toEqual(['state.json']);
+
+    rmSync(filler);
+    const freed = await runCli(args, { FAKE_SMI_CAPTURE: H200 });
+    expect([freed.exitCode, freed.stderr]).toEqual([0, '']);
+    expect(checkExposition(readFileSync(file, 'utf8')).samples.some((s) => s.name === 'nvidia_gpu_memory_used_bytes')).toBe(true);
+    expect(readdirSync(textfile)).toEqual(['nvidia_gpu.prom']);
+  });
+
+  it('when even the health block does not fit, the previous file stays as it was and no temp is left', async () => {
+    const disk = await smallTmpfs(128 * 1024);
+    const { collection } = await collectCapture('h200x2__580.159.04__linux-idle');
+    expect(publishTextfile(disk, 'nvidia_gpu.prom', 'nvidia_gpu_collector_success 1\n')).toBeUndefined();
+    fillLeaving(disk, 0);
+    const target = { textfileDir: disk, fileName: 'nvidia_gpu.prom', dryRun: false, labels: [], out: process.stdout };
+    const { textfileError } = await publish(collection, target, new Date());
+    expect(textfileError).toMatch(/^write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(the previous \S+\/nvidia_gpu\.prom stays\)$/);
+    expect(readFileSync(join(disk, 'nvidia_gpu.prom'), 'utf8')).toBe('nvidia_gpu_collector_success 1\n');
+    expect(readdirSync(disk).sort()).toEqual(['filler', 'nvidia_gpu.prom']);
+  });
+});
