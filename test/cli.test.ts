@@ -80,7 +80,7 @@ describe('completion', () => {
 
 describe('--version', () => {
   it('answers from any working directory', async () => {
-    const result = await execa(process.execPath, [CLI, '--version'], { cwd: '/', env: cliEnv(), extendEnv: false, reject: false });
+    const result = await execa(process.execPath, [CLI, '--version'], { cwd: '/', env: cliEnv(), extendEnv: false, reject: false, stripFinalNewline: false });
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 });
