@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
 // The tool runs as root in directories other users may own (Debian's /var/lib/prometheus belongs to
@@ -34,6 +34,8 @@ export interface PinnedDir {
   readonly path: string;
   /** A path for NAME inside the pinned directory (a single name, no slash). */
   at(name: string): string;
+  /** The names in the directory (read through the descriptor). */
+  names(): string[];
   close(): void;
 }
 
@@ -91,6 +93,7 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
       if (name === '' || name.includes('/') || name === '.' || name === '..') throw new Error(`not a plain file name: ${JSON.stringify(name)}`);
       return `${base}/${name}`;
     },
+    names: () => readdirSync(base),
     close: () => closeSync(fd),
   };
 }
