@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { guardGroup } from './orphan-guard.js';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
 export type SmiOutcome =
@@ -44,6 +45,8 @@ export async function runSmi(command: string, args: readonly string[], options: 
     // nvidia-smi's messages are English already; keep any locale from changing number formats.
     env: { ...options.env, LC_ALL: 'C' },
   });
+  // Started after the child, so nvidia-smi starts no later than it did.
+  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   const deadline = setTimeout(() => {
@@ -54,6 +57,7 @@ export async function runSmi(command: string, args: readonly string[], options: 
   const result = await child;
   clearTimeout(deadline);
   clearTimeout(forceKill);
+  releaseGroup?.();
 
   const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
@@ -88,6 +92,7 @@ export function streamSmi(command: string, args: readonly string[], options: { g
     buffer: { stdout: false, stderr: true },
     env: { ...options.env, LC_ALL: 'C' },
   });
+  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
   const tail: string[] = [];
   let stopped = false;
   let forceKill: NodeJS.Timeout | undefined;
@@ -110,6 +115,7 @@ export function streamSmi(command: string, args: readonly string[], options: { g
   }
   const ended = child.then((result): SmiOutcome => {
     clearTimeout(forceKill);
+    releaseGroup?.();
     // Newest first: the line nvidia-smi printed last says why it stopped.
     const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
     if ((result as { code?: string }).code === 'ENOENT') return { kind: 'not-found', command };
