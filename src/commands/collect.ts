@@ -210,6 +210,8 @@ async function runForever(context: {
     await runLongRunning({
       fields: context.fields,
       intervalMs: context.intervalMs,
+      // nvidia-smi's first row may take as long as a one-shot query may.
+      startupGraceMs: context.timeoutMs,
       processesIntervalMs: args.processes ? context.processesIntervalMs : undefined,
       oneShot: context.oneShot,
       queryProcesses: () => queryProcesses(deadlineRunner(args.nvidiaSmi, context.timeoutMs), { maxProcesses: args.maxProcesses, userRoots: context.userRoots }),

@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { boundedLines } from './lines.js';
 import { guardGroup } from './orphan-guard.js';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
@@ -75,6 +76,9 @@ export const smiRunner =
   (args) =>
     runSmi(command, args, options);
 
+/** A --query-gpu row is a few hundred characters; nothing we read is longer than this. */
+const MAX_LINE_CHARS = 16 * 1024;
+
 /** A long-running nvidia-smi (-lms): its stdout line by line, and how it ended. */
 export interface SmiStream {
   lines: AsyncIterable<string>;
@@ -102,12 +106,12 @@ export function streamSmi(command: string, args: readonly string[], options: { g
     killGroup(child.pid, 'SIGTERM');
     forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.graceMs ?? 1000);
   };
-  // readline over the raw pipe: execa's own line iteration costs more per line than the whole sample.
+  // Our own splitter over the raw pipe: execa's line iteration costs more per line than the whole
+  // sample, and readline keeps a line whole however long it grows.
   async function* lines(): AsyncGenerator<string> {
     if (!child.stdout) return;
-    // Loaded here: only the long-running mode reads lines, and a one-shot run's start-up is shorter without it.
-    const { createInterface } = await import('node:readline');
-    for await (const text of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
+    child.stdout.setEncoding('utf8');
+    for await (const text of boundedLines(child.stdout, MAX_LINE_CHARS)) {
       tail.push(text);
       if (tail.length > 5) tail.shift();
       yield text;
