@@ -32,6 +32,17 @@ export interface LongRunningInput {
 /** Restart delays after the stream breaks: from one interval (at least 1 s), doubling up to a minute. */
 export const backoffMs = (intervalMs: number, failures: number): number => Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
 
+/**
+ * What one sample of the long-running mode cost, in seconds: nvidia-smi -lms sleeps the interval after
+ * each query, so batches come `interval + query time` apart, and the query's share is the spacing less
+ * the interval; then our own time from the batch's first row to the collection. The first batch of a
+ * child has no spacing to go by: only our own time.
+ */
+export function sampleSeconds(startedAt: number, previousStart: number | undefined, now: number, intervalMs: number): number {
+  const queryMs = previousStart === undefined ? 0 : Math.max(0, startedAt - previousStart - intervalMs);
+  return (queryMs + (now - startedAt)) / 1000;
+}
+
 /** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
 export const STALL_INTERVALS = 3;
 export const GARBAGE_BATCHES = 3;
@@ -125,6 +136,8 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     let good = 0;
     let batch: Batch | undefined;
     let flushTimer: NodeJS.Timeout | undefined;
+    /** When the last published batch's first row came: nvidia-smi -lms waits the interval after each query. */
+    let previousStart: number | undefined;
 
     const stallMs = STALL_INTERVALS * input.intervalMs;
     // The stall check starts with the first line: until then nvidia-smi gets its start-up time.
@@ -161,8 +174,9 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
       const { collection, warnings } = toCollection(
         { samples: done.samples, problems: done.problems, lost: [], fields },
         processes,
-        { durationSeconds: (now - done.startedAt) / 1000, nowSeconds: now / 1000 },
+        { durationSeconds: sampleSeconds(done.startedAt, previousStart, now, input.intervalMs), nowSeconds: now / 1000 },
       );
+      previousStart = done.startedAt;
       lastSuccessSeconds = collection.health.lastSuccessSeconds;
       for (const warning of warnings) input.say(warning);
       void publish(collection);

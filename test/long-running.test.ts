@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkExposition } from '../src/exposition/check.js';
 import { FIELDS } from '../src/fields.js';
-import { backoffMs, latestOnly, MAX_BATCH_ROWS, runLongRunning, type LongRunningInput } from '../src/long-running.js';
+import { backoffMs, latestOnly, MAX_BATCH_ROWS, runLongRunning, sampleSeconds, type LongRunningInput } from '../src/long-running.js';
 import type { Collection } from '../src/metrics.js';
 import type { SmiOutcome, SmiStream } from '../src/nvidia-smi/run.js';
 import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from './helpers.js';
@@ -299,6 +299,31 @@ describe('runLongRunning', () => {
     await run.stop();
     expect(run.children[0]!.stopped).toBe(true);
     expect(reasons(run.published)).toEqual(['start', 'sample']);
+  });
+});
+
+describe('sampleSeconds', () => {
+  it('is the query time (spacing less the interval) plus our own time', () => {
+    expect(sampleSeconds(10_270, 10_000, 10_273, 250)).toBeCloseTo(0.023, 6);
+    expect(sampleSeconds(10_000, undefined, 10_004, 250)).toBeCloseTo(0.004, 6);
+    // A batch that came early (a clock step, a lagging previous read) costs no negative time.
+    expect(sampleSeconds(10_200, 10_000, 10_200, 250)).toBe(0);
+  });
+
+  // The duration family said 0 for every sample of the long-running mode.
+  it('is what the published samples carry', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const run = loop();
+    await vi.advanceTimersByTimeAsync(0);
+    run.children[0]!.feed(...ROWS);
+    await vi.advanceTimersByTimeAsync(0);
+    // nvidia-smi takes 30 ms for the next query after its 200 ms sleep.
+    await vi.advanceTimersByTimeAsync(230);
+    run.children[0]!.feed(...ROWS);
+    await vi.advanceTimersByTimeAsync(0);
+    const samples = run.published.filter((c) => c.samples.length > 0 && c.health.durationSeconds !== undefined);
+    expect(samples.at(-1)?.health.durationSeconds).toBeCloseTo(0.03, 6);
+    await run.stop();
   });
 });
 
