@@ -107,11 +107,15 @@ function addRow(bucket: Bucket, row: HistoryRow, t = FINDING_THRESHOLDS): void {
   bucket.tempMax = maxOf(bucket.tempMax, row.temperatureC);
 }
 
-/** The part of a gap inside each local hour, added to the hours that have a bucket. */
-function spreadGap(hourly: Map<number, { missingMs: number }>, gap: Gap): void {
-  for (let hour = periodStart(gap.from, 'hour'); hour < gap.to; hour = periodStart(hour + HOUR, 'hour')) {
+/**
+ * The unsampled part of a gap inside each local hour, added to the hours that have a bucket. The
+ * sample before the gap stands for one interval after it, so the gap proper starts there.
+ */
+function spreadGap(hourly: Map<number, { missingMs: number }>, gap: Gap, interval: number): void {
+  const from = gap.from + interval;
+  for (let hour = periodStart(from, 'hour'); hour < gap.to; hour = periodStart(hour + HOUR, 'hour')) {
     const bucket = hourly.get(hour);
-    if (bucket) bucket.missingMs += Math.min(gap.to, hour + HOUR) - Math.max(gap.from, hour);
+    if (bucket) bucket.missingMs += Math.min(gap.to, hour + HOUR) - Math.max(from, hour);
   }
 }
 
@@ -200,7 +204,7 @@ export class Aggregator {
     let host = this.hosts.get(key);
     if (!host) {
       const hourly = new Map<number, { samples: number; missingMs: number }>();
-      host = { host: own(row.host), task: own(row.task), hourly, timeline: new Timeline((gap) => spreadGap(hourly, gap)) };
+      host = { host: own(row.host), task: own(row.task), hourly, timeline: new Timeline((gap, _missing, _tag, interval) => spreadGap(hourly, gap, interval)) };
       this.hosts.set(own(key), host);
     }
     return host;
@@ -212,8 +216,8 @@ export class Aggregator {
     if (!stats) {
       const hourly = new Map<number, Bucket>();
       const ownGaps = emptyTotals();
-      const timeline = new Timeline<boolean>((gap, missing, ran) => {
-        spreadGap(hourly, gap);
+      const timeline = new Timeline<boolean>((gap, missing, ran, interval) => {
+        spreadGap(hourly, gap, interval);
         if (ran) countGap(ownGaps, gap, missing);
       });
       stats = { host: own(row.host), task: own(row.task), gpu: own(row.gpu), uuid: own(row.uuid), hourly, errorsByReason: new Map(), timeline, ownGaps };

@@ -46,7 +46,7 @@ export class Timeline<Tag> {
   private learning: { gap: Gap; tag: Tag }[] = [];
 
   constructor(
-    private readonly onGap: (gap: Gap, missing: number, tag: Tag) => void,
+    private readonly onGap: (gap: Gap, missing: number, tag: Tag, interval: number) => void,
     private readonly gapIntervals = FINDING_THRESHOLDS.gapIntervals,
   ) {}
 
@@ -87,6 +87,6 @@ export class Timeline<Tag> {
     if (gap.to - gap.from <= this.gapIntervals * interval) return;
     const missing = Math.round((gap.to - gap.from) / interval) - 1;
     countGap(this.totals, gap, missing);
-    this.onGap(gap, missing, tag);
+    this.onGap(gap, missing, tag, interval);
   }
 }
