@@ -90,10 +90,11 @@ export function reportHtml(report: Report, title: string): string {
   const seriesOf = (host: HostStats) => [...aggregator.series.values()].filter((s) => s.host === host.host && s.task === host.task);
   const gpusOf = (host: HostStats) => seriesOf(host).filter((s) => s.gpu !== '').sort((a, b) => Number(a.gpu) - Number(b.gpu) || a.uuid.localeCompare(b.uuid));
   const ids = anchors(hosts, gpusOf);
-  const hours = [...aggregator.series.values()].flatMap((s) => [...s.hourly.keys()]);
-  const first = Math.min(...hours);
-  const last = Math.max(...hours);
-  const grid = hours.length ? gridFor(first, last) : undefined;
+  // Reduced, not spread into Math.min: a year of hours of many GPUs is more arguments than a call takes.
+  let first = Infinity;
+  let last = -Infinity;
+  for (const s of aggregator.series.values()) for (const hour of s.hourly.keys()) [first, last] = [Math.min(first, hour), Math.max(last, hour)];
+  const grid = first <= last ? gridFor(first, last) : undefined;
 
   const anchorOf = (f: Finding) => ids.get(seriesKey(f.host, f.task_id, f.gpu_id, f.gpu_uuid)) ?? ids.get(seriesKey(f.host, f.task_id));
   const findingsList = report.findings.length

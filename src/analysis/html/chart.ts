@@ -65,8 +65,8 @@ export function chartSvg(spec: ChartSpec): string {
   const plotH = height - MARGIN.top - MARGIN.bottom;
   const bucketX = (i: number) => MARGIN.left + (i / grid.n) * plotW;
   const timeX = (t: number) => MARGIN.left + ((t - grid.x0) / (grid.n * grid.step)) * plotW;
-  const data = spec.lines.flatMap((l) => l.values.filter((v): v is number => v !== undefined));
-  const ticks = valueTicks(spec.max ?? Math.max(0, ...data));
+  const highest = spec.lines.reduce((a, l) => l.values.reduce((b: number, v) => (v === undefined ? b : Math.max(b, v)), a), 0);
+  const ticks = valueTicks(spec.max ?? highest);
   const top = ticks[ticks.length - 1]!;
   const y = (v: number) => MARGIN.top + plotH - (v / top) * plotH;
   const bottom = MARGIN.top + plotH;
