@@ -27,3 +27,15 @@ describe('chart axes', () => {
     expect(d).toBe('M0.0,1.0L10.0,2.0M30.0,3.0h0M60.0,4.0L70.0,5.0');
   });
 });
+
+describe('memory growth over long spans', () => {
+  it('fits at most 400 binned points: a year of hourly maxima is 8760, 38 M pairs', async () => {
+    const { binned } = await import('../../src/analysis/memory-growth.js');
+    const year = Array.from({ length: 8760 }, (_, i) => ({ x: i, y: 1000 + i }));
+    const bins = binned(year);
+    expect(bins.length).toBeLessThanOrEqual(400);
+    // 8760 / 400 -> bins of 22: hours 0..21, mean 10.5, median of 1000..1021 = (1010 + 1011) / 2.
+    expect(bins[0]).toEqual({ x: 10.5, y: 1010.5 });
+    expect(binned(year.slice(0, 168))).toHaveLength(168);
+  });
+});
