@@ -32,6 +32,8 @@ export class UnsafeFileError extends Error {
 /** A directory held open: names below it are resolved through the descriptor, not the path. */
 export interface PinnedDir {
   readonly path: string;
+  /** The directory through its descriptor (/proc/self/fd/N): to list it, or to show a message with `path` instead. */
+  readonly fdPath: string;
   /** A path for NAME inside the pinned directory (a single name, no slash). */
   at(name: string): string;
   /** The directory's entries, read through the descriptor. */
@@ -99,6 +101,7 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
   const base = `/proc/self/fd/${fd}`;
   return {
     path,
+    fdPath: base,
     at: (name) => {
       if (name === '' || name.includes('/') || name === '.' || name === '..') throw new Error(`not a plain file name: ${JSON.stringify(name)}`);
       return `${base}/${name}`;
@@ -223,6 +226,26 @@ export function pinDirIfAny(path: string): PinnedDir | undefined {
     throw error;
   }
 }
+
+/** Creates a new temp file beside NAME (O_EXCL, O_NOFOLLOW, random name) for writing; the caller links or renames it into place. */
+export function openTemp(dir: PinnedDir, name: string, mode = 0o644): { temp: string; fd: number } {
+  const temp = tempName(name);
+  return { temp, fd: openNoFollow(dir, temp, O_WRONLY | O_CREAT | O_EXCL, mode) };
+}
+
+/** Removes NAME from a pinned directory (the name, never what a link points to); false when it was not there. */
+export function removeName(dir: PinnedDir, name: string): boolean {
+  try {
+    unlinkSync(dir.at(name));
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/** `text` with the descriptor path of `dir` shown as its real path, for messages. */
+export const showPinned = (dir: PinnedDir, text: string): string => text.split(dir.fdPath).join(dir.path);
 
 /** One line for a failed file operation. */
 export const describeFileError = (error: unknown): string =>

@@ -55,7 +55,7 @@ export const COLLECT_OPTIONS: OptionTable = {
 export const ARCHIVE_OPTIONS: OptionTable = {
   'csv-dir': { type: 'string', placeholder: 'DIR', demandOption: true, describe: 'Directory holding the live <task>.csv files' },
   keep: { type: 'number', placeholder: 'N', default: 14, describe: 'Archives kept per task' },
-  'max-age': { type: 'number', placeholder: 'DAYS', describe: 'Remove archives whose data starts more than this many days ago' },
+  'max-age': { type: 'number', placeholder: 'DAYS', describe: 'Remove archives rotated more than this many days ago (no row younger than that is removed)' },
   compress: { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' },
   'delay-compress': { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' },
   'min-size': { type: 'number', placeholder: 'BYTES', default: 0, describe: 'Leave live files smaller than this many bytes alone' },

@@ -1,15 +1,17 @@
-import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, ftruncateSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Collection } from '../metrics.js';
 import type { GpuSample } from '../samples.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
+import { describeFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';
 
 export const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 export const csvPath = (dir: string, task: string): string => join(dir, `${task}.csv`);
-export const csvLockPath = (dir: string, task: string): string => join(dir, `.${task}.csv.lock`);
+/** The lock the CSV writer and the archiver share, a name in the CSV directory. */
+export const csvLockName = (task: string): string => `.${task}.csv.lock`;
+export const csvLockPath = (dir: string, task: string): string => join(dir, csvLockName(task));
 
 interface RowContext {
   time: string;
@@ -44,10 +46,62 @@ export function csvRows(collection: Collection, context: RowContext, knownGpus: 
   ];
 }
 
+/** The one line a failed append returns: `write_failed`, where, why, and that the file kept no part of it. */
+const writeFailed = (path: string, why: string): string => `write_failed: ${path}: ${why}; no row of this sample was kept`;
+
 /**
- * Appends one sample to <dir>/<task>.csv with a single write() on an O_APPEND descriptor, under
- * the lock the archiver takes too. Writes the header first when the file is new or empty (also
- * right after someone truncated it). Returns the one-line reason when it could not.
+ * Appends `lines` to NAME in a pinned directory as one write on an O_APPEND descriptor: never
+ * through a link (openNoFollow refuses symlinks, hard links and non-files), on a fresh line when
+ * the file does not end in one (a crash mid-write), and all or nothing: a failed or short write
+ * (ENOSPC) is cut back off, so the file never keeps a partial row for the next one to run into.
+ * Returns the one-line reason when it could not. Called under the lock the archiver takes too.
+ */
+function appendWhole(dir: PinnedDir, name: string, lines: string): string | undefined {
+  const shown = join(dir.path, name);
+  let fd: number;
+  try {
+    // O_RDWR, not O_WRONLY: the last byte is read to see whether the file ends on a fresh line.
+    fd = openNoFollow(dir, name, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o644);
+  } catch (error) {
+    return writeFailed(shown, describeFileError(error));
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const chunk = (size === 0 ? csvLine(CSV_HEADER) : endsInNewline(fd, size) ? '' : '\n') + lines;
+    try {
+      writeAll(fd, chunk);
+      return undefined;
+    } catch (error) {
+      return writeFailed(shown, `${describeFileError(error)}${cutBack(fd, size)}`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const endsInNewline = (fd: number, size: number): boolean => {
+  const last = Buffer.alloc(1);
+  return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a;
+};
+
+/**
+ * Truncates back to `size` after a failed write. Only when the file grew: had someone else
+ * truncated it meanwhile (logrotate's copytruncate does not take our lock), ftruncate to the old
+ * size would fill it with NUL bytes. Returns '' or what went wrong, for the message.
+ */
+function cutBack(fd: number, size: number): string {
+  try {
+    if (fstatSync(fd).size > size) ftruncateSync(fd, size);
+    return '';
+  } catch (error) {
+    return ` (and cutting the partial row back off failed: ${describeFileError(error)})`;
+  }
+}
+
+/**
+ * Appends one sample to <dir>/<task>.csv (see appendWhole), under the lock the archiver takes too.
+ * Writes the header first when the file is new or empty (also right after someone truncated it).
+ * Returns the one-line reason when it could not.
  */
 export async function appendCsvSample(
   dir: string,
@@ -60,21 +114,17 @@ export async function appendCsvSample(
   if (/-\d{8}(-\d+)?$/.test(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
   const lines = csvRows(collection, { time: localIsoTime(options.now), host: options.host, task }, options.knownGpus ?? []);
   if (lines.length === 0) return undefined;
+  let pinned: PinnedDir;
   try {
-    await mkdir(dir, { recursive: true, mode: 0o755 });
+    pinned = pinDir(dir, { create: true });
   } catch (error) {
-    return `cannot create CSV directory ${dir}: ${(error as NodeJS.ErrnoException).code}`;
+    return writeFailed(csvPath(dir, task), `cannot open the CSV directory: ${describeFileError(error)}`);
   }
-  // Synchronous calls under the lock: four of them, each cheaper than a trip through the thread pool.
-  const result = await withFileLock(csvLockPath(dir, task), 5000, async () => {
-    const fd = openSync(csvPath(dir, task), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
-    try {
-      const chunk = (fstatSync(fd).size === 0 ? csvLine(CSV_HEADER) : '') + lines.join('');
-      writeSync(fd, chunk);
-      return undefined;
-    } finally {
-      closeSync(fd);
-    }
-  }).catch((error: NodeJS.ErrnoException) => `cannot append to ${csvPath(dir, task)}: ${error.code ?? error.message}`);
-  return isLockError(result) ? result.lockError : result;
+  try {
+    // The lock too is named through the pinned directory: a directory swapped for a link cannot send it elsewhere.
+    const result = await withFileLock(pinned.at(csvLockName(task)), 5000, async () => appendWhole(pinned, `${task}.csv`, lines.join('')));
+    return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;
+  } finally {
+    pinned.close();
+  }
 }

@@ -1,15 +1,15 @@
-import { constants } from 'node:fs';
-import { link, open, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { CSV_HEADER, csvLine } from './columns.js';
-import { csvLockPath } from './append.js';
+import { csvLockName } from './append.js';
+import { gzipArchive } from './compress.js';
+import { copyTruncate } from './copy-truncate.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
+import { describeFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
 
 export interface ArchiveOptions {
   /** Archives kept per task, newest first. */
   keep: number;
-  /** Archives whose data starts more than this many days ago are removed. */
+  /** Archives rotated (or whose newest row is) more than this many days ago are removed. */
   maxAgeDays?: number;
   compress: boolean;
   /** Leave the newest archive uncompressed (compressed on the next run), as logrotate's delaycompress. */
@@ -21,11 +21,14 @@ export interface ArchiveOptions {
 
 /** What archiving did to one live file. */
 export type ArchiveAction =
-  | { kind: 'rotated'; task: string; archive: string; rows: number }
+  | { kind: 'rotated'; task: string; archive: string; rows: number; unsynced?: string }
   | { kind: 'skipped'; task: string; why: 'empty' | 'below-min-size' | 'missing' }
   | { kind: 'failed'; task: string; message: string };
 
-/** `NAME-YYYYMMDD[-N].csv[.gz]`: an archive of task NAME whose first row is from that day. */
+/**
+ * `NAME-YYYYMMDD[-N].csv[.gz]`: an archive of task NAME rotated that day (see archiveDay). Older
+ * versions named archives after their first row's day; those parse the same and sort before.
+ */
 export const ARCHIVE_NAME = /^(.+)-(\d{8})(?:-(\d+))?\.csv(\.gz)?$/;
 
 export interface ArchiveFile {
@@ -49,119 +52,153 @@ export const liveTask = (file: string): string | undefined =>
 /** Oldest first: by day, then by counter. */
 const byAge = (a: ArchiveFile, b: ArchiveFile) => a.day.localeCompare(b.day) || a.counter - b.counter;
 
-/** "2026-11-29T18:22:01.209+08:00,..." -> "20261129", from the first data row; else the run's local day. */
-export function archiveDay(text: string, now: Date): string {
-  for (const line of text.split('\n')) {
-    const day = /^(\d{4})-(\d{2})-(\d{2})T/.exec(line);
-    if (day) return `${day[1]}${day[2]}${day[3]}`;
-  }
-  return localDay(now);
+/**
+ * The day an archive is named after, YYYYMMDD: the day it is rotated (as logrotate's dateext), or
+ * the day of the newest row in `tail` (the live file's end) when that is later, i.e. the writer's
+ * clock was ahead of ours. Never the first row's: a wrong clock at boot must not date a file
+ * of today's rows years back, where --max-age would delete it at once.
+ */
+export function archiveDay(tail: string, now: Date): string {
+  const today = localDay(now);
+  let newest: string | undefined;
+  for (const match of tail.matchAll(/^(\d{4})-(\d{2})-(\d{2})T/gm)) newest = `${match[1]}${match[2]}${match[3]}`;
+  return newest !== undefined && newest > today ? newest : today;
 }
 
 /** A date's local day as YYYYMMDD. */
 const localDay = (date: Date): string =>
   `${date.getFullYear()}${String(date.getMonth() + 1).padStart(2, '0')}${String(date.getDate()).padStart(2, '0')}`;
 
-/** The archive's content: the live data, starting with exactly one header line. */
-export function withHeader(text: string): string {
-  const header = csvLine(CSV_HEADER);
-  return text.startsWith(header) ? text : header + text;
+/** A task's archives in a pinned directory, oldest first. */
+const archivesOf = (dir: PinnedDir, task: string): ArchiveFile[] =>
+  readdirSync(dir.fdPath)
+    .map(parseArchiveName)
+    .filter((a): a is ArchiveFile => a?.task === task)
+    .sort(byAge);
+
+/** The next free name for an archive of `task` from `day`: NAME-DAY.csv, then NAME-DAY-2.csv, ... */
+const nextArchiveName = (existing: readonly ArchiveFile[], task: string, day: string): string => {
+  const counter = Math.max(0, ...existing.filter((a) => a.day === day).map((a) => a.counter)) + 1;
+  return `${task}-${day}${counter > 1 ? `-${counter}` : ''}.csv`;
+};
+
+/**
+ * Copies the live file to a new plain archive, then truncates it in place, under the writers' lock;
+ * compression comes after, outside the lock (see retain).
+ */
+async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<ArchiveAction> {
+  const live = join(dir.path, `${task}.csv`);
+  const existing = archivesOf(dir, task);
+  const result = await withFileLock(dir.at(csvLockName(task)), 30_000, async (): Promise<ArchiveAction> => {
+    const outcome = copyTruncate(dir, task, (tail) => nextArchiveName(existing, task, archiveDay(tail, options.now)), options);
+    return outcome.kind === 'copied' ? { kind: 'rotated', task, archive: outcome.archive, rows: outcome.rows, unsynced: outcome.unsynced } : { kind: 'skipped', task, why: outcome.why };
+  }).catch((error: unknown): ArchiveAction => ({
+    kind: 'failed',
+    task,
+    // An UnsafeFileError's message names the file already.
+    message: showPinned(dir, error instanceof UnsafeFileError ? error.message : `${live}: ${describeFileError(error)}`),
+  }));
+  return isLockError(result) ? { kind: 'failed', task, message: showPinned(dir, result.lockError) } : result;
 }
 
-const countRows = (text: string): number => text.split('\n').filter((line) => line !== '' && !line.startsWith('time,')).length;
-
-/** Writes a new file whole (temp, fsync, link): never replaces an existing archive (EEXIST instead). */
-async function writeDurably(path: string, data: string | Buffer): Promise<void> {
-  const temp = `${path}.tmp-${process.pid}`;
-  try {
-    await writeFile(temp, data, { mode: 0o644, flush: true });
-    await link(temp, path);
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
-}
-
-/** Copies the live file to a new archive, then truncates it in place, all under the writer's lock. */
-async function rotateOne(dir: string, task: string, existing: readonly ArchiveFile[], options: ArchiveOptions): Promise<ArchiveAction> {
-  const live = join(dir, `${task}.csv`);
-  const result = await withFileLock(csvLockPath(dir, task), 30_000, async (): Promise<ArchiveAction> => {
-    const info = await stat(live).catch(() => undefined);
-    if (!info) return { kind: 'skipped', task, why: 'missing' };
-    if (info.size < options.minSize) return { kind: 'skipped', task, why: 'below-min-size' };
-    const text = await readFile(live, 'utf8');
-    const rows = countRows(text);
-    if (rows === 0) return { kind: 'skipped', task, why: 'empty' };
-
-    const day = archiveDay(text, options.now);
-    const counter = Math.max(0, ...existing.filter((a) => a.day === day).map((a) => a.counter)) + 1;
-    const plain = `${task}-${day}${counter > 1 ? `-${counter}` : ''}.csv`;
-    const content = withHeader(text);
-    const gzip = options.compress && !options.delayCompress;
-    const archive = gzip ? `${plain}.gz` : plain;
-    await writeDurably(join(dir, archive), gzip ? gzipSync(content) : content);
-
-    // Truncate in place: a writer that keeps the path (or the descriptor, with O_APPEND) goes on.
-    const handle = await open(live, constants.O_WRONLY);
-    try {
-      await handle.truncate(0);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return { kind: 'rotated', task, archive, rows };
-  }).catch((error: NodeJS.ErrnoException): ArchiveAction => ({ kind: 'failed', task, message: `${live}: ${error.code ?? ''} ${error.message}`.trim() }));
-  return isLockError(result) ? { kind: 'failed', task, message: result.lockError } : result;
-}
-
-/** Compresses a task's plain archives except the newest, and removes those past --keep or --max-age. */
-async function retain(dir: string, task: string, options: ArchiveOptions): Promise<string[]> {
+/**
+ * Compresses a task's plain archives (all but the newest with --delay-compress), and removes those
+ * past --keep or --max-age. Returns what it compressed and what went wrong. An archive's day is
+ * when its newest row was written or later (archiveDay), so --max-age never removes a row younger
+ * than that; a plain archive that cannot be compressed stays, and is tried again next time.
+ */
+async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<{ compressed: string[]; problems: string[] }> {
   const problems: string[] = [];
-  const archives = (await readdir(dir)).map(parseArchiveName).filter((a): a is ArchiveFile => a?.task === task).sort(byAge);
-  const newest = archives[archives.length - 1];
+  const compressed: string[] = [];
   if (options.compress) {
-    for (const archive of archives.filter((a) => !a.gzip && a !== newest)) {
+    const archives = archivesOf(dir, task);
+    const newest = archives[archives.length - 1];
+    for (const archive of archives.filter((a) => !a.gzip && !(options.delayCompress && a === newest))) {
       try {
-        await writeDurably(join(dir, `${archive.file}.gz`), gzipSync(await readFile(join(dir, archive.file))));
-        await unlink(join(dir, archive.file));
+        await gzipArchive(dir, archive.file);
+        compressed.push(archive.file);
       } catch (error) {
-        problems.push(`cannot compress ${archive.file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+        problems.push(showPinned(dir, `cannot compress ${archive.file}, kept it plain: ${describeFileError(error)}`));
       }
     }
   }
   const cutoffDay = options.maxAgeDays === undefined ? undefined : localDay(new Date(options.now.getTime() - options.maxAgeDays * 86_400_000));
-  const remaining = (await readdir(dir)).map(parseArchiveName).filter((a): a is ArchiveFile => a?.task === task).sort(byAge);
+  const remaining = archivesOf(dir, task);
   const doomed = remaining.filter((a, i) => i < remaining.length - options.keep || (cutoffDay !== undefined && a.day < cutoffDay));
   for (const archive of doomed) {
-    await unlink(join(dir, archive.file)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') problems.push(`cannot remove ${archive.file}: ${error.code}`);
-    });
+    try {
+      // The name only: a link planted under an archive's name is removed, never what it points to.
+      removeName(dir, archive.file);
+    } catch (error) {
+      problems.push(`cannot remove ${archive.file}: ${(error as NodeJS.ErrnoException).code}`);
+    }
   }
-  return problems;
+  return { compressed, problems };
+}
+
+/** Temp files a killed archiver left: `.NAME-YYYYMMDD[-N].csv[.gz].<16 hex>.tmp` (safe-fs tempName of an archive). */
+const ARCHIVE_TEMP = /^\.(.+)\.[0-9a-f]{16}\.tmp$/;
+const leftoverTemps = (dir: PinnedDir): string[] =>
+  readdirSync(dir.fdPath).filter((file) => {
+    const match = ARCHIVE_TEMP.exec(file);
+    return match !== null && parseArchiveName(match[1]!) !== undefined;
+  });
+
+/** Rotates one task and keeps its archives; the action names the archive as it ends up (gzipped or not). */
+async function archiveTask(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<{ action: ArchiveAction; problems: string[] }> {
+  const action = await rotateOne(dir, task, options);
+  if (action.kind === 'failed') return { action, problems: [] };
+  const { compressed, problems } = await retain(dir, task, options);
+  if (action.kind !== 'rotated') return { action, problems };
+  if (action.unsynced) problems.push(`${task}.csv was truncated, but fsync failed: ${action.unsynced}`);
+  return { action: compressed.includes(action.archive) ? { ...action, archive: `${action.archive}.gz` } : action, problems };
+}
+
+/** The directory, held open without following a link; undefined when it does not exist. */
+function pinCsvDir(dir: string): PinnedDir | undefined | { error: string } {
+  try {
+    return pinDir(dir);
+  } catch (error) {
+    const code = error instanceof UnsafeFileError ? error.code : (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    return { error: code === 'ENOTDIR' ? `cannot read ${dir}: ENOTDIR` : `cannot read ${dir}: ${describeFileError(error)}` };
+  }
 }
 
 /**
  * Rotates every live <task>.csv in `dir` the way logrotate's copytruncate does, but losing no row
- * (the writer's lock is held from copy to truncate), with self-contained archives named after
- * their first row's day. A directory-wide lock makes two runs at the same moment take turns.
+ * (the writer's lock is held from copy to truncate, and only then), in bounded memory (the copy
+ * goes by chunks, compression by streams, after the lock), with self-contained archives named
+ * after the rotation day. Only names inside the pinned directory are opened, linked or removed;
+ * a live file that is a link is refused. A directory-wide lock makes two runs take turns.
  */
 export async function archiveDirectory(dir: string, options: ArchiveOptions): Promise<{ actions: ArchiveAction[]; problems: string[] } | { error: string }> {
-  const readable = await readdir(dir).then(
-    () => undefined,
-    (error: NodeJS.ErrnoException) => error,
-  );
-  if (readable) return readable.code === 'ENOENT' ? { actions: [], problems: [] } : { error: `cannot read ${dir}: ${readable.code}` };
-  const result = await withFileLock(join(dir, '.archive.lock'), 60_000, async () => {
-    const actions: ArchiveAction[] = [];
-    const problems: string[] = [];
-    // Listed under the lock: a run that waited must see the archives the one before it made.
-    const tasks = (await readdir(dir)).map(liveTask).filter((task): task is string => task !== undefined).sort();
-    for (const task of tasks) {
-      const archives = (await readdir(dir)).map(parseArchiveName).filter((a): a is ArchiveFile => a?.task === task);
-      const action = await rotateOne(dir, task, archives, options);
-      actions.push(action);
-      if (action.kind !== 'failed') problems.push(...(await retain(dir, task, options)));
-    }
-    return { actions, problems };
-  });
-  return isLockError(result) ? { error: result.lockError } : result;
+  const pinned = pinCsvDir(dir);
+  if (pinned === undefined) return { actions: [], problems: [] };
+  if ('error' in pinned) return pinned;
+  try {
+    const result = await withFileLock(pinned.at('.archive.lock'), 60_000, async () => {
+      const actions: ArchiveAction[] = [];
+      const problems: string[] = [];
+      // Only an archiver makes these, and only under this lock: any there now is a killed run's.
+      for (const temp of leftoverTemps(pinned)) {
+        try {
+          removeName(pinned, temp);
+        } catch (error) {
+          problems.push(`cannot remove ${temp}: ${(error as NodeJS.ErrnoException).code}`);
+        }
+      }
+      // Listed under the lock: a run that waited must see the archives the one before it made.
+      const tasks = readdirSync(pinned.fdPath).map(liveTask).filter((task): task is string => task !== undefined).sort();
+      for (const task of tasks) {
+        const done = await archiveTask(pinned, task, options);
+        actions.push(done.action);
+        problems.push(...done.problems);
+      }
+      return { actions, problems };
+    });
+    return isLockError(result) ? { error: showPinned(pinned, result.lockError) } : result;
+  } finally {
+    pinned.close();
+  }
 }

@@ -1,4 +1,4 @@
-import { readFile, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, link, readFile, stat, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
@@ -6,6 +6,7 @@ import { CSV_HEADER, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
 import type { Collection } from '../../src/metrics.js';
 import type { Reading } from '../../src/samples.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { fillDisk, smallDisk } from './small-disk.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -120,5 +121,56 @@ describe('gpu-textfile collect --csv-dir', () => {
     expect(rows).toHaveLength(320);
     // The 8 rows of one sample stay together.
     for (let i = 0; i < rows.length; i += 8) expect(new Set(rows.slice(i, i + 8).map((r) => r[4])).size).toBe(1);
+  });
+});
+
+describe('appending to the CSV trail in a hostile or full directory', () => {
+  const one = (gpus: number): Collection => ({
+    fields: [],
+    samples: Array.from({ length: gpus }, (_, g) => ({ gpu: String(g), uuid: `GPU-${g}`, readings: new Map<string, Reading>([['utilization.gpu', number('42')]]) })),
+    down: [],
+    health: { durationSeconds: 0 },
+  });
+  const now = new Date(Date.UTC(2026, 10, 29, 12));
+  const rowsOf = (collection: Collection) => csvRows(collection, { time: localIsoTime(now), host: 'h', task: 'job' }, []).join('');
+
+  it('refuses a symlink or a hard link planted at <task>.csv, and leaves its target as it was', async () => {
+    const dir = await tempDir();
+    const victim = join(await tempDir(), 'shadow');
+    await writeFile(victim, 'root:x:0:0\n', { mode: 0o600 });
+    await symlink(victim, join(dir, 'job.csv'));
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toMatch(/^write_failed: .*\/job\.csv: .*symbolic link.*; no row of this sample was kept$/);
+    await unlink(join(dir, 'job.csv'));
+    await link(victim, join(dir, 'job.csv'));
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toMatch(/^write_failed: .*\/job\.csv: .*2 hard links/);
+    expect(await readFile(victim, 'utf8')).toBe('root:x:0:0\n');
+  });
+
+  it('starts on a fresh line when the file does not end in one (a crash mid-write)', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), `${csvLine(CSV_HEADER)}2026-11-29T11:59:45.000+00:00,h,job,0,GPU-`);
+    expect(await appendCsvSample(dir, 'job', one(2), { host: 'h', now })).toBeUndefined();
+    const lines = (await readFile(join(dir, 'job.csv'), 'utf8')).split('\n');
+    expect(lines.slice(2)).toEqual([...rowsOf(one(2)).split('\n')]);
+  });
+
+  it('on a full disk keeps no part of a sample, says write_failed, and the next sample is whole on its own line', async () => {
+    const disk = await smallDisk(64 * 4096);
+    const dir = join(disk, 'csv');
+    expect(await appendCsvSample(dir, 'job', one(2), { host: 'h', now })).toBeUndefined();
+    // Pad to 40 bytes before a page boundary: the next sample's first 40 bytes fit, the rest does not (a short write).
+    const size = (await stat(join(dir, 'job.csv'))).size;
+    await appendFile(join(dir, 'job.csv'), `${'x'.repeat(4096 - (size % 4096) - 41)}\n`);
+    // One page spare, for the lock file.
+    fillDisk(join(disk, 'filler'), 1);
+    const before = await readFile(join(dir, 'job.csv'), 'utf8');
+    expect(rowsOf(one(8)).length).toBeGreaterThan(40);
+
+    expect(await appendCsvSample(dir, 'job', one(8), { host: 'h', now })).toMatch(/^write_failed: .*\/job\.csv: ENOSPC.*; no row of this sample was kept$/);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(before);
+
+    await unlink(join(disk, 'filler'));
+    expect(await appendCsvSample(dir, 'job', one(8), { host: 'h', now })).toBeUndefined();
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(before + rowsOf(one(8)));
   });
 });

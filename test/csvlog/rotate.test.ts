@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { appendCsvSample } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
-import { archiveDay, parseArchiveName } from '../../src/csvlog/rotate.js';
+import { archiveDay, archiveDirectory, parseArchiveName, type ArchiveOptions } from '../../src/csvlog/rotate.js';
 import type { Collection } from '../../src/metrics.js';
 import type { Reading } from '../../src/samples.js';
 import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
@@ -28,25 +28,34 @@ async function readAll(dir: string, file: string): Promise<string> {
 
 const archive = (dir: string, ...more: string[]) => runCli(['archive', '--csv-dir', dir, ...more]);
 
+/** archive in-process at a fixed time: logic about days gets a fake clock. */
+const archiveAt = (dir: string, now: Date, options: Partial<ArchiveOptions> = {}) =>
+  archiveDirectory(dir, { keep: 14, compress: true, delayCompress: false, minSize: 0, now, ...options });
+
+const localDay = (date: Date): string => `${date.getFullYear()}${String(date.getMonth() + 1).padStart(2, '0')}${String(date.getDate()).padStart(2, '0')}`;
+
 describe('gpu-textfile archive', () => {
-  it('copies to an archive named after its first row\'s day, gzipped, then truncates the live file in place', async () => {
+  it('copies to an archive named after the rotation day, gzipped, then truncates the live file in place', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'));
-    const result = await archive(dir);
+    const [before, result, after] = [localDay(new Date()), await archive(dir), localDay(new Date())];
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toBe('job.csv -> job-20261127.csv.gz (2 rows)\n');
-    expect((await readdir(dir)).sort()).toEqual(['job-20261127.csv.gz', 'job.csv']);
+    // The day the CLI read its clock: one of the two around the run (it may cross midnight).
+    const day = result.stdout.match(/-(\d{8})\.csv\.gz/)?.[1];
+    expect([before, after]).toContain(day);
+    expect(result.stdout).toBe(`job.csv -> job-${day}.csv.gz (2 rows)\n`);
+    expect((await readdir(dir)).sort()).toEqual([`job-${day}.csv.gz`, 'job.csv']);
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
-    expect(await readAll(dir, 'job-20261127.csv.gz')).toBe(HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'));
+    expect(await readAll(dir, `job-${day}.csv.gz`)).toBe(HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'));
   });
 
   it('every archive starts with the header, a second one the same day gets a counter', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
-    await archive(dir, '--no-compress');
+    await archiveAt(dir, new Date(2026, 10, 27, 12), { compress: false });
     // Someone else's truncate or an old writer: rows without a header.
     await writeFile(join(dir, 'job.csv'), row('2026-11-27T11:00:00.000+00:00'));
-    await archive(dir, '--no-compress');
+    await archiveAt(dir, new Date(2026, 10, 27, 13), { compress: false });
     expect((await readdir(dir)).sort()).toEqual(['job-20261127-2.csv', 'job-20261127.csv', 'job.csv']);
     expect(await readAll(dir, 'job-20261127-2.csv')).toBe(HEADER + row('2026-11-27T11:00:00.000+00:00'));
   });
@@ -68,19 +77,35 @@ describe('gpu-textfile archive', () => {
     for (let day = 20; day <= 25; day++) {
       await writeFile(join(dir, 'job.csv'), HEADER + row(`2026-11-${day}T10:00:00.000+00:00`));
       await writeFile(join(dir, 'other.csv'), HEADER + row(`2026-11-${day}T10:00:00.000+00:00`));
-      expect((await archive(dir, '--keep', '3', '--delay-compress')).exitCode).toBe(0);
+      expect(await archiveAt(dir, new Date(2026, 10, day, 12), { keep: 3, delayCompress: true })).toMatchObject({ problems: [] });
     }
     const files = (await readdir(dir)).sort();
     expect(files.filter((f) => f.startsWith('job-'))).toEqual(['job-20261123.csv.gz', 'job-20261124.csv.gz', 'job-20261125.csv']);
     expect(files.filter((f) => f.startsWith('other-'))).toHaveLength(3);
   });
 
-  it('--max-age removes archives whose data is older than that many days', async () => {
+  it('--max-age removes archives rotated more than that many days ago', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'job-20200101.csv.gz'), '');
+    await writeFile(join(dir, 'job-20261027.csv.gz'), '');
+    await writeFile(join(dir, 'job-20261028.csv.gz'), '');
     await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
-    expect((await archive(dir, '--max-age', '30')).exitCode).toBe(0);
-    expect((await readdir(dir)).sort()).toEqual(['job-20261127.csv.gz', 'job.csv']);
+    expect(await archiveAt(dir, new Date(2026, 10, 27, 12), { maxAgeDays: 30 })).toMatchObject({ problems: [] });
+    // Rotated on 10-27: all its rows are more than 30 days old. On 10-28: some may not be.
+    expect((await readdir(dir)).sort()).toEqual(['job-20261028.csv.gz', 'job-20261127.csv.gz', 'job.csv']);
+  });
+
+  it('a first row from a wrong clock at boot does not date the archive: --max-age keeps today\'s rows', async () => {
+    const dir = await tempDir();
+    const rows = row('2020-01-01T00:00:07.000+00:00') + row('2026-11-27T09:00:00.000+00:00') + row('2026-11-27T09:00:15.000+00:00');
+    await writeFile(join(dir, 'job.csv'), HEADER + rows);
+    const now = new Date(2026, 10, 27, 12);
+    expect(await archiveAt(dir, now, { maxAgeDays: 30 })).toMatchObject({ actions: [{ kind: 'rotated', archive: 'job-20261127.csv.gz', rows: 3 }], problems: [] });
+    // And on the next runs, until 30 days have passed.
+    expect(await archiveAt(dir, new Date(2026, 11, 26, 12), { maxAgeDays: 30 })).toMatchObject({ problems: [] });
+    expect(await readAll(dir, 'job-20261127.csv.gz')).toBe(HEADER + rows);
+    await archiveAt(dir, new Date(2026, 11, 28, 12), { maxAgeDays: 30 });
+    expect(await readdir(dir)).toEqual(['job.csv']);
   });
 
   it('a directory it cannot use is a clear error with exit 1, and nothing is lost', async () => {
@@ -110,8 +135,11 @@ describe('gpu-textfile archive', () => {
     expect((await readdir(dir)).sort()).toEqual(['job.csv']);
   });
 
-  it('names archives by the data\'s day', () => {
-    expect(archiveDay(HEADER + row('2026-01-02T00:00:00.000-05:00'), new Date())).toBe('20260102');
+  it('names archives by the rotation day, or the newest row\'s when the writer\'s clock is ahead', () => {
+    const now = new Date(2026, 10, 29, 12);
+    expect(archiveDay(HEADER + row('2020-01-02T00:00:00.000-05:00') + row('2026-11-28T23:00:00.000-05:00'), now)).toBe('20261129');
+    expect(archiveDay(HEADER + row('2026-11-29T00:00:00.000+00:00') + row('2027-01-02T00:00:00.000+00:00'), now)).toBe('20270102');
+    expect(archiveDay('', now)).toBe('20261129');
     expect(parseArchiveName('train-7-20261129-3.csv.gz')).toEqual({ file: 'train-7-20261129-3.csv.gz', task: 'train-7', day: '20261129', counter: 3, gzip: true });
     expect(parseArchiveName('train-7.csv')).toBeUndefined();
   });
@@ -128,6 +156,8 @@ describe('a writer appending while archive runs again and again', () => {
         const now = new Date(base + i);
         const error = await appendCsvSample(dir, 'job', sample(2), { host: 'h', now });
         expect(error).toBeUndefined();
+        // An uncontended append never waits on I/O callbacks: yield, so the archive runs' exits are seen.
+        await new Promise(setImmediate);
         written.push(`${now.toISOString()} 0`, `${now.toISOString()} 1`);
       }
     })();
