@@ -184,7 +184,8 @@ async function collectAndPublish(
     say(`${failure.reason}: ${failure.message} (${where} with the health block only; ${hint})`);
     return 1;
   }
-  return 0;
+  // The textfile is published, but the trail lost this sample: not a success.
+  return csvError ? 1 : 0;
 }
 
 /** The long-running mode: until SIGTERM or SIGINT, then the child is killed and the last write finished. */

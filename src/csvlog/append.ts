@@ -122,7 +122,7 @@ export async function appendCsvSample(
   }
   try {
     // The lock too is named through the pinned directory: a directory swapped for a link cannot send it elsewhere.
-    const result = await withFileLock(pinned.at(csvLockName(task)), 5000, async () => appendWhole(pinned, `${task}.csv`, lines.join('')));
+    const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () => appendWhole(pinned, `${task}.csv`, lines.join('')));
     return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;
   } finally {
     pinned.close();

@@ -89,7 +89,7 @@ const nextArchiveName = (existing: readonly ArchiveFile[], task: string, day: st
 async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<ArchiveAction> {
   const live = join(dir.path, `${task}.csv`);
   const existing = archivesOf(dir, task);
-  const result = await withFileLock(dir.at(csvLockName(task)), 30_000, async (): Promise<ArchiveAction> => {
+  const result = await withFileLock({ dir, name: csvLockName(task) }, 30_000, async (): Promise<ArchiveAction> => {
     const outcome = copyTruncate(dir, task, (tail) => nextArchiveName(existing, task, archiveDay(tail, options.now)), options);
     return outcome.kind === 'copied' ? { kind: 'rotated', task, archive: outcome.archive, rows: outcome.rows, unsynced: outcome.unsynced } : { kind: 'skipped', task, why: outcome.why };
   }).catch((error: unknown): ArchiveAction => ({
@@ -177,7 +177,7 @@ export async function archiveDirectory(dir: string, options: ArchiveOptions): Pr
   if (pinned === undefined) return { actions: [], problems: [] };
   if ('error' in pinned) return pinned;
   try {
-    const result = await withFileLock(pinned.at('.archive.lock'), 60_000, async () => {
+    const result = await withFileLock({ dir: pinned, name: '.archive.lock' }, 60_000, async () => {
       const actions: ArchiveAction[] = [];
       const problems: string[] = [];
       // Only an archiver makes these, and only under this lock: any there now is a killed run's.

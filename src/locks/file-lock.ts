@@ -92,30 +92,52 @@ function writeOwnerTemp(dir: PinnedDir, name: string, owner: Owner): string {
  * Synchronous file calls: a handful of them take microseconds, where each asynchronous one would be
  * a round trip through libuv's thread pool, every sample of the long-running mode.
  */
-export async function tryLock(path: string): Promise<TryLock> {
-  const name = basename(path);
-  let dir: PinnedDir;
+export async function tryLock(place: LockPlace): Promise<TryLock> {
+  let opened: OpenedPlace;
   try {
-    dir = pinDir(dirname(path));
+    opened = openPlace(place);
   } catch (error) {
-    return { kind: 'error', message: cannotCreate(path, error) };
+    return { kind: 'error', message: cannotCreate(shownPlace(place), error) };
   }
+  const { dir, name } = opened;
   let result: TryLock;
   let temp: string | undefined;
   try {
     temp = writeOwnerTemp(dir, name, currentOwner());
-    result = takeOrJudge(dir, name, temp);
+    result = takeOrJudge(opened, temp);
   } catch (error) {
-    result = { kind: 'error', message: cannotCreate(path, error) };
+    result = { kind: 'error', message: cannotCreate(shownPlace(place), error) };
   } finally {
     if (temp !== undefined) removeQuietly(dir, temp);
   }
-  if (result.kind !== 'held') dir.close();
+  if (result.kind !== 'held') opened.close();
   return result;
 }
 
+/**
+ * Where a lock lives: a path, or a name in a directory the caller has pinned and keeps open (the CSV
+ * writer and the archiver hold their directory already; /proc/self/fd/N cannot be pinned again).
+ */
+export type LockPlace = string | { dir: PinnedDir; name: string };
+
+interface OpenedPlace {
+  dir: PinnedDir;
+  name: string;
+  /** Closes the directory if this module pinned it. */
+  close: () => void;
+}
+
+const shownPlace = (place: LockPlace): string => (typeof place === 'string' ? place : `${place.dir.path}/${place.name}`);
+
+function openPlace(place: LockPlace): OpenedPlace {
+  if (typeof place !== 'string') return { ...place, close: () => {} };
+  const dir = pinDir(dirname(place));
+  return { dir, name: basename(place), close: () => dir.close() };
+}
+
 /** Links the written temp file to the lock's name, removing stale locks in the way. */
-function takeOrJudge(dir: PinnedDir, name: string, temp: string): TryLock {
+function takeOrJudge(opened: OpenedPlace, temp: string): TryLock {
+  const { dir, name } = opened;
   // Each round either takes the lock, meets a live holder, or removed a stale lock (or saw it go):
   // then it tries again. Many rounds only under heavy contention: report busy then.
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -126,7 +148,7 @@ function takeOrJudge(dir: PinnedDir, name: string, temp: string): TryLock {
         kind: 'held',
         release: async () => {
           removeIfUnchanged(dir, name, mine);
-          dir.close();
+          opened.close();
         },
       };
     } catch (error) {
@@ -179,10 +201,10 @@ export function removeLeftoverTemps(path: string, now = Date.now()): string | un
  * appended either before the archive's copy or after its truncate, never in between.
  * Waits up to `waitMs` for another holder.
  */
-export async function withFileLock<T>(path: string, waitMs: number, work: () => Promise<T>): Promise<T | { lockError: string }> {
+export async function withFileLock<T>(place: LockPlace, waitMs: number, work: () => Promise<T>): Promise<T | { lockError: string }> {
   const until = Date.now() + waitMs;
   for (;;) {
-    const lock = await tryLock(path);
+    const lock = await tryLock(place);
     if (lock.kind === 'error') return { lockError: lock.message };
     if (lock.kind === 'held') {
       try {
@@ -191,7 +213,7 @@ export async function withFileLock<T>(path: string, waitMs: number, work: () => 
         await lock.release();
       }
     }
-    if (Date.now() > until) return { lockError: `${path} is held by pid ${lock.pid || '?'} for more than ${waitMs} ms` };
+    if (Date.now() > until) return { lockError: `${shownPlace(place)} is held by pid ${lock.pid || '?'} for more than ${waitMs} ms` };
     await sleep(5 + Math.random() * 10);
   }
 }

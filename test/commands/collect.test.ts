@@ -31,6 +31,21 @@ describe('gpu-textfile collect', () => {
     expect(familiesIn(text).has('nvidia_gpu_memory_used_bytes')).toBe(true);
   });
 
+  // The textfile is fine, but a sample the CSV trail could not keep is a failure the timer must see.
+  it('exits 1 with one line when the CSV row cannot be written, the textfile still published', async () => {
+    const d = await dirs();
+    const { mkdir, symlink } = await import('node:fs/promises');
+    await mkdir(d.csv);
+    const victim = join(d.root, 'victim');
+    await writeFile(victim, 'keep\n');
+    await symlink(victim, join(d.csv, 'default.csv'));
+    const result = await runCli(collectArgs(d, FAKE_SMI, '--csv-dir', d.csv), { FAKE_SMI_CAPTURE: H200 });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^gpu-textfile: write_failed: .*default\.csv.*symbolic link/)]);
+    expect(await readFile(victim, 'utf8')).toBe('keep\n');
+    expect(familiesIn(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).has('nvidia_gpu_memory_used_bytes')).toBe(true);
+  });
+
   it('--dry-run prints the same exposition and writes nothing anywhere', async () => {
     const d = await dirs();
     const result = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', '--csv-dir', d.csv), { FAKE_SMI_CAPTURE: H200 });
