@@ -1,5 +1,5 @@
-import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS, type OptionTable } from './commands/options.js';
-import { envName, parseOptions } from './commands/parse-options.js';
+import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS, UNINSTALL_OPTIONS, type OptionTable } from './commands/options.js';
+import { envValues, parseOptions } from './commands/parse-options.js';
 
 type Run = (argv: never) => Promise<number>;
 
@@ -46,8 +46,8 @@ const COMMANDS: { name: string; describe: string; options: OptionTable; run: () 
   },
   {
     name: 'uninstall',
-    describe: 'Disable and remove what install wrote (CSV and state data stay)',
-    options: INSTALL_OPTIONS,
+    describe: 'Disable and remove what install wrote, found from /etc/default/gpu-textfile (CSV and state data stay)',
+    options: UNINSTALL_OPTIONS,
     run: async () => (await import('./commands/install.js')).runUninstall,
   },
 ];
@@ -58,7 +58,22 @@ function usageError(message: string | undefined): never {
   process.exit(2);
 }
 
-/** What every yargs parser here shares: strict, usage errors as above, help wrapped to the terminal. */
+/** The command whose name is closest to a mistyped one, if any is close (at most two edits away). */
+export function closestCommand(typed: string): string | undefined {
+  const distance = (a: string, b: string) => {
+    let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row = next;
+    }
+    return row[b.length]!;
+  };
+  const [best] = COMMANDS.map((c) => ({ name: c.name, d: distance(typed, c.name) })).sort((x, y) => x.d - y.d);
+  return best && best.d <= 2 ? best.name : undefined;
+}
+
+/** What every yargs parser here shares: strict, usage errors as above, -h as --help, help wrapped to the terminal. */
 async function strictParser(args: readonly string[], scriptName: string) {
   const { default: yargs } = await import('yargs');
   return yargs(args)
@@ -69,11 +84,35 @@ async function strictParser(args: readonly string[], scriptName: string) {
       usageError(message);
     })
     .help()
+    .alias('help', 'h')
     .wrap(Math.min(110, process.stdout.columns || 110));
+}
+
+/**
+ * A command's arguments through yargs (help, and every command but a plain collect). The
+ * GPU_TEXTFILE_* variables are read by the fast parser's own rules (lists split at commas and
+ * spaces) and given to yargs as values the command line overrides; only this command's are read, so
+ * one /etc/default/gpu-textfile serves every command, and process.env is left as it is.
+ */
+export async function parseWithYargs(name: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  const command = COMMANDS.find((c) => c.name === name)!;
+  const fromEnv = envValues(command.options, env);
+  if (typeof fromEnv === 'string') usageError(fromEnv);
+  const { usageLine, epilogue, COMMAND_HELP } = await import('./commands/help.js');
+  let parser = (await strictParser(args, `gpu-textfile ${name}`))
+    .usage(`${usageLine(name, command.options)}\n\n${command.describe}`)
+    .options(command.options)
+    .config(fromEnv)
+    .epilogue(epilogue(name))
+    .version(false);
+  for (const [example, what] of COMMAND_HELP[name]?.examples ?? []) parser = parser.example(example, what);
+  return parser.parseAsync();
 }
 
 /** Runs the command named by argv; resolves to its exit status. */
 export async function main(args: readonly string[]): Promise<number> {
+  // `gpu-textfile help collect` is `gpu-textfile collect --help`.
+  if (args[0] === 'help') return main(args[1] === undefined ? ['--help'] : [args[1], '--help']);
   const command = COMMANDS.find((c) => c.name === args[0]);
   const wantsHelp = args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version');
 
@@ -84,22 +123,17 @@ export async function main(args: readonly string[]): Promise<number> {
     if (typeof parsed === 'string') usageError(parsed);
     return (await command.run())(parsed as never);
   }
-  if (command) {
-    // One /etc/default/gpu-textfile serves every command, but strict parsing would call another
-    // command's GPU_TEXTFILE_* variable an unknown argument: keep only this command's.
-    const known = new Set(Object.keys(command.options).map(envName));
-    for (const key of Object.keys(process.env)) if (key.startsWith('GPU_TEXTFILE_') && !known.has(key)) delete process.env[key];
-    const argv = await (await strictParser(args.slice(1), `gpu-textfile ${command.name}`))
-      .usage(`$0\n\n${command.describe}`)
-      .options(command.options)
-      .env('GPU_TEXTFILE')
-      .version(false)
-      .parseAsync();
-    return (await command.run())(argv as never);
+  if (command) return (await command.run())((await parseWithYargs(command.name, args.slice(1), process.env)) as never);
+  const first = args[0];
+  if (first !== undefined && !first.startsWith('-') && first !== 'completion') {
+    const near = closestCommand(first);
+    usageError(`Unknown command: ${first}${near ? `. Did you mean ${near}?` : ''} Commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
   }
-  let cli = await strictParser(args, 'gpu-textfile');
-  for (const { name, describe } of COMMANDS) cli = cli.command(name, describe);
+  let cli = (await strictParser(args, 'gpu-textfile')).usage('gpu-textfile COMMAND [OPTIONS]   (gpu-textfile help COMMAND, or COMMAND -h, for its options)');
+  // Each command with its options, for the shell completion (`--get-yargs-completions`); runs go through main above.
+  for (const { name, describe, options } of COMMANDS) cli = cli.command(name, describe, (y) => y.options(options));
   await cli
+    .completion('completion', "Print the shell completion script (bash, or zsh's when $SHELL is zsh): gpu-textfile completion >> ~/.bashrc")
     .demandCommand(1, `Name a command: ${COMMANDS.map((c) => c.name).join(', ')}`)
     .version(PACKAGE_VERSION)
     .parseAsync();

@@ -24,6 +24,13 @@ export function formatPulse(pulse: Pulse): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A number kept to `digits` decimals (undefined stays undefined): JSON that people read carries no float noise. */
+const rounded = (value: number | undefined, digits: number): number | undefined =>
+  value === undefined ? undefined : Math.round(value * 10 ** digits) / 10 ** digits;
+/** Shares (0-1) to 3 decimals, measured watts, MHz and percent to 1. */
+const share = (value: number | undefined) => rounded(value, 3);
+const measure = (value: number | undefined) => rounded(value, 1);
+
 /** --json: the verdict and its evidence with snake_case keys, as report's JSON has them; each key named here, so renaming a field cannot rename a key. */
 export function pulseJson(pulse: Pulse, skippedRows: number): object {
   const e = pulse.evidence;
@@ -36,22 +43,22 @@ export function pulseJson(pulse: Pulse, skippedRows: number): object {
     evidence: {
       samples: e.samples,
       interval_ms: e.intervalMs,
-      utilization_mean: e.utilizationMean,
-      duty_cycle: e.dutyCycle,
-      near_zero_share: e.nearZeroShare,
-      near_full_share: e.nearFullShare,
-      swings_per_10: e.swingsPer10,
+      utilization_mean: measure(e.utilizationMean),
+      duty_cycle: share(e.dutyCycle),
+      near_zero_share: share(e.nearZeroShare),
+      near_full_share: share(e.nearFullShare),
+      swings_per_10: measure(e.swingsPer10),
       bursts: e.bursts,
       burst_spacing_ms: e.burstSpacingMs,
-      burst_peak_median: e.burstPeakMedian,
-      capped_while_near_zero_share: e.cappedWhileNearZeroShare,
-      power_mean_w: e.powerMeanW,
-      power_limit_w: e.powerLimitW,
-      power_share: e.powerShare,
-      sm_clock_mean_mhz: e.smClockMeanMHz,
-      sm_clock_max_mhz: e.smClockMaxMHz,
-      sm_clock_share: e.smClockShare,
-      active_reasons: e.activeReasons,
+      burst_peak_median: measure(e.burstPeakMedian),
+      capped_while_near_zero_share: share(e.cappedWhileNearZeroShare),
+      power_mean_w: measure(e.powerMeanW),
+      power_limit_w: measure(e.powerLimitW),
+      power_share: share(e.powerShare),
+      sm_clock_mean_mhz: measure(e.smClockMeanMHz),
+      sm_clock_max_mhz: measure(e.smClockMaxMHz),
+      sm_clock_share: share(e.smClockShare),
+      active_reasons: Object.fromEntries(Object.entries(e.activeReasons).map(([reason, value]) => [reason, share(value)])),
     },
     skipped_rows: skippedRows,
   };

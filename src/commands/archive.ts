@@ -1,4 +1,5 @@
 import { archiveDirectory } from '../csvlog/rotate.js';
+import { archiveArgsProblem } from './arg-checks.js';
 
 export interface ArchiveArgs {
   csvDir: string;
@@ -18,6 +19,11 @@ export async function runArchive(args: ArchiveArgs, io = { out: process.stdout, 
   }
   if (args.maxAge !== undefined && !(args.maxAge >= 0)) {
     say('--max-age must be a number of days');
+    return 2;
+  }
+  const problem = await archiveArgsProblem(args);
+  if (problem) {
+    say(problem);
     return 2;
   }
   const result = await archiveDirectory(args.csvDir, {

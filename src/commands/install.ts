@@ -1,10 +1,12 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { ALL_UNITS, renderEnvironmentFile, renderUnit, unitNames, type InstallChoices } from '../deploy/units.js';
-import { defaultTextfileDir } from './options.js';
-import { taskNameProblem } from '../task-name.js';
+import { ALL_UNITS, parseEnvironmentFile, renderEnvironmentFile, renderUnit, unitNames, type EnvSetting, type InstallChoices } from '../deploy/units.js';
+import { hiddenFromUnits, installProgram, INSTALLED_SCRIPT, PROGRAM_DIR } from '../deploy/program.js';
+import { COLLECT_OPTIONS, defaultTextfileDir, PASSED_ON } from './options.js';
+import { envName, parseOptions, splitList } from './parse-options.js';
+import { parseCollectArgs, type CollectArgs } from './collect.js';
 
 export interface InstallArgs {
   root: string;
@@ -14,31 +16,68 @@ export interface InstallArgs {
   textfileDir?: string;
   csvDir?: string;
   task?: string;
+  /** Collect's other options, passed on into the environment file (camelCase keys, undefined when not given). */
+  [option: string]: unknown;
+}
+
+export interface UninstallArgs {
+  root: string;
+  enable: boolean;
+  dryRun: boolean;
 }
 
 const ENV_FILE = 'etc/default/gpu-textfile';
 const UNIT_DIR = 'etc/systemd/system';
 const STATE_DIR = '/var/lib/gpu-textfile';
 
-/** This installation: the node running us and our entry script; units come from the package's systemd/. */
-function thisProgram() {
-  const script = realpathSync(process.argv[1]!);
-  const packageRoot = resolve(dirname(script), '..');
-  return { node: process.execPath, script, systemdDir: join(packageRoot, 'systemd') };
-}
+const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The package this command runs from (its real dist/'s parent): what install copies. */
+const packageRoot = () => resolve(dirname(realpathSync(process.argv[1]!)), '..');
 
 // C0 and C1 controls: a newline in a path would end its line in a unit or the environment file and
 // start a directive of its own.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/** The collect options given to install, by option name: what the environment file is to hold. */
+export const givenSettings = (args: InstallArgs): Record<string, EnvSetting> =>
+  Object.fromEntries(PASSED_ON.flatMap((name) => (args[camel(name)] === undefined ? [] : [[name, args[camel(name)] as EnvSetting]])));
+
 /** The one line that says what is wrong with install's options, or undefined: checked before anything is written. */
-export function installArgsProblem(args: Pick<InstallArgs, 'textfileDir' | 'csvDir' | 'task'>): string | undefined {
-  for (const [option, path] of [['textfile-dir', args.textfileDir], ['csv-dir', args.csvDir]] as const) {
-    if (path === undefined) continue;
-    if (CONTROL.test(path)) return `--${option}: ${JSON.stringify(path)} has a control character; a path for a unit file may not`;
-    if (!isAbsolute(path)) return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
+export function installArgsProblem(args: InstallArgs): string | undefined {
+  const settings = givenSettings(args);
+  for (const [name, value] of Object.entries(settings)) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      // (--task has its own rule, checked with collect's below.)
+      if (typeof item === 'string' && name !== 'task' && CONTROL.test(item)) {
+        return `--${name}: ${JSON.stringify(item)} has a control character; ${name.endsWith('-dir') ? 'a path for a unit file may not' : 'the environment file cannot hold one'}`;
+      }
+      // The environment file separates a list's items by commas and white space: an item cannot hold them.
+      if (Array.isArray(value) && splitList(item as string).length !== 1) {
+        return `--${name}: "${item}" has a comma or a space, which ${envName(name)} cannot hold (they separate its items)`;
+      }
+    }
   }
-  return args.task === undefined ? undefined : taskNameProblem(args.task);
+  for (const option of ['textfile-dir', 'csv-dir'] as const) {
+    const path = settings[option];
+    if (typeof path === 'string' && !isAbsolute(path)) return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
+  }
+  if (settings.interval !== undefined && !args.daemon) return '--interval is the long-running service\'s cadence: add --daemon (the timer runs every 15 s)';
+  // Whatever collect would refuse is refused now, not at the first timer run.
+  const defaults = parseOptions(COLLECT_OPTIONS, [], {}) as unknown as CollectArgs;
+  const collectArgs = { ...defaults, ...Object.fromEntries(Object.entries(settings).map(([name, value]) => [camel(name), value])) } as CollectArgs;
+  const problem = parseCollectArgs(collectArgs);
+  return typeof problem === 'string' ? problem : undefined;
+}
+
+/** What /etc/default/gpu-textfile under `root` sets, if it exists: what an earlier install recorded. */
+function recorded(root: string): Map<string, string> | undefined {
+  try {
+    return parseEnvironmentFile(readFileSync(join(root, ENV_FILE), 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 type Step = { describe: string; run: () => Promise<void> };
@@ -50,9 +89,9 @@ const systemctl = (...args: string[]): Step => ({
   },
 });
 
-async function perform(steps: Step[], args: InstallArgs, say: (line: string) => void): Promise<number> {
+async function perform(steps: Step[], dryRun: boolean, say: (line: string) => void): Promise<number> {
   for (const step of steps) {
-    if (args.dryRun) {
+    if (dryRun) {
       say(`would ${step.describe}`);
       continue;
     }
@@ -67,7 +106,10 @@ async function perform(steps: Step[], args: InstallArgs, say: (line: string) => 
   return 0;
 }
 
-/** `gpu-textfile install`: units, environment file and directories under --root; enables the timers on a live system. */
+/** Units that start something (the timers, the daemon): what enable and disable act on. */
+const started = (names: string[]) => names.filter((name) => name.endsWith('.timer') || name === 'gpu-textfile-daemon.service');
+
+/** `gpu-textfile install`: the program, units, environment file and directories under --root; enables the timers on a live system. */
 export async function runInstall(args: InstallArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.out.write(`${line}\n`);
   const problem = installArgsProblem(args);
@@ -75,27 +117,44 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
     io.err.write(`gpu-textfile: ${problem}\n`);
     return 2;
   }
-  const program = thisProgram();
-  const choices: InstallChoices = { daemon: args.daemon, textfileDir: args.textfileDir ?? defaultTextfileDir(), csvDir: args.csvDir, task: args.task };
   const at = (path: string) => join(args.root, path);
   const live = resolve(args.root) === '/';
+  const given = givenSettings(args);
+  // An existing environment file holds the user's settings: it is replaced only when options are
+  // given, and otherwise the units are written for the directories it names.
+  const before = recorded(args.root);
+  const keepFile = before !== undefined && Object.keys(given).length === 0;
+  const { 'textfile-dir': textfileDir, 'csv-dir': csvDir, task, ...collect } = given as Record<string, EnvSetting | undefined>;
+  const choices: InstallChoices = keepFile
+    ? { daemon: args.daemon, textfileDir: before.get(envName('textfile-dir')) || defaultTextfileDir(), csvDir: before.get(envName('csv-dir')) || undefined }
+    : { daemon: args.daemon, textfileDir: (textfileDir as string | undefined) ?? defaultTextfileDir(), csvDir: csvDir as string | undefined, task: task as string | undefined, collect: collect as Record<string, EnvSetting> };
+  const program = { node: process.execPath, script: INSTALLED_SCRIPT };
+  const hidden = hiddenFromUnits(program.node);
+  if (hidden) {
+    io.err.write(`gpu-textfile: warning: the units will run ${program.node}, under ${hidden}, which their sandbox hides (ProtectHome=, PrivateTmp=): they cannot start; install Node.js where every user can reach it (e.g. /usr/bin/node) and run install with it\n`);
+  }
+  const wanted = unitNames(choices);
+  // The other mode's units (timer or daemon), and the archive pair without a CSV trail, are taken out.
+  const stale = ALL_UNITS.filter((name) => !wanted.includes(name) && existsSync(at(join(UNIT_DIR, name))));
   const steps: Step[] = [];
 
+  if (live && args.enable && started(stale).length > 0) steps.push(systemctl('disable', '--now', ...started(stale)));
+  for (const name of stale) steps.push({ describe: `remove ${at(join(UNIT_DIR, name))}`, run: () => rm(at(join(UNIT_DIR, name))) });
+  steps.push({ describe: `install the program: copy ${packageRoot()}/{dist,systemd} to ${at(PROGRAM_DIR)}`, run: async () => void (await installProgram(packageRoot(), at(PROGRAM_DIR))) });
   for (const dir of [choices.textfileDir, STATE_DIR, ...(choices.csvDir ? [choices.csvDir] : [])]) {
     steps.push({ describe: `create ${at(dir)} (mode 0755)`, run: async () => void (await mkdir(at(dir), { recursive: true, mode: 0o755 })) });
   }
-  for (const name of unitNames(choices)) {
+  for (const name of wanted) {
     steps.push({
       describe: `write ${at(join(UNIT_DIR, name))}`,
       run: async () => {
-        const unit = renderUnit(name, await readFile(join(program.systemdDir, name), 'utf8'), program, choices);
+        const unit = renderUnit(name, await readFile(join(packageRoot(), 'systemd', name), 'utf8'), program, choices);
         await mkdir(at(UNIT_DIR), { recursive: true });
         await writeFile(at(join(UNIT_DIR, name)), unit, { mode: 0o644 });
       },
     });
   }
-  // An existing environment file holds the user's settings: replace it only when options were given.
-  if (!existsSync(at(ENV_FILE)) || args.textfileDir || args.csvDir || args.task) {
+  if (!keepFile) {
     steps.push({
       describe: `write ${at(ENV_FILE)}`,
       run: async () => {
@@ -106,34 +165,35 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
   }
   if (live && args.enable) {
     steps.push(systemctl('daemon-reload'));
-    const started = unitNames(choices).filter((name) => name.endsWith('.timer') || name === 'gpu-textfile-daemon.service');
-    steps.push(systemctl('enable', '--now', ...started));
+    const timers = started(wanted).filter((name) => name.endsWith('.timer'));
+    if (timers.length > 0) steps.push(systemctl('enable', '--now', ...timers));
+    // restart, not start: a daemon already running keeps the program it started with.
+    if (args.daemon) steps.push(systemctl('enable', 'gpu-textfile-daemon.service'), systemctl('restart', 'gpu-textfile-daemon.service'));
   }
-  return perform(steps, args, say);
+  return perform(steps, args.dryRun, say);
 }
 
-/** `gpu-textfile uninstall`: stops and removes the units and environment file, and our .prom file. */
-export async function runUninstall(args: InstallArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+/** `gpu-textfile uninstall`: stops and removes the units, the program, the environment file, and the .prom file it names. */
+export async function runUninstall(args: UninstallArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.out.write(`${line}\n`);
-  const problem = installArgsProblem(args);
-  if (problem) {
-    io.err.write(`gpu-textfile: ${problem}\n`);
-    return 2;
-  }
   const at = (path: string) => join(args.root, path);
   const live = resolve(args.root) === '/';
-  const textfileDir = args.textfileDir ?? defaultTextfileDir();
+  // Where install put the metrics file, as it recorded it: left in place, the file would be served
+  // with its last values for ever.
+  const before = recorded(args.root);
+  const textfileDir = before?.get(envName('textfile-dir')) || defaultTextfileDir();
+  const fileName = before?.get(envName('file-name')) || (COLLECT_OPTIONS['file-name']!.default as string);
   const installed = ALL_UNITS.filter((name) => existsSync(at(join(UNIT_DIR, name))));
   const steps: Step[] = [];
   if (live && args.enable && installed.length > 0) steps.push(systemctl('disable', '--now', ...installed));
   for (const path of [...installed.map((name) => join(UNIT_DIR, name)), ENV_FILE]) {
     if (existsSync(at(path))) steps.push({ describe: `remove ${at(path)}`, run: () => rm(at(path)) });
   }
-  // Left in place, the metrics file would be served with its last values for ever.
-  const prom = join(textfileDir, 'nvidia_gpu.prom');
-  if (existsSync(at(prom))) steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
+  if (existsSync(at(PROGRAM_DIR))) steps.push({ describe: `remove ${at(PROGRAM_DIR)}`, run: () => rm(at(PROGRAM_DIR), { recursive: true }) });
+  const prom = join(textfileDir, fileName);
+  if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/') && existsSync(at(prom))) steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
   if (live && args.enable && installed.length > 0) steps.push(systemctl('daemon-reload'));
-  const status = await perform(steps, args, say);
+  const status = await perform(steps, args.dryRun, say);
   if (status === 0 && !args.dryRun) say('left in place: the CSV trail and its archives, and the state in /var/lib/gpu-textfile');
   return status;
 }

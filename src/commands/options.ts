@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { DOCTOR_CHECKS } from '../doctor/check-ids.js';
 
 /** Debian/Ubuntu's prometheus-node-exporter package reads this directory. */
 export const DEBIAN_TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
@@ -18,77 +19,105 @@ export interface OptionSpec {
   default?: string | boolean | number | string[];
   array?: boolean;
   demandOption?: boolean;
+  /** What the value is, in the usage line: `--textfile-dir DIR`. */
+  placeholder?: string;
+  /** The heading it is listed under in --help (yargs' own key). */
+  group?: string;
 }
 
 export type OptionTable = Readonly<Record<string, OptionSpec>>;
 
+const OUTPUT = 'Output:';
+const SMI = 'nvidia-smi:';
+const CSV = 'CSV trail:';
+const LONG = 'Long-running:';
+
 /** collect's options. */
 export const COLLECT_OPTIONS: OptionTable = {
-  'textfile-dir': { type: 'string', describe: `node_exporter's textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` },
-  'file-name': { type: 'string', default: 'nvidia_gpu.prom', describe: 'Name of the file written there (must end in .prom)' },
-  'dry-run': { type: 'boolean', default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
-  'nvidia-smi': { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run (a path, or a name looked up on PATH)' },
-  timeout: { type: 'string', default: '10s', describe: 'Deadline for all nvidia-smi calls of one collection: seconds, or with a unit (500ms, 10s)' },
-  processes: { type: 'boolean', default: true, describe: 'Query compute processes (--no-processes to skip)' },
-  'max-processes': { type: 'number', describe: 'Keep only the N processes using the most memory' },
-  label: { type: 'string', array: true, default: [], describe: 'Constant label key=value on every series (repeatable)' },
-  'exclude-fields': { type: 'string', array: true, default: [], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' },
-  'slow-fields': { type: 'boolean', default: false, describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)' },
-  'state-dir': { type: 'string', default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" },
-  'csv-dir': { type: 'string', describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' },
-  task: { type: 'string', default: 'default', describe: 'Task name: the CSV file name and its task_id column' },
-  interval: { type: 'string', describe: 'Run on: keep one nvidia-smi -lms child and publish every sample (e.g. 15s, 250ms; at least 100ms)' },
-  'processes-interval': { type: 'string', default: '60s', describe: 'With --interval: how often to query compute processes' },
+  'textfile-dir': { type: 'string', placeholder: 'DIR', group: OUTPUT, describe: `node_exporter's textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` },
+  'file-name': { type: 'string', placeholder: 'NAME', group: OUTPUT, default: 'nvidia_gpu.prom', describe: 'Name of the file written there (must end in .prom)' },
+  'dry-run': { type: 'boolean', group: OUTPUT, default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
+  'nvidia-smi': { type: 'string', placeholder: 'PATH', group: SMI, default: 'nvidia-smi', describe: 'nvidia-smi to run (a path, or a name looked up on PATH)' },
+  timeout: { type: 'string', placeholder: 'DURATION', group: SMI, default: '10s', describe: 'Deadline for all nvidia-smi calls of one collection: seconds, or with a unit (500ms, 10s)' },
+  processes: { type: 'boolean', group: SMI, default: true, describe: 'Query compute processes (--no-processes to skip)' },
+  'max-processes': { type: 'number', placeholder: 'N', group: SMI, describe: 'Keep only the N processes using the most memory' },
+  label: { type: 'string', array: true, placeholder: 'KEY=VALUE', group: OUTPUT, default: [], describe: 'Constant label key=value on every series (repeatable)' },
+  'exclude-fields': { type: 'string', array: true, placeholder: 'GLOB', group: SMI, default: [], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' },
+  'slow-fields': { type: 'boolean', group: SMI, default: false, describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)' },
+  'state-dir': { type: 'string', placeholder: 'DIR', group: OUTPUT, default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" },
+  'csv-dir': { type: 'string', placeholder: 'DIR', group: CSV, describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' },
+  task: { type: 'string', placeholder: 'NAME', group: CSV, default: 'default', describe: 'Task name: the CSV file name and its task_id column' },
+  interval: { type: 'string', placeholder: 'DURATION', group: LONG, describe: 'Run on: keep one nvidia-smi -lms child and publish every sample (e.g. 15s, 250ms; at least 100ms)' },
+  'processes-interval': { type: 'string', placeholder: 'DURATION', group: LONG, default: '60s', describe: 'With --interval: how often to query compute processes' },
 };
 
 /** archive's options. */
 export const ARCHIVE_OPTIONS: OptionTable = {
-  'csv-dir': { type: 'string', demandOption: true, describe: 'Directory holding the live <task>.csv files' },
-  keep: { type: 'number', default: 14, describe: 'Archives kept per task' },
-  'max-age': { type: 'number', describe: 'Remove archives whose data starts more than this many days ago' },
+  'csv-dir': { type: 'string', placeholder: 'DIR', demandOption: true, describe: 'Directory holding the live <task>.csv files' },
+  keep: { type: 'number', placeholder: 'N', default: 14, describe: 'Archives kept per task' },
+  'max-age': { type: 'number', placeholder: 'DAYS', describe: 'Remove archives whose data starts more than this many days ago' },
   compress: { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' },
   'delay-compress': { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' },
-  'min-size': { type: 'number', default: 0, describe: 'Leave live files smaller than this many bytes alone' },
+  'min-size': { type: 'number', placeholder: 'BYTES', default: 0, describe: 'Leave live files smaller than this many bytes alone' },
 };
 
-/** install's and uninstall's options. */
+const INSTALL = 'Install:';
+const WRITTEN = 'Written to /etc/default/gpu-textfile for collect:';
+
+/** One of collect's options as install takes it: no default, so that "not given" can be told apart. */
+function passedOn(name: string, describe?: string): OptionSpec {
+  const { default: _default, group: _group, ...spec } = COLLECT_OPTIONS[name]!;
+  return { ...spec, group: WRITTEN, ...(describe ? { describe } : {}) };
+}
+
+/** The collect options install writes into /etc/default/gpu-textfile (as GPU_TEXTFILE_*). */
+export const PASSED_ON = ['textfile-dir', 'file-name', 'csv-dir', 'task', 'label', 'exclude-fields', 'slow-fields', 'timeout', 'processes', 'max-processes', 'interval'] as const;
+
+/** install's options. */
 export const INSTALL_OPTIONS: OptionTable = {
-  root: { type: 'string', default: '/', describe: 'Install under this directory instead of / (then nothing is enabled)' },
-  daemon: { type: 'boolean', default: false, describe: 'Install the long-running service (collect --interval) instead of the 15 s timer' },
-  enable: { type: 'boolean', default: true, describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)' },
+  root: { type: 'string', placeholder: 'DIR', group: INSTALL, default: '/', describe: 'Install under this directory instead of / (then nothing is enabled)' },
+  daemon: { type: 'boolean', group: INSTALL, default: false, describe: 'Install the long-running service (collect --interval) instead of the 15 s timer (and remove the other)' },
+  enable: { type: 'boolean', group: INSTALL, default: true, describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)' },
+  'dry-run': { type: 'boolean', group: INSTALL, default: false, describe: 'Print what would be done; change nothing' },
+  ...Object.fromEntries(PASSED_ON.map((name) => [name, passedOn(name)])),
+  'csv-dir': passedOn('csv-dir', 'Also keep the CSV trail here, archived daily (e.g. /var/log/gpu-textfile)'),
+  interval: passedOn('interval', 'With --daemon: the cadence (default 15s; at least 100ms)'),
+};
+
+/** uninstall's options: it reads what install recorded in /etc/default/gpu-textfile. */
+export const UNINSTALL_OPTIONS: OptionTable = {
+  root: { type: 'string', placeholder: 'DIR', default: '/', describe: 'Uninstall from under this directory instead of / (then nothing is disabled)' },
+  enable: { type: 'boolean', default: true, describe: 'systemctl disable --now the units and daemon-reload (--no-enable to skip)' },
   'dry-run': { type: 'boolean', default: false, describe: 'Print what would be done; change nothing' },
-  'textfile-dir': { type: 'string', describe: `Textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` },
-  'csv-dir': { type: 'string', describe: 'Also keep the CSV trail here, archived daily (e.g. /var/log/gpu-textfile)' },
-  task: { type: 'string', describe: 'Task name for the CSV trail' },
 };
 
 /** doctor's options. */
 export const DOCTOR_OPTIONS: OptionTable = {
   json: { type: 'boolean', default: false, describe: 'Print { verdict, checks: [{ id, status, summary, evidence, fix }] }' },
-  root: { type: 'string', default: '/', describe: 'Read every system path under this directory (a test tree, a mounted disk image)' },
-  'nvidia-smi': { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
-  timeout: { type: 'string', default: '10s', describe: 'Deadline for the whole diagnosis: file reads and nvidia-smi; checks not finished by then are marked so' },
-  only: { type: 'string', array: true, default: [], describe: 'Run only these checks (e.g. kernel-module); repeatable' },
+  root: { type: 'string', placeholder: 'DIR', default: '/', describe: 'Read every system path under this directory (a test tree, a mounted disk image)' },
+  'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
+  timeout: { type: 'string', placeholder: 'DURATION', default: '10s', describe: 'Deadline for the whole diagnosis: file reads and nvidia-smi; checks not finished by then are marked so' },
+  only: { type: 'string', array: true, placeholder: 'CHECK', default: [], describe: `Run only these checks (repeatable): ${DOCTOR_CHECKS.join(', ')}` },
 };
 
 /** pulse's options. */
 export const PULSE_OPTIONS: OptionTable = {
-  gpu: { type: 'string', default: '0', describe: 'GPU index (or UUID) to look at' },
-  seconds: { type: 'number', default: 15, describe: 'How long to sample' },
-  interval: { type: 'string', default: '200ms', describe: 'Sampling interval: faster sees shorter stalls (100ms to 500ms)' },
-  from: { type: 'string', describe: 'Read a recording (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,… --format=csv -lms N) instead' },
+  gpu: { type: 'string', placeholder: 'INDEX', default: '0', describe: 'GPU index (or UUID) to look at' },
+  seconds: { type: 'number', placeholder: 'N', default: 15, describe: 'How long to sample' },
+  interval: { type: 'string', placeholder: 'DURATION', default: '200ms', describe: 'Sampling interval: faster sees shorter stalls (100ms to 500ms)' },
+  from: { type: 'string', placeholder: 'FILE', describe: 'Read a recording (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,… --format=csv -lms N) instead' },
   json: { type: 'boolean', default: false, describe: 'Print the verdict, evidence and next steps as JSON' },
-  'nvidia-smi': { type: 'string', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
+  'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
 };
 
 /** report's options. */
 export const REPORT_OPTIONS: OptionTable = {
-  'csv-dir': { type: 'string', demandOption: true, describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped)' },
-  task: { type: 'string', describe: 'Only this task' },
-  host: { type: 'string', describe: 'Only this host' },
-  since: { type: 'string', describe: 'From this time (2026-11-28T06:00:00+01:00, 2026-11-28) or span back from now (24h, 7d)' },
-  until: { type: 'string', describe: 'Until this time (exclusive), same forms' },
-  by: { type: 'string', default: 'hour', describe: 'Rows per hour or per day (in this machine\'s time zone)' },
-  format: { type: 'string', default: 'table', describe: 'table, csv, json or html (one self-contained page with charts)' },
-  out: { type: 'string', describe: 'Write to this file instead of stdout' },
+  'csv-dir': { type: 'string', placeholder: 'DIR', demandOption: true, describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped)' },
+  task: { type: 'string', placeholder: 'NAME', describe: 'Only this task' },
+  host: { type: 'string', placeholder: 'HOST', describe: 'Only this host' },
+  since: { type: 'string', placeholder: 'WHEN', describe: 'From this time (2026-11-28T06:00:00+01:00, 2026-11-28) or span back from now (24h, 7d)' },
+  until: { type: 'string', placeholder: 'WHEN', describe: 'Until this time (exclusive), same forms' },
+  by: { type: 'string', placeholder: 'hour|day', default: 'hour', describe: 'Rows per hour or per day (in this machine\'s time zone)' },
+  format: { type: 'string', placeholder: 'FORMAT', default: 'table', describe: 'table, csv, json or html (one self-contained page with charts)' },
+  out: { type: 'string', placeholder: 'FILE', describe: 'Write to this file instead of stdout' },
 };

@@ -14,10 +14,32 @@ function convert(name: string, type: 'string' | 'boolean' | 'number', text: stri
   return new Error(`--${name}: "${text}" is not true or false`);
 }
 
+/** How a list is written in one GPU_TEXTFILE_* variable: items separated by commas or white space
+ * (so an item given there cannot contain either; the command line takes any item). */
+export const splitList = (text: string): string[] => text.split(/[\s,]+/).filter((item) => item !== '');
+
+/**
+ * The values a command's GPU_TEXTFILE_* variables give, converted by the option table (lists split as
+ * above), keyed by option name; or the one-line error. The command line overrides each of them.
+ */
+export function envValues(table: OptionTable, env: NodeJS.ProcessEnv): Record<string, unknown> | string {
+  const values: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(table)) {
+    const text = env[envName(name)];
+    if (text === undefined) continue;
+    const items = spec.array ? splitList(text) : [text];
+    const converted = items.map((item) => convert(name, spec.type, item));
+    const error = converted.find((value) => value instanceof Error);
+    if (error) return error.message.replace(`--${name}:`, `${envName(name)}:`);
+    values[name] = spec.array ? converted : converted[0];
+  }
+  return values;
+}
+
 /**
  * Parses a command's arguments from its option table the way yargs does for these options: `--name
  * value`, `--name=value`, `--no-name` for booleans, repeatable arrays, defaults, and GPU_TEXTFILE_*
- * variables for what the command line leaves out. Unknown options are an error. Keys are camelCase.
+ * variables (read by envValues) for what the command line leaves out. Unknown options are an error. Keys are camelCase.
  */
 export function parseOptions(table: OptionTable, args: readonly string[], env: NodeJS.ProcessEnv): Record<string, unknown> | string {
   const given = new Map<string, unknown>();
@@ -43,15 +65,11 @@ export function parseOptions(table: OptionTable, args: readonly string[], env: N
     if (value instanceof Error) return value.message;
     given.set(name, spec.array ? [...((given.get(name) as unknown[]) ?? []), value] : value);
   }
+  const fromEnv = envValues(table, env);
+  if (typeof fromEnv === 'string') return fromEnv;
   const result: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(table)) {
-    let value = given.get(name);
-    const fromEnv = env[envName(name)];
-    if (value === undefined && fromEnv !== undefined) {
-      const converted = convert(name, spec.type, fromEnv);
-      if (converted instanceof Error) return converted.message;
-      value = spec.array ? [converted] : converted;
-    }
+    let value = given.get(name) ?? fromEnv[name];
     value ??= spec.default;
     if (value === undefined && spec.demandOption) return `Missing required argument: ${name}`;
     if (value !== undefined) result[camel(name)] = value;

@@ -3,6 +3,7 @@ import { reportHtml } from '../analysis/report-html.js';
 import { buildReport, reportCsv, reportJson, reportTable } from '../analysis/report.js';
 import { parseDuration } from '../duration.js';
 import { taskNameProblem } from '../task-name.js';
+import { reportArgsProblem } from './arg-checks.js';
 
 export interface ReportArgs {
   csvDir: string;
@@ -46,6 +47,11 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
   const taskProblem = args.task === undefined ? undefined : taskNameProblem(args.task);
   if (taskProblem) {
     say(taskProblem);
+    return 2;
+  }
+  const problem = await reportArgsProblem(args, since, until);
+  if (problem) {
+    say(problem);
     return 2;
   }
   const report = await buildReport({ csvDir: args.csvDir, task: args.task, host: args.host, since, until, by: args.by });

@@ -10,7 +10,12 @@ export interface InstallChoices {
   textfileDir: string;
   csvDir?: string;
   task?: string;
+  /** Collect's other options for /etc/default/gpu-textfile, by option name (file-name, label, slow-fields, …). */
+  collect?: Readonly<Record<string, EnvSetting>>;
 }
+
+/** One option's value as the environment file holds it; a list is written as items separated by spaces. */
+export type EnvSetting = string | number | boolean | readonly string[];
 
 const TEMPLATE_EXEC = /^ExecStart=\S+ \S+gpu-textfile\.js /m;
 
@@ -36,22 +41,45 @@ export function renderUnit(name: string, template: string, program: Program, cho
   if (!name.endsWith('.service')) return template;
   if (!TEMPLATE_EXEC.test(template)) throw new Error(`${name} has no ExecStart=<node> <gpu-textfile.js> line`);
   let unit = template.replace(TEMPLATE_EXEC, () => `ExecStart=${executable(program.node)} ${execArgument(program.script)} `);
-  // The collector may write only the directories it was given. One word each, "-" (may be missing) inside it.
-  const writable = [choices.textfileDir, ...(choices.csvDir ? [choices.csvDir] : [])].map((dir) => pathWord(`-${dir}`)).join(' ');
+  // Each service may write only the directories it was given (the archiver: the CSV trail alone). One
+  // word each, "-" (may be missing) inside it.
+  const dirs = name === 'gpu-textfile-archive.service' ? [choices.csvDir] : [choices.textfileDir, choices.csvDir];
+  const writable = dirs.flatMap((dir) => (dir ? [pathWord(`-${dir}`)] : [])).join(' ');
   unit = unit.replace(/^ReadWritePaths=.*$/m, () => `ReadWritePaths=${writable}`);
   return unit;
 }
+
+const envLine = (name: string, value: EnvSetting) =>
+  `GPU_TEXTFILE_${name.replace(/-/g, '_').toUpperCase()}=${envValue(Array.isArray(value) ? value.join(' ') : String(value))}`;
 
 /** /etc/default/gpu-textfile: the chosen options as the variables every command reads. */
 export function renderEnvironmentFile(choices: InstallChoices): string {
   const lines = [
     '# Options for gpu-textfile, written by `gpu-textfile install`. Every command option can be set here',
     '# as GPU_TEXTFILE_<OPTION> (upper case, - as _), e.g. GPU_TEXTFILE_EXCLUDE_FIELDS, GPU_TEXTFILE_LABEL.',
-    `GPU_TEXTFILE_TEXTFILE_DIR=${envValue(choices.textfileDir)}`,
-    ...(choices.csvDir ? [`GPU_TEXTFILE_CSV_DIR=${envValue(choices.csvDir)}`] : []),
-    ...(choices.task ? [`GPU_TEXTFILE_TASK=${envValue(choices.task)}`] : []),
+    '# A repeatable option takes a list: items separated by commas or spaces, GPU_TEXTFILE_LABEL="env=prod site=x".',
+    envLine('textfile-dir', choices.textfileDir),
+    ...(choices.csvDir ? [envLine('csv-dir', choices.csvDir)] : []),
+    ...(choices.task ? [envLine('task', choices.task)] : []),
+    ...Object.entries(choices.collect ?? {}).map(([name, value]) => envLine(name, value)),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The variables an environment file sets, as sh reads what renderEnvironmentFile writes (and plain
+ * hand edits): NAME=value, NAME="value" with \ before " \ ` $, NAME='value'; an optional `export`.
+ * Comments and lines in any other form are passed over: they set nothing install relies on.
+ */
+export function parseEnvironmentFile(text: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_]\w*)=(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"'`$\\;&|<>()]*))\s*$/.exec(line);
+    if (!match) continue;
+    const [, name, doubled, single, plain] = match;
+    values.set(name!, doubled !== undefined ? doubled.replace(/\\(["\\$`])/g, '$1') : (single ?? plain ?? ''));
+  }
+  return values;
 }
 
 /** The units install writes: the timer pair or the daemon, and the archive pair only with a CSV trail. */

@@ -1,3 +1,4 @@
+import { DOCTOR_CHECKS } from './check-ids.js';
 import { container } from './checks/container.js';
 import { deviceNodes } from './checks/device-nodes.js';
 import { hybridGraphics } from './checks/hybrid-graphics.js';
@@ -59,12 +60,15 @@ function runCheck(check: Check, facts: HostFacts, unfinished: readonly string[])
  * the GPU beats "device nodes missing").
  */
 export function diagnose(facts: HostFacts, only?: readonly string[], unfinished: readonly string[] = []): Diagnosis {
-  const checks = CHECKS.map((check) => runCheck(check, facts, unfinished)).filter((r) => !only || only.includes(r.id) || only.includes(r.id.replace(/_/g, '-')));
+  // --only: the other checks are not run at all, and the verdict speaks of these alone.
+  const wanted = only && new Set(only.map((name) => name.replace(/_/g, '-')));
+  const checks = CHECKS.filter((check, i) => !wanted || wanted.has(DOCTOR_CHECKS[i]!)).map((check) => runCheck(check, facts, unfinished));
   const failed = checks.flatMap((r) => (r.status === 'fail' && r.verdict ? [r.verdict] : []));
   const found = failed.sort((a, b) => VERDICTS.indexOf(a) - VERDICTS.indexOf(b))[0];
   if (found) return { verdict: found, checks };
   if (checks.some((r) => r.status === 'unfinished')) return { verdict: 'unfinished', checks };
-  return { verdict: facts.smi && facts.smi.outcome.kind !== 'ok' ? 'nvidia_smi_failed' : 'healthy', checks };
+  const smiFailed = facts.smi !== undefined && facts.smi.outcome.kind !== 'ok' && (!wanted || wanted.has('nvidia-smi'));
+  return { verdict: smiFailed ? 'nvidia_smi_failed' : 'healthy', checks };
 }
 
 const MARK = { ok: '✓', warn: '!', fail: '✗', skip: '–', unfinished: '?' } as const;

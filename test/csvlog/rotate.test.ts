@@ -59,7 +59,8 @@ describe('gpu-textfile archive', () => {
     const result = await archive(dir, '--min-size', '100000');
     expect([result.exitCode, result.stdout, result.stderr]).toEqual([0, '', '']);
     expect((await readdir(dir)).sort()).toEqual(['empty.csv', 'header.csv', 'small.csv']);
-    expect((await archive(join(dir, 'no-such-dir'))).exitCode).toBe(0);
+    // A directory that does not exist is a usage error (issue 13), not a file that is missing.
+    expect((await archive(join(dir, 'no-such-dir'))).exitCode).toBe(2);
   });
 
   it('keeps --keep archives per task and compresses all but the newest with --delay-compress', async () => {

@@ -21,7 +21,7 @@ describe('systemd units', () => {
     const names = (await readdir(units)).sort();
     expect(names).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile.service', 'gpu-textfile.timer']);
     const service = await readFile(join(units, 'gpu-textfile.service'), 'utf8');
-    expect(service).toContain(`ExecStart=${process.execPath} ${join(ROOT, 'dist/gpu-textfile.js')} collect`);
+    expect(service).toContain(`ExecStart=${process.execPath} /usr/local/lib/gpu-textfile/current/dist/gpu-textfile.js collect`);
     expect(service).toMatch(/^ReadWritePaths=-\/var\/lib\/\S+ -\/var\/log\/gpu-textfile$/m);
     expect(await readFile(join(root, 'etc/default/gpu-textfile'), 'utf8')).toMatch(/^GPU_TEXTFILE_CSV_DIR=\/var\/log\/gpu-textfile\nGPU_TEXTFILE_TASK=train\n$/m);
     for (const dir of ['var/lib/gpu-textfile', 'var/log/gpu-textfile']) expect(existsSync(join(root, dir))).toBe(true);
@@ -41,12 +41,19 @@ describe('systemd units', () => {
 
   it('the timer runs every 15 s with 1 s accuracy; the service cannot outlast the period', async () => {
     const timer = await readFile(join(SYSTEMD, 'gpu-textfile.timer'), 'utf8');
-    expect(timer).toMatch(/^OnUnitActiveSec=15s$/m);
-    expect(timer).toMatch(/^OnBootSec=/m);
+    // A calendar: OnUnitActiveSec=15s counts from each activation, and runs landed 16 s apart.
+    expect(timer).not.toMatch(/^OnUnitActiveSec=/m);
+    const calendar = /^OnCalendar=(.+)$/m.exec(timer)?.[1];
+    const next = await execa('systemd-analyze', ['calendar', '--iterations=5', calendar ?? 'missing'], { env: { ...process.env, TZ: 'UTC' } });
+    const elapses = [...next.stdout.matchAll(/(?:Next elapse|Iter\. #\d+): \w{3} (\S+ \S+) UTC$/gm)].map((m) => Date.parse(`${m[1]}Z`));
+    expect(elapses).toHaveLength(5);
+    expect(elapses.slice(1).map((t, i) => (t - elapses[i]!) / 1000)).toEqual([15, 15, 15, 15]);
     expect(timer).toMatch(/^AccuracySec=1s$/m);
     const service = await readFile(join(SYSTEMD, 'gpu-textfile.service'), 'utf8');
     expect(service).toMatch(/^Type=oneshot$/m);
     expect(Number(/^TimeoutStartSec=(\d+)s$/m.exec(service)?.[1])).toBeLessThan(15);
+    // A GPU_TEXTFILE_INTERVAL meant for the daemon would turn each timer run into a long-running one.
+    expect(service).toMatch(/^EnvironmentFile=.*\n(#.*\n)*UnsetEnvironment=GPU_TEXTFILE_INTERVAL$/m);
     expect(service).toMatch(/^EnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
     // collect's code cache (src/launch/) in the directory systemd creates for the service.
     expect(service).toMatch(/^CacheDirectory=gpu-textfile$/m);
@@ -65,6 +72,8 @@ describe('systemd units', () => {
     expect(daemon).toMatch(/^Type=simple$/m);
     expect(daemon).toMatch(/^Restart=always$/m);
     expect(daemon).toMatch(/^Environment=GPU_TEXTFILE_INTERVAL=15s\nEnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
+    // enable gives it a place in the boot (is-enabled says enabled, not static).
+    expect(daemon).toMatch(/^\[Install\]\nWantedBy=multi-user\.target$/m);
     const verify = await execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', join(units, 'gpu-textfile-daemon.service')], { reject: false });
     expect({ exit: verify.exitCode, out: verify.stdout + verify.stderr }).toEqual({ exit: 0, out: '' });
   });

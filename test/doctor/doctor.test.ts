@@ -2,6 +2,7 @@ import { cp, mkdir, rm, symlink, writeFile, chmod, readFile } from 'node:fs/prom
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { DOCTOR_CHECKS } from '../../src/doctor/check-ids.js';
 import { VERDICTS, type Verdict } from '../../src/doctor/types.js';
 import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../helpers.js';
 
@@ -194,6 +195,26 @@ describe('gpu-textfile doctor', () => {
     const root = await tree();
     const result = await doctor(root, VARIANTS[0]!, '--json', '--only', 'kernel-module', '--only', 'nouveau');
     expect((JSON.parse(result.stdout) as { checks: { id: string }[] }).checks.map((c) => c.id)).toEqual(['kernel_module', 'nouveau']);
+  });
+
+  it('--only with a name that is no check is a usage error listing the checks, and runs nothing', async () => {
+    const result = await runCli(['doctor', '--root', await tree(), '--only', 'kernel-module', '--only', 'nope']);
+    expect([result.exitCode, result.stdout]).toEqual([2, '']);
+    expect(result.stderr).toBe(`gpu-textfile: --only: "nope" is no check; the checks are ${DOCTOR_CHECKS.join(', ')}\n`);
+  });
+
+  it('--only reports on what it ran: a failing nvidia-smi is not the verdict of --only kernel-module', async () => {
+    const root = await tree();
+    const result = await runCli(['doctor', '--root', root, '--nvidia-smi', join(root, 'no-such-nvidia-smi'), '--json', '--only', 'kernel_module']);
+    const diagnosis = JSON.parse(result.stdout) as { verdict: string; checks: { id: string }[] };
+    expect([result.exitCode, diagnosis.verdict, diagnosis.checks.map((c) => c.id)]).toEqual([0, 'healthy', ['kernel_module']]);
+    const all = await runCli(['doctor', '--root', root, '--nvidia-smi', join(root, 'no-such-nvidia-smi'), '--json', '--only', 'kernel-module', '--only', 'nvidia-smi']);
+    expect([all.exitCode, (JSON.parse(all.stdout) as { verdict: string }).verdict]).toEqual([1, 'nvidia_smi_missing']);
+  });
+
+  it('the names --only takes are the ids the checks report, in order', async () => {
+    const result = await doctor(await tree(), VARIANTS[0]!, '--json');
+    expect((JSON.parse(result.stdout) as { checks: { id: string }[] }).checks.map((c) => c.id.replace(/_/g, '-'))).toEqual([...DOCTOR_CHECKS]);
   });
 
   it('explains each Xid in the kernel log', async () => {

@@ -4,7 +4,7 @@ import { metricCatalog } from '../metrics.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
-/** The README's metric table, derived from the field table so it cannot drift. */
+/** docs/metrics.md's metric table, derived from the field table so it cannot drift. */
 export function metricTable(): string {
   const rows = metricCatalog().map((m) =>
     `| \`${m.name}\` | ${m.type} | ${m.unit ? cell(m.unit) : ''} | ${m.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(m.source)} | ${cell(m.help)} |`,
@@ -12,7 +12,7 @@ export function metricTable(): string {
   return ['| metric | type | nvidia-smi unit | labels | source | meaning |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The README's failure reasons, from the same list the collector uses. */
+/** docs/metrics.md's failure reasons, from the same list the collector uses. */
 export function reasonTable(): string {
   return ['| reason | meaning |', '|---|---|', ...Object.entries(FAILURE_REASONS).map(([reason, text]) => `| \`${reason}\` | ${cell(text)} |`)].join('\n');
 }
@@ -20,20 +20,19 @@ export function reasonTable(): string {
 /** The CSV's header line. */
 export const csvHeaderLine = (): string => CSV_HEADER.join(',');
 
-/** Generated README sections, each between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`. */
-export const GENERATED_SECTIONS: Record<string, () => string> = {
-  metrics: metricTable,
-  reasons: reasonTable,
-  'csv-header': () => ['```', csvHeaderLine(), '```'].join('\n'),
+/** Generated sections of the docs, per file: each between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`. */
+export const GENERATED_SECTIONS: Record<string, Record<string, () => string>> = {
+  'docs/metrics.md': { metrics: metricTable, reasons: reasonTable },
+  'docs/csv.md': { 'csv-header': () => ['```', csvHeaderLine(), '```'].join('\n') },
 };
 
-/** The README with every generated section rewritten from the code. */
-export function regenerate(readme: string): string {
-  let text = readme;
-  for (const [name, make] of Object.entries(GENERATED_SECTIONS)) {
+/** A doc's text with each of `sections` rewritten from the code. */
+export function regenerate(text: string, sections: Record<string, () => string>): string {
+  let fresh = text;
+  for (const [name, make] of Object.entries(sections)) {
     const pattern = new RegExp(`(<!-- generated:${name} -->\\n)[\\s\\S]*?(\\n?<!-- /generated:${name} -->)`);
-    if (!pattern.test(text)) throw new Error(`README has no generated:${name} section`);
-    text = text.replace(pattern, (_, start: string) => `${start}${make()}\n<!-- /generated:${name} -->`);
+    if (!pattern.test(fresh)) throw new Error(`no generated:${name} section`);
+    fresh = fresh.replace(pattern, (_, start: string) => `${start}${make()}\n<!-- /generated:${name} -->`);
   }
-  return text;
+  return fresh;
 }

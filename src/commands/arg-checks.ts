@@ -1,0 +1,27 @@
+import { stat } from 'node:fs/promises';
+
+// Checks of archive's and report's options made before any work starts: each answers with the one
+// line that says what is wrong (exit 2), or undefined.
+
+/** A directory option that names nothing. Any other trouble (not a directory, EACCES) is left to the command, which names it. */
+export async function directoryProblem(option: string, path: string): Promise<string | undefined> {
+  const missing = await stat(path).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+  );
+  return missing ? `--${option}: ${path} does not exist` : undefined;
+}
+
+/** archive: the directory exists, and --keep 0 is refused: it would delete every archive, the one just made too. */
+export async function archiveArgsProblem(args: { csvDir: string; keep: number }): Promise<string | undefined> {
+  if (args.keep === 0) return '--keep 0 would delete every archive, the one just made too: keep at least 1';
+  return directoryProblem('csv-dir', args.csvDir);
+}
+
+/** report: the directory exists, and the span is not empty. */
+export async function reportArgsProblem(args: { csvDir: string }, since: number | undefined, until: number | undefined): Promise<string | undefined> {
+  if (since !== undefined && until !== undefined && since >= until) {
+    return `--since (${new Date(since).toISOString()}) is not before --until (${new Date(until).toISOString()}): no time is left to report on`;
+  }
+  return directoryProblem('csv-dir', args.csvDir);
+}

@@ -1,0 +1,69 @@
+import { copyFile, chmod, lstat, mkdir, mkdtemp, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { basename, join } from 'node:path';
+
+// The program the units run is a copy, not the checkout `npm install -g .` links to: that often sits
+// under /root or /home, which the units' ProtectHome=yes hides, and the service could not start.
+
+/** Where install puts the program: `current` is a link to the newest release beside it. */
+export const PROGRAM_DIR = '/usr/local/lib/gpu-textfile';
+/** What every unit's ExecStart runs. */
+export const INSTALLED_SCRIPT = `${PROGRAM_DIR}/current/dist/gpu-textfile.js`;
+/** What a release holds: the bundle (self-contained, with its package.json) and the unit templates install reads. */
+export const RELEASE_PARTS = ['dist', 'systemd'] as const;
+
+const RELEASE_PREFIX = 'release-';
+
+/**
+ * Copies a directory tree: regular files and directories only. A link is refused, not followed or
+ * copied: it could point into /root or /home, where the unit cannot follow it either.
+ */
+export async function copyTree(from: string, to: string): Promise<void> {
+  await mkdir(to, { mode: 0o755 });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    if (entry.isDirectory()) await copyTree(source, join(to, entry.name));
+    else if (entry.isFile()) {
+      await copyFile(source, join(to, entry.name), constants.COPYFILE_EXCL);
+      await chmod(join(to, entry.name), (await lstat(source)).mode & 0o755);
+    } else throw new Error(`${source} is not a regular file or directory; not copied`);
+  }
+}
+
+/**
+ * Installs the package at `packageRoot` into `dir` (PROGRAM_DIR under --root): each part is copied
+ * into a new release directory, then the `current` link is replaced by rename, so a run starting
+ * meanwhile finds the old program or the new one, never half of one. The release replaced stays
+ * until the next install (a run that started from it may still load its lazily loaded files); older
+ * ones are removed.
+ */
+export async function installProgram(packageRoot: string, dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const release = await mkdtemp(join(dir, RELEASE_PREFIX));
+  await chmod(release, 0o755);
+  for (const part of RELEASE_PARTS) await copyTree(join(packageRoot, part), join(release, part));
+  const link = join(dir, 'current');
+  const existing = await lstat(link).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  const previous = existing?.isSymbolicLink() ? await readlink(link) : undefined;
+  const next = join(dir, '.current.new');
+  await rm(next, { force: true });
+  await symlink(basename(release), next);
+  // A directory where the link goes (made by hand) cannot be replaced by rename: it goes first.
+  if (existing?.isDirectory()) await rm(link, { recursive: true });
+  await rename(next, link);
+  for (const name of await readdir(dir)) {
+    if (name.startsWith(RELEASE_PREFIX) && name !== basename(release) && name !== previous) await rm(join(dir, name), { recursive: true });
+  }
+  return release;
+}
+
+// ProtectHome=yes hides these; PrivateTmp=yes gives the unit its own empty /tmp and /var/tmp.
+const HIDDEN = ['/home', '/root', '/run/user', '/tmp', '/var/tmp'];
+
+/** The directory the units' sandbox hides that `path` lies in, or undefined when a unit can reach it. */
+export function hiddenFromUnits(path: string): string | undefined {
+  return HIDDEN.find((dir) => path === dir || path.startsWith(`${dir}/`));
+}
