@@ -83,3 +83,25 @@ export function generateRows({ start, hours, intervalSeconds = 15, host = 'gpu-n
   }
   return rows;
 }
+
+// As a command: a trail of `days` days of `gpus` training GPUs at 15 s, one gzipped archive per day
+// and the last day as the live file, written a day at a time (memory stays flat):
+//   node bench/make-history.mjs DIR DAYS [GPUS]     e.g. a year of 8 GPUs: DIR 365 8 (~17 M rows)
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { gzipSync } = await import('node:zlib');
+  const [dir, days = '7', gpus = '8'] = process.argv.slice(2);
+  if (!dir) throw new Error('usage: node bench/make-history.mjs DIR DAYS [GPUS]');
+  mkdirSync(dir, { recursive: true });
+  const start = Date.UTC(2026, 0, 1);
+  let total = 0;
+  for (let day = 0; day < Number(days); day++) {
+    const rows = generateRows({ start: start + day * 24 * HOUR, hours: 24, intervalSeconds: 15, seed: day + 1, gpus: Array(Number(gpus)).fill('training') });
+    const text = `${HEADER}\n${rows.join('\n')}\n`;
+    const name = isoWithOffset(start + day * 24 * HOUR, 0).slice(0, 10).replace(/-/g, '');
+    if (day === Number(days) - 1) writeFileSync(`${dir}/train.csv`, text);
+    else writeFileSync(`${dir}/train-${name}.csv.gz`, gzipSync(text));
+    total += rows.length;
+  }
+  console.log(`${total} rows in ${days} files under ${dir}`);
+}

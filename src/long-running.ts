@@ -12,6 +12,8 @@ import type { CollectorState } from './state.js';
 export interface LongRunningInput {
   fields: readonly FieldSpec[];
   intervalMs: number;
+  /** How long a new child may take to print its first row (nvidia-smi's start-up: --timeout), before the stall check starts. */
+  startupGraceMs: number;
   /** How often to query processes; undefined when they are not collected. */
   processesIntervalMs?: number;
   /** A full one-shot collection: the first sample, and the picture after the stream broke. */
@@ -30,11 +32,27 @@ export interface LongRunningInput {
 /** Restart delays after the stream breaks: from one interval (at least 1 s), doubling up to a minute. */
 export const backoffMs = (intervalMs: number, failures: number): number => Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
 
+/**
+ * What one sample of the long-running mode cost, in seconds: nvidia-smi -lms sleeps the interval after
+ * each query, so batches come `interval + query time` apart, and the query's share is the spacing less
+ * the interval; then our own time from the batch's first row to the collection. The first batch of a
+ * child has no spacing to go by: only our own time.
+ */
+export function sampleSeconds(startedAt: number, previousStart: number | undefined, now: number, intervalMs: number): number {
+  const queryMs = previousStart === undefined ? 0 : Math.max(0, startedAt - previousStart - intervalMs);
+  return (queryMs + (now - startedAt)) / 1000;
+}
+
 /** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
 export const STALL_INTERVALS = 3;
 export const GARBAGE_BATCHES = 3;
 /** Good batches in a row after which a restarted child counts as recovered. */
 export const RECOVERED_BATCHES = 10;
+/**
+ * Rows a batch may hold without a GPU repeating: more than any host has GPUs. A child flooding
+ * unreadable lines (which never repeat a GPU) would otherwise grow one batch without bound.
+ */
+export const MAX_BATCH_ROWS = 64;
 
 interface Batch {
   samples: GpuSample[];
@@ -54,13 +72,21 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
   let processes: Collection['processes'];
   let failures = 0;
   let lastSuccessSeconds = input.initialSuccessSeconds;
-  let chain = Promise.resolve();
-  const publish = (collection: Collection) => (chain = chain.then(() => input.publish(collection)));
+  const publisher = latestOnly(input.publish);
+  const publish = publisher.publish;
 
+  // At most one query in flight: with --processes-interval under --timeout, hung queries would pile up.
+  let querying = false;
   const refreshProcesses = async () => {
-    const result = await input.queryProcesses();
-    processes = result.processes;
-    if (result.warning) input.say(result.warning);
+    if (querying) return;
+    querying = true;
+    try {
+      const result = await input.queryProcesses();
+      processes = result.processes;
+      if (result.warning) input.say(result.warning);
+    } finally {
+      querying = false;
+    }
   };
   const processTimer = input.processesIntervalMs === undefined ? undefined : setInterval(() => void refreshProcesses(), input.processesIntervalMs);
   signal.addEventListener('abort', () => clearInterval(processTimer), { once: true });
@@ -96,7 +122,7 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     }
   } finally {
     clearInterval(processTimer);
-    await chain;
+    await publisher.idle();
   }
 
   /** Runs one child until it breaks (or we stop); returns why it broke. */
@@ -110,22 +136,28 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     let good = 0;
     let batch: Batch | undefined;
     let flushTimer: NodeJS.Timeout | undefined;
+    /** When the last published batch's first row came: nvidia-smi -lms waits the interval after each query. */
+    let previousStart: number | undefined;
 
     const stallMs = STALL_INTERVALS * input.intervalMs;
-    let watchdog = setTimeout(() => stall(), stallMs);
-    const stall = () => {
-      broken = { reason: 'timeout', message: `no line from nvidia-smi -lms for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it` };
+    // The stall check starts with the first line: until then nvidia-smi gets its start-up time.
+    const firstLineMs = Math.max(stallMs, input.startupGraceMs);
+    const stall = (message: string) => {
+      broken = { reason: 'timeout', message };
       child.stop();
     };
+    let watchdog = setTimeout(() => stall(`no line from nvidia-smi -lms within ${firstLineMs} ms of its start; killed it`), firstLineMs);
 
     const flush = () => {
       clearTimeout(flushTimer);
       if (!batch) return;
       const done = batch;
       batch = undefined;
-      if (done.samples.length === 0) {
+      const rows = done.samples.length + done.problems.length;
+      if (done.samples.length === 0 || rows >= MAX_BATCH_ROWS) {
         garbage++;
-        const failure: Failure = { reason: 'unparsable_output', message: `nvidia-smi -lms: ${done.problems[0]?.message ?? 'no rows'}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"` };
+        const why = rows >= MAX_BATCH_ROWS ? `${rows} rows without a GPU repeating` : (done.problems[0]?.message ?? 'no rows');
+        const failure: Failure = { reason: 'unparsable_output', message: `nvidia-smi -lms: ${why}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"` };
         void publish(failedCollection(failure, 0, lastSuccessSeconds));
         if (garbage >= GARBAGE_BATCHES) {
           broken = { ...failure, message: `${failure.message} (${GARBAGE_BATCHES} batches in a row)` };
@@ -142,8 +174,9 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
       const { collection, warnings } = toCollection(
         { samples: done.samples, problems: done.problems, lost: [], fields },
         processes,
-        { durationSeconds: (now - done.startedAt) / 1000, nowSeconds: now / 1000 },
+        { durationSeconds: sampleSeconds(done.startedAt, previousStart, now, input.intervalMs), nowSeconds: now / 1000 },
       );
+      previousStart = done.startedAt;
       lastSuccessSeconds = collection.health.lastSuccessSeconds;
       for (const warning of warnings) input.say(warning);
       void publish(collection);
@@ -151,8 +184,11 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
 
     try {
       for await (const line of child.lines) {
+        // Once the child is being stopped, what it still prints is drained, not read: a line cut
+        // short by our SIGTERM is not garbage, and a flood is not read on.
+        if (broken || signal.aborted) continue;
         clearTimeout(watchdog);
-        watchdog = setTimeout(() => stall(), stallMs);
+        watchdog = setTimeout(() => stall(`no line from nvidia-smi -lms for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`), stallMs);
         if (line.trim() === '') continue;
         const row = sampleFromCells(fields, splitCells(line), line);
         // A GPU seen twice starts the next batch: nvidia-smi prints every GPU once per interval.
@@ -160,12 +196,14 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
         batch ??= { samples: [], problems: [], startedAt: input.now() };
         if (isSample(row)) batch.samples.push(row);
         else batch.problems.push(row);
-        if (expected > 0 && batch.samples.length + batch.problems.length >= expected) flush();
+        const rows = batch.samples.length + batch.problems.length;
+        if ((expected > 0 && rows >= expected) || rows >= MAX_BATCH_ROWS) flush();
         else {
           clearTimeout(flushTimer);
           flushTimer = setTimeout(flush, Math.min(200, input.intervalMs / 2));
         }
       }
+      if (broken || signal.aborted) return broken;
       flush();
       const outcome = await child.ended;
       if (broken || signal.aborted) return broken;
@@ -182,3 +220,31 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
   }
 }
 
+
+/**
+ * Publishes one collection at a time; while one is being written, only the newest waiting one is
+ * kept. A child printing faster than the disk takes them cannot queue collections without bound.
+ */
+export function latestOnly(write: (collection: Collection) => Promise<void>): { publish: (collection: Collection) => Promise<void>; idle: () => Promise<void> } {
+  let waiting: Collection | undefined;
+  let running: Promise<void> | undefined;
+  const drain = async () => {
+    try {
+      while (waiting) {
+        const next = waiting;
+        waiting = undefined;
+        await write(next);
+      }
+    } finally {
+      running = undefined;
+    }
+  };
+  return {
+    publish: (collection) => {
+      waiting = collection;
+      running ??= drain();
+      return running;
+    },
+    idle: () => running ?? Promise.resolve(),
+  };
+}

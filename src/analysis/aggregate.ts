@@ -1,4 +1,6 @@
+import { FINDING_THRESHOLDS } from './findings.js';
 import type { HistoryRow } from './history.js';
+import { countGap, emptyTotals, Timeline, type Gap, type GapTotals } from './timeline.js';
 
 export type Period = 'hour' | 'day';
 
@@ -17,7 +19,8 @@ export interface ReportRow {
   max_temperature_c?: number;
 }
 
-interface Bucket {
+/** What the samples of one hour (or a run of hours) of one GPU add up to. */
+export interface Bucket {
   samples: number;
   errors: number;
   utilSum: number;
@@ -27,9 +30,13 @@ interface Bucket {
   powerSum: number;
   powerN: number;
   tempMax?: number;
+  /** Samples under the idle utilization while holding the idle memory (FINDING_THRESHOLDS). */
+  idleHeld: number;
+  /** Milliseconds of this hour inside a gap of this series. */
+  missingMs: number;
 }
 
-/** Everything the findings need about one GPU of one host and task, in bounded memory. */
+/** Everything the findings, summary and charts need about one GPU of one host and task, per hour. */
 export interface SeriesStats {
   host: string;
   task: string;
@@ -37,15 +44,21 @@ export interface SeriesStats {
   uuid: string;
   hourly: Map<number, Bucket>;
   errorsByReason: Map<string, number>;
-  /** First deltas between samples, to learn the collection interval; then gaps measured against it. */
-  firstDeltas: number[];
-  minDelta: number;
-  lastTime?: number;
-  gaps: { from: number; to: number }[];
-  totalDeltas: number;
+  /** Tagged true when the host's collector wrote rows (for other GPUs) during the gap. */
+  timeline: Timeline<boolean>;
+  /** The gaps of this GPU alone: its host's collector ran meanwhile. */
+  ownGaps: GapTotals;
 }
 
-const HOUR = 3_600_000;
+/** One host's collector for one task: when it wrote any row at all, per hour. */
+export interface HostStats {
+  host: string;
+  task: string;
+  timeline: Timeline<undefined>;
+  hourly: Map<number, { samples: number; missingMs: number }>;
+}
+
+export const HOUR = 3_600_000;
 
 /** Start of the local hour or day holding `time` (the reporting machine's zone). */
 export function periodStart(time: number, period: Period): number {
@@ -55,7 +68,26 @@ export function periodStart(time: number, period: Period): number {
   return d.getTime();
 }
 
-const add = (bucket: Bucket, row: HistoryRow) => {
+export const emptyBucket = (): Bucket => ({ samples: 0, errors: 0, utilSum: 0, utilN: 0, powerSum: 0, powerN: 0, idleHeld: 0, missingMs: 0 });
+
+const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/** `from` added into `into`. */
+export function mergeBucket(into: Bucket, from: Bucket): void {
+  into.samples += from.samples;
+  into.errors += from.errors;
+  into.utilSum += from.utilSum;
+  into.utilN += from.utilN;
+  into.memMax = maxOf(into.memMax, from.memMax);
+  into.memTotal = from.memTotal ?? into.memTotal;
+  into.powerSum += from.powerSum;
+  into.powerN += from.powerN;
+  into.tempMax = maxOf(into.tempMax, from.tempMax);
+  into.idleHeld += from.idleHeld;
+  into.missingMs += from.missingMs;
+}
+
+function addRow(bucket: Bucket, row: HistoryRow, t = FINDING_THRESHOLDS): void {
   bucket.samples++;
   if (row.status !== 'ok') {
     bucket.errors++;
@@ -64,72 +96,134 @@ const add = (bucket: Bucket, row: HistoryRow) => {
   if (row.utilization !== undefined) {
     bucket.utilSum += row.utilization;
     bucket.utilN++;
+    if (row.utilization < t.idleMaxUtilization && (row.memoryUsedMiB ?? 0) >= t.idleMinMemoryMib) bucket.idleHeld++;
   }
-  if (row.memoryUsedMiB !== undefined) bucket.memMax = Math.max(bucket.memMax ?? -Infinity, row.memoryUsedMiB);
+  bucket.memMax = maxOf(bucket.memMax, row.memoryUsedMiB);
   if (row.memoryTotalMiB !== undefined) bucket.memTotal = row.memoryTotalMiB;
   if (row.powerW !== undefined) {
     bucket.powerSum += row.powerW;
     bucket.powerN++;
   }
-  if (row.temperatureC !== undefined) bucket.tempMax = Math.max(bucket.tempMax ?? -Infinity, row.temperatureC);
-};
+  bucket.tempMax = maxOf(bucket.tempMax, row.temperatureC);
+}
 
-const emptyBucket = (): Bucket => ({ samples: 0, errors: 0, utilSum: 0, utilN: 0, powerSum: 0, powerN: 0 });
+/**
+ * The unsampled part of a gap inside each local hour, added to the hours that have a bucket. The
+ * sample before the gap stands for one interval after it, so the gap proper starts there.
+ */
+function spreadGap(hourly: Map<number, { missingMs: number }>, gap: Gap, interval: number): void {
+  const from = gap.from + interval;
+  for (let hour = periodStart(from, 'hour'); hour < gap.to; hour = periodStart(hour + HOUR, 'hour')) {
+    const bucket = hourly.get(hour);
+    if (bucket) bucket.missingMs += Math.min(gap.to, hour + HOUR) - Math.max(from, hour);
+  }
+}
 
-/** Rows -> report rows per period and per-GPU statistics, in one pass. */
+/** A copy that owns its characters: V8 slices keep the whole 64 KiB read chunk they came from alive. */
+const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
+
+/** Did the host's collector write a row strictly inside the gap? Rows arrive in time order per trail. */
+function hostRan(host: HostStats, gap: Gap): boolean {
+  const { lastTime, previousTime } = host.timeline;
+  const before = lastTime !== undefined && lastTime < gap.to ? lastTime : previousTime;
+  return before !== undefined && before > gap.from;
+}
+
+/**
+ * Rows -> per-hour buckets per GPU and per host, in one pass and in memory bounded by hours x GPUs:
+ * nothing is kept per row, and no string from a row is kept without being copied.
+ */
 export class Aggregator {
-  readonly periods = new Map<string, { key: Omit<ReportRow, 'samples' | 'error_samples'>; bucket: Bucket }>();
   readonly series = new Map<string, SeriesStats>();
-
-  constructor(private readonly period: Period) {}
+  readonly hosts = new Map<string, HostStats>();
 
   add(row: HistoryRow): void {
-    const id = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
-    const start = periodStart(row.time, this.period);
-    const periodKey = `${start}\u0000${id}`;
-    let entry = this.periods.get(periodKey);
-    if (!entry) {
-      entry = { key: { period: start, host: row.host, task_id: row.task, gpu_id: row.gpu, gpu_uuid: row.uuid }, bucket: emptyBucket() };
-      this.periods.set(periodKey, entry);
-    }
-    add(entry.bucket, row);
-
-    let stats = this.series.get(id);
-    if (!stats) {
-      stats = { host: row.host, task: row.task, gpu: row.gpu, uuid: row.uuid, hourly: new Map(), errorsByReason: new Map(), firstDeltas: [], minDelta: Infinity, gaps: [], totalDeltas: 0 };
-      this.series.set(id, stats);
-    }
     const hour = periodStart(row.time, 'hour');
+    const host = this.hostOf(row);
+    host.timeline.add(row.time, () => undefined);
+    const hostHour = host.hourly.get(hour) ?? { samples: 0, missingMs: 0 };
+    hostHour.samples++;
+    host.hourly.set(hour, hostHour);
+
+    const stats = this.seriesOf(row);
     let bucket = stats.hourly.get(hour);
     if (!bucket) stats.hourly.set(hour, (bucket = emptyBucket()));
-    add(bucket, row);
-    if (row.status !== 'ok') stats.errorsByReason.set(row.status, (stats.errorsByReason.get(row.status) ?? 0) + 1);
-    if (stats.lastTime !== undefined && row.time > stats.lastTime) {
-      const delta = row.time - stats.lastTime;
-      stats.totalDeltas++;
-      if (stats.firstDeltas.length < 64) stats.firstDeltas.push(delta);
-      stats.minDelta = Math.min(stats.minDelta, delta);
-      // Candidate gaps are kept if much longer than the shortest interval seen so far; the
-      // findings judge them against the learned interval.
-      if (delta > 2 * stats.minDelta) stats.gaps.push({ from: stats.lastTime, to: row.time });
+    addRow(bucket, row);
+    if (row.status !== 'ok') {
+      const count = stats.errorsByReason.get(row.status);
+      stats.errorsByReason.set(count === undefined ? own(row.status) : row.status, (count ?? 0) + 1);
     }
-    if (stats.lastTime === undefined || row.time > stats.lastTime) stats.lastTime = row.time;
+    stats.timeline.add(row.time, (gap) => hostRan(host, gap));
+  }
+
+  /** Settles the intervals of series too short to have learned one; call once all rows are in. */
+  finish(): this {
+    for (const host of this.hosts.values()) host.timeline.finish();
+    for (const stats of this.series.values()) stats.timeline.finish();
+    return this;
+  }
+
+  /** The collection interval of a series: its own, else its host's (a GPU with one sample). */
+  intervalOf(stats: SeriesStats): number | undefined {
+    return stats.timeline.interval ?? this.hosts.get(`${stats.host}\u0000${stats.task}`)?.timeline.interval;
   }
 
   /** Report rows, by period, host, task and GPU. */
-  rows(): ReportRow[] {
+  rows(period: Period): ReportRow[] {
     const round = (x: number) => Math.round(x * 100) / 100;
-    return [...this.periods.values()]
-      .map(({ key, bucket }) => ({
-        ...key,
-        samples: bucket.samples,
-        error_samples: bucket.errors,
-        ...(bucket.utilN ? { avg_utilization_percent: round(bucket.utilSum / bucket.utilN) } : {}),
-        ...(bucket.memMax !== undefined ? { max_memory_used_mib: bucket.memMax } : {}),
-        ...(bucket.powerN ? { avg_power_draw_w: round(bucket.powerSum / bucket.powerN) } : {}),
-        ...(bucket.tempMax !== undefined ? { max_temperature_c: bucket.tempMax } : {}),
-      }))
-      .sort((a, b) => a.period - b.period || a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || Number(a.gpu_id) - Number(b.gpu_id));
+    const out: ReportRow[] = [];
+    for (const stats of this.series.values()) {
+      const periods = new Map<number, Bucket>();
+      for (const [hour, bucket] of stats.hourly) {
+        const start = periodStart(hour, period);
+        const into = periods.get(start) ?? emptyBucket();
+        mergeBucket(into, bucket);
+        periods.set(start, into);
+      }
+      for (const [start, b] of periods) {
+        out.push({
+          period: start,
+          host: stats.host,
+          task_id: stats.task,
+          gpu_id: stats.gpu,
+          gpu_uuid: stats.uuid,
+          samples: b.samples,
+          error_samples: b.errors,
+          ...(b.utilN ? { avg_utilization_percent: round(b.utilSum / b.utilN) } : {}),
+          ...(b.memMax !== undefined ? { max_memory_used_mib: b.memMax } : {}),
+          ...(b.powerN ? { avg_power_draw_w: round(b.powerSum / b.powerN) } : {}),
+          ...(b.tempMax !== undefined ? { max_temperature_c: b.tempMax } : {}),
+        });
+      }
+    }
+    return out.sort((a, b) => a.period - b.period || a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || Number(a.gpu_id) - Number(b.gpu_id));
+  }
+
+  private hostOf(row: HistoryRow): HostStats {
+    const key = `${row.host}\u0000${row.task}`;
+    let host = this.hosts.get(key);
+    if (!host) {
+      const hourly = new Map<number, { samples: number; missingMs: number }>();
+      host = { host: own(row.host), task: own(row.task), hourly, timeline: new Timeline((gap, _missing, _tag, interval) => spreadGap(hourly, gap, interval)) };
+      this.hosts.set(own(key), host);
+    }
+    return host;
+  }
+
+  private seriesOf(row: HistoryRow): SeriesStats {
+    const key = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
+    let stats = this.series.get(key);
+    if (!stats) {
+      const hourly = new Map<number, Bucket>();
+      const ownGaps = emptyTotals();
+      const timeline = new Timeline<boolean>((gap, missing, ran, interval) => {
+        spreadGap(hourly, gap, interval);
+        if (ran) countGap(ownGaps, gap, missing);
+      });
+      stats = { host: own(row.host), task: own(row.task), gpu: own(row.gpu), uuid: own(row.uuid), hourly, errorsByReason: new Map(), timeline, ownGaps };
+      this.series.set(own(key), stats);
+    }
+    return stats;
   }
 }
 
@@ -145,5 +239,3 @@ export function hourlyPoints(stats: SeriesStats): { hour: number; utilization?: 
       ...(b.memTotal !== undefined ? { memoryTotalMiB: b.memTotal } : {}),
     }));
 }
-
-export { HOUR };

@@ -1,28 +1,33 @@
-import type { SeriesStats } from './aggregate.js';
+import type { HostStats, SeriesStats } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
+import type { GapTotals } from './timeline.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
-
-/** Missing samples: stretches much longer than the collection interval learned from the data. */
-export function collectionGaps(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | undefined {
-  if (stats.firstDeltas.length < 3) return undefined;
-  const interval = median(stats.firstDeltas);
-  const gaps = stats.gaps.filter((g) => g.to - g.from > t.gapIntervals * interval);
-  const missing = gaps.reduce((a, g) => a + Math.round((g.to - g.from) / interval) - 1, 0);
-  if (missing < t.gapMinMissing) return undefined;
-  const longest = gaps.reduce((a, b) => (b.to - b.from > a.to - a.from ? b : a));
+function gapFinding(where: Pick<Finding, 'host' | 'task_id' | 'gpu_id' | 'gpu_uuid'>, who: string, totals: GapTotals, interval: number): Finding {
+  const longest = totals.longest!;
+  const seconds = Math.round((longest.to - longest.from) / 1000);
   return {
     kind: 'collection_gaps',
-    host: stats.host,
-    task_id: stats.task,
-    gpu_id: stats.gpu,
-    gpu_uuid: stats.uuid,
-    summary: `${missing} samples missing in ${gaps.length} gap(s), the longest ${Math.round((longest.to - longest.from) / 1000)} s (collected every ${Math.round(interval / 1000)} s)`,
-    missing_samples: missing,
-    gaps: gaps.length,
+    ...where,
+    summary: `${who} ${totals.missing} samples in ${totals.gaps} gap(s), the longest ${seconds} s (collected every ${Math.round(interval / 1000)} s)`,
+    missing_samples: totals.missing,
+    gaps: totals.gaps,
     interval_seconds: Math.round(interval / 100) / 10,
-    longest_gap_seconds: Math.round((longest.to - longest.from) / 1000),
+    longest_gap_seconds: seconds,
     longest_gap_from: new Date(longest.from).toISOString(),
     longest_gap_to: new Date(longest.to).toISOString(),
   };
+}
+
+/** Stretches without any row from a host's collector: every GPU missed them, reported once per host and task. */
+export function hostGaps(host: HostStats, t = FINDING_THRESHOLDS): Finding | undefined {
+  const { totals, interval, learnedFrom } = host.timeline;
+  if (interval === undefined || learnedFrom < t.gapMinSpacings || totals.missing < t.gapMinMissing) return undefined;
+  return gapFinding({ host: host.host, task_id: host.task, gpu_id: '', gpu_uuid: '' }, 'every GPU missed', totals, interval);
+}
+
+/** Stretches one GPU missed while its host's collector wrote rows for the others. */
+export function collectionGaps(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | undefined {
+  const { interval, learnedFrom } = stats.timeline;
+  if (interval === undefined || learnedFrom < t.gapMinSpacings || stats.ownGaps.missing < t.gapMinMissing) return undefined;
+  return gapFinding({ host: stats.host, task_id: stats.task, gpu_id: stats.gpu, gpu_uuid: stats.uuid }, 'this GPU alone missed', stats.ownGaps, interval);
 }

@@ -37,4 +37,6 @@ export const FINDING_THRESHOLDS = {
   /** Gaps: a gap is longer than this many collection intervals; reported from this many missing samples. */
   gapIntervals: 2.5,
   gapMinMissing: 3,
+  /** ... once the interval was learned from at least this many spacings. */
+  gapMinSpacings: 3,
 };

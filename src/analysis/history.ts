@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import { CSV_HEADER } from '../csvlog/columns.js';
 import { liveTask, parseArchiveName } from '../csvlog/rotate.js';
@@ -43,12 +43,68 @@ export async function historyFiles(dir: string, task?: string): Promise<HistoryF
   return [...archives, ...live];
 }
 
-/** Lines of a file, gunzipped when it ends in .gz, as a stream. */
-function lines(path: string): AsyncIterable<string> {
+/** Longest line taken as a row (a real one is ~200 bytes): a file without newlines must not fill memory. */
+const MAX_LINE = 64 * 1024;
+
+/** One line of a file; `tooLong` when it was cut at MAX_LINE (its rest dropped unread into memory). */
+export interface Line {
+  text: string;
+  tooLong: boolean;
+}
+
+/**
+ * Lines of a byte stream, a chunk's worth at a time, pulled as the consumer asks (the stream's own
+ * async iterator, so at most a chunk is read ahead and memory stays flat however slow the
+ * aggregation); CRLF taken as LF.
+ */
+export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLine = MAX_LINE): AsyncGenerator<Line[]> {
+  const decoder = new StringDecoder('utf8');
+  let partial = '';
+  let tooLong = false;
+  const done = (text: string): Line => ({ text: tooLong ? text : text.endsWith('\r') ? text.slice(0, -1) : text, tooLong });
+  for await (const chunk of chunks) {
+    const text = decoder.write(chunk);
+    const lines: Line[] = [];
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      lines.push(done(tooLong ? partial : partial + text.slice(start, end)));
+      partial = '';
+      tooLong = false;
+      start = end + 1;
+    }
+    if (!tooLong) partial += text.slice(start);
+    if (partial.length > maxLine) {
+      partial = partial.slice(0, maxLine);
+      tooLong = true;
+    }
+    if (lines.length) yield lines;
+  }
+  const rest = tooLong ? partial : partial + decoder.end();
+  if (rest !== '') yield [done(rest)];
+}
+
+/** The bytes of a file, gunzipped when it ends in .gz, as a stream read on demand. */
+function fileChunks(path: string): AsyncIterable<Buffer> {
   const raw = createReadStream(path);
-  const input = path.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
-  raw.on('error', (error) => input.destroy(error));
-  return createInterface({ input, crlfDelay: Infinity });
+  if (!path.endsWith('.gz')) return raw;
+  const gunzip = createGunzip();
+  raw.on('error', (error) => gunzip.destroy(error));
+  return raw.pipe(gunzip);
+}
+
+/** A history file that could not be read to its end: why, and how many rows it gave before that. */
+export interface BadFile {
+  file: string;
+  error: string;
+  rows_read: number;
+}
+
+/** Why a file stopped, for people; undefined for an error that is not about the file (a bug: rethrown). */
+function fileError(error: NodeJS.ErrnoException): string | undefined {
+  if (error.code === 'Z_BUF_ERROR') return `truncated gzip (${error.message})`;
+  if (error.code === 'Z_DATA_ERROR') return `corrupt, or not gzip (${error.message})`;
+  if (typeof error.code === 'string' && /^(E[A-Z]+|Z_[A-Z_]+)$/.test(error.code)) return error.code;
+  return undefined;
 }
 
 /** RFC 4180 cells of one record; `undefined` while a quoted cell is still open (it continues on the next line). */
@@ -93,49 +149,81 @@ export interface OddRows {
 
 /**
  * Every row of the files, in file order: header lines anywhere are taken as headers (columns found by
- * name, so files with more columns read too), rows that do not fit are counted and skipped.
+ * name, so files with more columns read too), rows that do not fit are counted and skipped. A file
+ * that cannot be read to its end (truncated or corrupt gzip, unreadable) is listed in `badFiles` with
+ * the rows it gave until then, which are kept: the next file is read all the same.
  */
-export async function* readHistory(files: readonly HistoryFile[], odd: OddRows): AsyncGenerator<HistoryRow> {
+export async function* readHistory(files: readonly HistoryFile[], odd: OddRows, badFiles: BadFile[] = []): AsyncGenerator<HistoryRow> {
   const skip = (file: string, why: string, line: string) => {
     odd.count++;
     if (odd.examples.length < 5) odd.examples.push(`${file}: ${why}: ${line.slice(0, 100)}`);
   };
   for (const file of files) {
-    let columns = new Map(CSV_HEADER.map((name, i) => [name, i]));
-    let pending = '';
-    for await (const line of lines(file.path)) {
-      const record = pending ? `${pending}\n${line}` : line;
-      const cells = csvCells(record);
-      if (!cells) {
-        pending = record;
-        continue;
+    let rows = 0;
+    const parse = rowParser(file.path, skip);
+    try {
+      for await (const lines of splitLines(fileChunks(file.path))) {
+        for (const line of lines) {
+          const row = parse(line);
+          if (!row) continue;
+          rows++;
+          yield row;
+        }
       }
-      pending = '';
-      if (record === '') continue;
-      if (cells[0] === 'time') {
-        columns = new Map(cells.map((name, i) => [name, i]));
-        continue;
-      }
-      const cell = (name: string) => cells[columns.get(name) ?? -1];
-      const timeText = cell('time') ?? '';
-      if (cells.length < columns.size || !TIME.test(timeText)) {
-        skip(file.path, cells.length < columns.size ? `${cells.length} cells, header has ${columns.size}` : 'no ISO 8601 time with zone', record);
-        continue;
-      }
-      yield {
-        time: Date.parse(timeText),
-        host: cell('host') ?? '',
-        task: cell('task_id') ?? '',
-        gpu: cell('gpu_id') ?? '',
-        uuid: cell('gpu_uuid') ?? '',
-        status: cell('status') ?? '',
-        utilization: num(cell('utilization_percent')),
-        memoryUsedMiB: num(cell('memory_used_mib')),
-        memoryTotalMiB: num(cell('memory_total_mib')),
-        powerW: num(cell('power_draw_w')),
-        temperatureC: num(cell('temperature_c')),
-      };
+      parse(undefined);
+    } catch (error) {
+      const why = fileError(error as NodeJS.ErrnoException);
+      if (why === undefined) throw error;
+      badFiles.push({ file: file.path, error: why, rows_read: rows });
     }
-    if (pending) skip(file.path, 'quoted cell never closed', pending);
   }
+}
+
+/** Lines of one file -> rows, one at a time (`undefined` at the end of the file); odd lines go to `skip`. */
+function rowParser(path: string, skip: (file: string, why: string, line: string) => void): (line: Line | undefined) => HistoryRow | undefined {
+  let columns = new Map(CSV_HEADER.map((name, i) => [name, i]));
+  let pending = '';
+  return (line) => {
+    if (line === undefined) {
+      if (pending) skip(path, 'quoted cell never closed', pending);
+      return undefined;
+    }
+    if (line.tooLong) {
+      skip(path, `line longer than ${MAX_LINE} bytes`, line.text);
+      pending = '';
+      return undefined;
+    }
+    const record = pending ? `${pending}\n${line.text}` : line.text;
+    // A quoted cell left open must not gather the rest of the file: past MAX_LINE it is an odd row.
+    const cells = record.length > MAX_LINE ? [] : csvCells(record);
+    if (!cells) {
+      pending = record;
+      return undefined;
+    }
+    pending = '';
+    if (record === '') return undefined;
+    if (cells[0] === 'time') {
+      columns = new Map(cells.map((name, i) => [name, i]));
+      return undefined;
+    }
+    const cell = (name: string) => cells[columns.get(name) ?? -1];
+    const timeText = cell('time') ?? '';
+    if (cells.length < columns.size || !TIME.test(timeText)) {
+      skip(path, cells.length < columns.size ? `${cells.length} cells, header has ${columns.size}` : 'no ISO 8601 time with zone', record);
+      return undefined;
+    }
+    return {
+      time: Date.parse(timeText),
+      host: cell('host') ?? '',
+      task: cell('task_id') ?? '',
+      gpu: cell('gpu_id') ?? '',
+      uuid: cell('gpu_uuid') ?? '',
+      status: cell('status') ?? '',
+      utilization: num(cell('utilization_percent')),
+      memoryUsedMiB: num(cell('memory_used_mib')),
+      memoryTotalMiB: num(cell('memory_total_mib')),
+      powerW: num(cell('power_draw_w')),
+      temperatureC: num(cell('temperature_c')),
+    };
+  };
 }

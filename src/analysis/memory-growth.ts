@@ -31,13 +31,28 @@ export function robustLine(points: readonly { x: number; y: number }[]): { slope
   return { slope, intercept, r2: total === 0 ? 0 : 1 - residual / total, tau: pairs ? concordance / pairs : 0 };
 }
 
+/** At most this many points go into the pairwise fit: its pairs grow with the square (a year of hours is 38 M). */
+const MAX_FIT_POINTS = 400;
+
+/** Consecutive points binned to at most MAX_FIT_POINTS: each bin's mean time and median value. */
+export function binned(points: readonly { x: number; y: number }[], max = MAX_FIT_POINTS): { x: number; y: number }[] {
+  if (points.length <= max) return [...points];
+  const size = Math.ceil(points.length / max);
+  const bins: { x: number; y: number }[] = [];
+  for (let i = 0; i < points.length; i += size) {
+    const bin = points.slice(i, i + size);
+    bins.push({ x: bin.reduce((a, p) => a + p.x, 0) / bin.length, y: median(bin.map((p) => p.y)) });
+  }
+  return bins;
+}
+
 /** Steady growth of memory used: the leak that shows as 6000 MiB on Monday and 10200 MiB on Thursday. */
 export function memoryGrowth(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | undefined {
   const points = hourlyPoints(stats).flatMap((p) => (p.memoryMiB === undefined ? [] : [{ x: p.hour / HOUR, y: p.memoryMiB }]));
   if (points.length < t.growthMinHours) return undefined;
   const spanHours = points[points.length - 1]!.x - points[0]!.x;
   if (spanHours < t.growthMinHours) return undefined;
-  const { slope, intercept, r2, tau } = robustLine(points);
+  const { slope, intercept, r2, tau } = robustLine(binned(points));
   const mibPerDay = slope * 24;
   const growth = slope * spanHours;
   if (mibPerDay < t.growthMinMibPerDay || growth < t.growthMinTotalMib || tau < t.growthMinTau) return undefined;

@@ -1,69 +1,127 @@
 import { localIsoTime } from '../csvlog/columns.js';
-import type { ReportRow } from './aggregate.js';
+import { HOUR, type HostStats, type SeriesStats } from './aggregate.js';
+import type { Finding } from './findings.js';
+import { PALETTE, SCRIPT, STYLE } from './html/assets.js';
+import { dayLabel, hourLabel, zoneOffsets } from './html/axis.js';
+import { errorShares, gapShares, gridFor, memoryGiB, onGrid, power, utilization, values, type Grid } from './html/buckets.js';
+import { chartSvg, type ChartLine } from './html/chart.js';
+import { escapeHtml } from './html/escape.js';
+import { summaryHtml } from './html/summary.js';
 import type { Report } from './report.js';
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const seriesKey = (host: string, task: string, gpu = '', uuid = '') => `${host}\u0000${task}\u0000${gpu}\u0000${uuid}`;
 
-const WIDTH = 360;
-const HEIGHT = 120;
-const PAD = 28;
-
-/** One line chart as inline SVG: the series over the report's periods, with its axis range. */
-function chart(title: string, unit: string, points: { x: number; y: number }[], x0: number, x1: number): string {
-  const ys = points.map((p) => p.y);
-  const max = ys.length ? Math.max(...ys) : 1;
-  const top = unit === '%' ? 100 : max > 0 ? max * 1.1 : 1;
-  const sx = (x: number) => PAD + ((x - x0) / Math.max(1, x1 - x0)) * (WIDTH - PAD - 8);
-  const sy = (y: number) => HEIGHT - 18 - (y / top) * (HEIGHT - 32);
-  const path = points.map((p) => `${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
-  return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg class="chart" data-points="${points.length}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">
-<line x1="${PAD}" y1="${HEIGHT - 18}" x2="${WIDTH - 8}" y2="${HEIGHT - 18}" class="axis"/><line x1="${PAD}" y1="14" x2="${PAD}" y2="${HEIGHT - 18}" class="axis"/>
-<text x="2" y="18">${Math.round(top)}</text><text x="2" y="${HEIGHT - 18}">0</text><text x="${PAD}" y="${HEIGHT - 4}">${escapeHtml(localIsoTime(new Date(x0)).slice(0, 16))}</text><text x="${WIDTH - 8}" y="${HEIGHT - 4}" text-anchor="end">${escapeHtml(localIsoTime(new Date(x1)).slice(0, 16))}</text>
-<polyline points="${path}" class="line"/></svg><span class="unit">${escapeHtml(unit)}</span></figure>`;
+/** Where each host/task and GPU's charts are on the page: ids made of indexes, never of names. */
+function anchors(hosts: readonly HostStats[], gpusOf: (host: HostStats) => SeriesStats[]): Map<string, string> {
+  const ids = new Map<string, string>();
+  hosts.forEach((host, h) => {
+    ids.set(seriesKey(host.host, host.task), `host-${h}`);
+    gpusOf(host).forEach((s, g) => ids.set(seriesKey(s.host, s.task, s.gpu, s.uuid), `host-${h}-gpu-${g}`));
+  });
+  return ids;
 }
 
-/** One self-contained page: the findings on top, then per GPU charts of utilization, memory and power. */
-export function reportHtml(report: Report, title: string): string {
-  const bySeries = new Map<string, ReportRow[]>();
-  for (const row of report.rows) {
-    const key = `${row.host}\u0000${row.task_id}\u0000${row.gpu_id}\u0000${row.gpu_uuid}`;
-    bySeries.set(key, [...(bySeries.get(key) ?? []), row]);
+const where = (f: Finding) => `${escapeHtml(f.host)}${f.task_id ? ` / ${escapeHtml(f.task_id)}` : ''}${f.gpu_id ? ` GPU ${escapeHtml(f.gpu_id)}` : ''}`;
+
+function findingItem(f: Finding, anchor: string | undefined): string {
+  const link = anchor ? ` <a href="#${anchor}">charts ↓</a>` : '';
+  return `<li class="${f.kind}"><b>${escapeHtml(f.kind.replace('_', ' '))}</b> ${where(f)}: ${escapeHtml(f.summary)}${link}</li>`;
+}
+
+const legend = (lines: readonly ChartLine[]) =>
+  `<div class="legend">${lines.map((l) => `<span><i style="background:${l.color}"></i>${escapeHtml(l.name)}</span>`).join('')}</div>`;
+
+const KEY = '<div class="key">shaded:<i style="background:#c9ccd1"></i>no samples (collection gap)<i style="background:#f3a5a3"></i>failed samples</div>';
+
+/** A host's collector on the grid: its gaps, and the failed share of all its GPUs' samples. */
+function hostShading(host: HostStats, gpus: readonly SeriesStats[], grid: Grid): { gaps: number[]; errors: number[] } {
+  const own = Array.from({ length: grid.n }, (): { samples: number; missingMs: number } | undefined => undefined);
+  for (const [hour, b] of host.hourly) {
+    const i = Math.floor((hour - grid.x0) / grid.step);
+    const into = (own[i] ??= { samples: 0, missingMs: 0 });
+    into.samples += b.samples;
+    into.missingMs += b.missingMs;
   }
-  const x0 = Math.min(...report.rows.map((r) => r.period));
-  const x1 = Math.max(...report.rows.map((r) => r.period));
-  const points = (rows: ReportRow[], value: (r: ReportRow) => number | undefined) =>
-    rows.flatMap((r) => {
-      const y = value(r);
-      return y === undefined ? [] : [{ x: r.period, y }];
-    });
-  const sections = [...bySeries.values()].map((rows) => {
-    const { host, task_id, gpu_id, gpu_uuid } = rows[0]!;
-    const found = report.findings.filter((f) => f.host === host && f.task_id === task_id && (f.gpu_id === gpu_id || f.gpu_id === ''));
-    return `<section class="gpu"><h2>${escapeHtml(host)} · ${escapeHtml(task_id)} · GPU ${escapeHtml(gpu_id)} <small>${escapeHtml(gpu_uuid)}</small></h2>
-${found.map((f) => `<p class="finding ${f.kind}">${escapeHtml(f.kind)}: ${escapeHtml(f.summary)}</p>`).join('\n')}
-<div class="charts">${chart('Utilization (average)', '%', points(rows, (r) => r.avg_utilization_percent), x0, x1)}
-${chart('Memory used (peak)', 'MiB', points(rows, (r) => r.max_memory_used_mib), x0, x1)}
-${chart('Power draw (average)', 'W', points(rows, (r) => r.avg_power_draw_w), x0, x1)}</div></section>`;
+  const all = gpus.map((s) => onGrid(s.hourly, grid));
+  const errors = own.map((_, i) => {
+    const samples = all.reduce((a, b) => a + (b[i]?.samples ?? 0), 0);
+    return samples ? all.reduce((a, b) => a + (b[i]?.errors ?? 0), 0) / samples : 0;
   });
+  return { gaps: gapShares(own, grid), errors };
+}
+
+function hostSection(host: HostStats, h: number, gpus: readonly SeriesStats[], failedOnly: readonly SeriesStats[], grid: Grid, found: readonly Finding[]): string {
+  const id = `host-${h}`;
+  const buckets = gpus.map((s) => onGrid(s.hourly, grid));
+  const name = (s: SeriesStats) => `GPU ${s.gpu}`;
+  const color = (g: number) => PALETTE[g % PALETTE.length]!;
+  const shading = hostShading(host, [...gpus, ...failedOnly], grid);
+  const overviewLines = (value: Parameters<typeof values>[1]) => gpus.map((s, g) => ({ name: name(s), color: color(g), values: values(buckets[g]!, value) }));
+  const overview = [
+    chartSvg({ id: `${id}-utilization`, title: 'Utilization, every GPU (hourly average)', unit: '%', max: 100, width: 610, height: 210, grid, lines: overviewLines(utilization), ...shading }),
+    chartSvg({ id: `${id}-memory`, title: 'Memory used, every GPU (hourly peak)', unit: 'GiB', width: 610, height: 210, grid, lines: overviewLines(memoryGiB), ...shading }),
+  ];
+  const hostFindings = found.filter((f) => f.host === host.host && f.task_id === host.task && f.gpu_id === '');
+  const gpuSections = gpus.map((s, g) => {
+    const b = buckets[g]!;
+    const shade = { gaps: gapShares(b, grid), errors: errorShares(b) };
+    const line = (value: Parameters<typeof values>[1]) => [{ name: name(s), color: color(g), values: values(b, value) }];
+    const own = found.filter((f) => f.host === s.host && f.task_id === s.task && f.gpu_id === s.gpu && f.gpu_uuid === s.uuid);
+    const small = { width: 400, height: 150, grid, ...shade };
+    return `<section class="gpu panel" id="${id}-gpu-${g}"><h3>GPU ${escapeHtml(s.gpu)} <small>${escapeHtml(s.uuid)}</small></h3>
+${own.map((f) => `<p class="finding ${f.kind}">${escapeHtml(f.summary)}</p>`).join('\n')}
+<div class="charts">${chartSvg({ ...small, id: `${id}-gpu-${g}-utilization`, title: 'Utilization (hourly average)', unit: '%', max: 100, lines: line(utilization) })}
+${chartSvg({ ...small, id: `${id}-gpu-${g}-memory`, title: 'Memory used (hourly peak)', unit: 'GiB', lines: line(memoryGiB) })}
+${chartSvg({ ...small, id: `${id}-gpu-${g}-power`, title: 'Power draw (hourly average)', unit: 'W', lines: line(power) })}</div></section>`;
+  });
+  return `<section class="host" id="${id}"><h2>${escapeHtml(host.host)} · ${escapeHtml(host.task)} <small>${gpus.length} GPU${gpus.length === 1 ? '' : 's'}</small></h2>
+<div class="panel overview">${hostFindings.map((f) => `<p class="finding ${f.kind}">${escapeHtml(f.summary)}</p>`).join('\n')}
+${legend(overviewLines(utilization))}<div class="charts">${overview.join('\n')}</div>${KEY}</div>
+${gpuSections.join('\n')}</section>`;
+}
+
+/**
+ * One self-contained page: findings (one per cause, each linking to its charts), the summary per host
+ * and task (per GPU on demand), then per host an overview of every GPU and per GPU small multiples.
+ */
+export function reportHtml(report: Report, title: string): string {
+  const { aggregator } = report;
+  const hosts = [...aggregator.hosts.values()].sort((a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task));
+  const seriesOf = (host: HostStats) => [...aggregator.series.values()].filter((s) => s.host === host.host && s.task === host.task);
+  const gpusOf = (host: HostStats) => seriesOf(host).filter((s) => s.gpu !== '').sort((a, b) => Number(a.gpu) - Number(b.gpu) || a.uuid.localeCompare(b.uuid));
+  const ids = anchors(hosts, gpusOf);
+  // Reduced, not spread into Math.min: a year of hours of many GPUs is more arguments than a call takes.
+  let first = Infinity;
+  let last = -Infinity;
+  for (const s of aggregator.series.values()) for (const hour of s.hourly.keys()) [first, last] = [Math.min(first, hour), Math.max(last, hour)];
+  const grid = first <= last ? gridFor(first, last) : undefined;
+
+  const anchorOf = (f: Finding) => ids.get(seriesKey(f.host, f.task_id, f.gpu_id, f.gpu_uuid)) ?? ids.get(seriesKey(f.host, f.task_id));
   const findingsList = report.findings.length
-    ? `<ul class="findings">${report.findings.map((f) => `<li class="${f.kind}"><b>${escapeHtml(f.kind)}</b> ${escapeHtml(f.host)}${f.task_id ? ` / ${escapeHtml(f.task_id)}` : ''}${f.gpu_id ? ` GPU ${escapeHtml(f.gpu_id)}` : ''}: ${escapeHtml(f.summary)}</li>`).join('\n')}</ul>`
+    ? `<ul class="findings">${report.findings.map((f) => findingItem(f, anchorOf(f))).join('\n')}</ul>`
     : '<p class="none">No findings: nothing grew, idled, drifted apart, went missing or failed.</p>';
+  const summaryAnchor = (r: { host: string; task_id: string; gpu_id?: string; gpu_uuid?: string }) =>
+    ids.get(seriesKey(r.host, r.task_id, r.gpu_id, r.gpu_uuid)) ?? ids.get(seriesKey(r.host, r.task_id)) ?? '';
+  const sections = grid
+    ? hosts.map((host, h) => hostSection(host, h, gpusOf(host), seriesOf(host).filter((s) => s.gpu === ''), grid, report.findings))
+    : [];
+  const skipped = [
+    report.oddRows.count ? `${report.oddRows.count} rows skipped` : '',
+    report.badFiles.length ? `${report.badFiles.length} unreadable file(s) skipped: ${report.badFiles.map((b) => `${b.file} (${b.error})`).join('; ')}` : '',
+  ].filter(Boolean);
+  const range = grid ? `${dayLabel(first)} ${hourLabel(first)} to ${dayLabel(last + HOUR)} ${hourLabel(last + HOUR)} (UTC${localIsoTime(new Date(first)).slice(23)})` : 'no samples';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin: 1.2em 0 .3em; } small { color: #777; font-weight: normal; }
-.findings li { margin: .2em 0; } .findings b, .finding { font-weight: 600; }
-.memory_growth, .errors { color: #a40000; } .idle, .imbalance, .collection_gaps { color: #8a5a00; }
-.charts { display: flex; flex-wrap: wrap; gap: 1em; } figure { margin: 0; } figcaption { font-size: .9em; color: #444; }
-svg.chart text { font-size: 9px; fill: #666; } .axis { stroke: #bbb; } .line { fill: none; stroke: #1f6feb; stroke-width: 1.5; }
-.unit { font-size: .8em; color: #777; } .meta { color: #777; font-size: .9em; }
-</style></head><body>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
+<style>${STYLE}</style></head><body><main>
 <h1>${escapeHtml(title)}</h1>
-<p class="meta">${report.rows.length} rows from ${report.rowsRead} samples in ${report.files} files${report.oddRows.count ? `, ${report.oddRows.count} rows skipped` : ''}; ${escapeHtml(localIsoTime(new Date(x0)))} to ${escapeHtml(localIsoTime(new Date(x1)))}</p>
-<h2>Findings</h2>
-${findingsList}
+<p class="meta">${escapeHtml(range)} · ${report.rowsRead.toLocaleString('en-US')} samples from ${report.files} files${skipped.length ? ` · ${escapeHtml(skipped.join(' · '))}` : ''}</p>
+<h2 id="findings">Findings</h2>
+<div class="panel">${findingsList}</div>
+<h2 id="summary">Summary</h2>
+<div class="panel">${summaryHtml(report.summary, report.summaryByGpu, summaryAnchor)}</div>
 ${sections.join('\n')}
-</body></html>
+<script type="application/json" id="zone">${JSON.stringify(grid ? zoneOffsets(grid.x0, grid.x0 + grid.n * grid.step) : [[0, 0]])}</script>
+<script>${SCRIPT}</script>
+</main></body></html>
 `;
 }

@@ -6,7 +6,7 @@ import { FIELDS, selectFields } from '../fields.js';
 import { LABEL_NAME } from '../exposition/escape.js';
 import { smiRunner, streamSmi, type SmiRunner } from '../nvidia-smi/run.js';
 import type { PublishTarget } from '../publish/publish.js';
-import { tryLock } from '../locks/file-lock.js';
+import { removeLeftoverTemps, tryLock } from '../locks/file-lock.js';
 import { readState, writeState, type CollectorState } from '../state.js';
 import { parseDuration } from '../duration.js';
 import { checkDirectories } from '../publish/textfile.js';
@@ -92,7 +92,8 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
       return 1;
     }
     // A lock whose process is gone is taken over at once: the next run must not wait for it.
-    const lock = await tryLock(join(textfileDir, `.${args.fileName}.lock`), 0);
+    const lockPath = join(textfileDir, `.${args.fileName}.lock`);
+    const lock = await tryLock(lockPath);
     if (lock.kind === 'busy') {
       say(`another collect (pid ${lock.pid}) is still running for ${target}; not starting a second one`);
       return 75;
@@ -101,7 +102,12 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
       say(`${lock.message}; nothing written`);
       return 1;
     }
-    release = lock.release;
+    // Under the lock: the temp files of runs killed while taking it are cleared on the way out.
+    release = async () => {
+      const problem = removeLeftoverTemps(lockPath);
+      if (problem) say(problem);
+      await lock.release();
+    };
   }
   try {
     return await collectAndPublish(args, parsed, textfileDir, target, say, io.out);
@@ -212,6 +218,8 @@ async function runForever(context: {
     await runLongRunning({
       fields: context.fields,
       intervalMs: context.intervalMs,
+      // nvidia-smi's first row may take as long as a one-shot query may.
+      startupGraceMs: context.timeoutMs,
       processesIntervalMs: args.processes ? context.processesIntervalMs : undefined,
       oneShot: context.oneShot,
       queryProcesses: () => queryProcesses(deadlineRunner(args.nvidiaSmi, context.timeoutMs), { maxProcesses: args.maxProcesses, userRoots: context.userRoots }),

@@ -117,7 +117,7 @@ export const REPORT_OPTIONS: OptionTable = {
   host: { type: 'string', placeholder: 'HOST', describe: 'Only this host' },
   since: { type: 'string', placeholder: 'WHEN', describe: 'From this time (2026-11-28T06:00:00+01:00, 2026-11-28) or span back from now (24h, 7d)' },
   until: { type: 'string', placeholder: 'WHEN', describe: 'Until this time (exclusive), same forms' },
-  by: { type: 'string', placeholder: 'hour|day', default: 'hour', describe: 'Rows per hour or per day (in this machine\'s time zone)' },
+  by: { type: 'string', placeholder: 'hour|day|task|gpu', default: 'hour', describe: 'Rows per hour or per day (in this machine\'s time zone), or the summary per host x task (task) or per GPU (gpu)' },
   format: { type: 'string', placeholder: 'FORMAT', default: 'table', describe: 'table, csv, json or html (one self-contained page with charts)' },
   out: { type: 'string', placeholder: 'FILE', describe: 'Write to this file instead of stdout' },
 };

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { reportHtml } from '../analysis/report-html.js';
-import { buildReport, reportCsv, reportJson, reportTable } from '../analysis/report.js';
+import { buildReport } from '../analysis/report.js';
+import { reportCsv, reportJson, reportTable } from '../analysis/report-formats.js';
 import { parseDuration } from '../duration.js';
 import { taskNameProblem } from '../task-name.js';
 import { reportArgsProblem } from './arg-checks.js';
@@ -36,8 +37,8 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say('--since and --until take a time (2026-11-28T06:00:00+01:00, 2026-11-28) or a span back from now (24h, 7d)');
     return 2;
   }
-  if (args.by !== 'hour' && args.by !== 'day') {
-    say('--by must be hour or day');
+  if (args.by !== 'hour' && args.by !== 'day' && args.by !== 'task' && args.by !== 'gpu') {
+    say('--by must be hour or day (rows per period and GPU), task or gpu (the summary per host and task, or per GPU)');
     return 2;
   }
   if (!['table', 'csv', 'json', 'html'].includes(args.format)) {
@@ -59,6 +60,8 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say(report.error);
     return 1;
   }
+  // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
+  for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
   const title = `GPU report: ${args.csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   const text =
     args.format === 'json' ? reportJson(report) : args.format === 'csv' ? reportCsv(report) : args.format === 'html' ? reportHtml(report, title) : reportTable(report);
@@ -72,6 +75,6 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
       return 1;
     }
   } else io.out.write(text);
-  if (report.rows.length === 0) say(`no samples in ${args.csvDir} match`);
+  if (report.aggregator.series.size === 0) say(`no samples in ${args.csvDir} match`);
   return 0;
 }

@@ -1,72 +1,177 @@
-import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readSync, unlinkSync, type Stats } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { UnsafeFileError, describeFileError, openNoFollow, pinDir, tempName, tempNamePattern, writeAll, type PinnedDir } from '../safe-fs.js';
+import { currentOwner, formatOwner, isAlive, parseOwner, type Owner } from './owner.js';
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
+// A lock is a file whose one line names its owner (pid, start time, boot: see owner.ts). It is
+// written whole into a temp file first and then hard-linked to the lock's name (link(2) fails with
+// EEXIST when the name is taken, and never follows a link planted there), so a lock is never seen
+// empty or half written: a full disk or a kill leaves at most a temp file, never a lock. A lock
+// whose line is not an owner's, or whose owner is gone, is stale and removed; a reused pid is not
+// its owner (start time and boot differ). This makes the old rule "take a dead pid's lock only once
+// the file is 10 s old" unnecessary: it guarded against removing a successor's lock that reused the
+// judged file's inode, and a successor's lock now differs in its line, which is compared too.
 
 export type TryLock = { kind: 'held'; release: () => Promise<void> } | { kind: 'busy'; pid: number } | { kind: 'error'; message: string };
 
-/** Removes a file, if it is still there. */
-const removeQuietly = (path: string): void => {
-  try {
-    unlinkSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-};
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
+/** An owner's line is under 100 bytes: read no more than this of whatever is at the lock's name. */
+const MAX_RECORD = 256;
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+/** "cannot create PATH: ENOSPC": the errno alone, as the message would name /proc/self/fd/N instead of the path. */
+const cannotCreate = (path: string, error: unknown): string =>
+  `cannot create ${path}: ${error instanceof UnsafeFileError ? error.message : (errorCode(error) ?? describeFileError(error))}`;
+
+/** What is at the lock's name: its inode and text, or why it is not a lock of ours. */
+type Found = { kind: 'gone' } | { kind: 'file'; info: Stats; text: string; trusted: boolean };
 
 /**
- * One attempt at a pid lock file created with O_EXCL. A lock is taken over only when its process
- * is gone *and* the file is older than `staleAfterMs`: a holder that just released and exited
- * leaves a fresh file behind for its successor, which must not be mistaken for a stale one.
+ * Reads NAME without following a link and without blocking on a FIFO. Only a regular file owned
+ * by us or by root is trusted: another user who can write the directory could otherwise name a
+ * live process of ours (pid 1) and block every run for ever.
+ */
+function readLock(dir: PinnedDir, name: string): Found {
+  let fd: number;
+  try {
+    fd = openSync(dir.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return { kind: 'gone' };
+    // ELOOP: a symbolic link planted at the name. Never ours (link(2) made ours): remove the link itself.
+    if (errorCode(error) !== 'ELOOP') throw error;
+    return { kind: 'file', info: lstatSync(dir.at(name)), text: '', trusted: false };
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) return { kind: 'file', info, text: '', trusted: false };
+    const buffer = Buffer.alloc(MAX_RECORD);
+    const length = readSync(fd, buffer, 0, MAX_RECORD, 0);
+    const trusted = info.uid === 0 || info.uid === process.geteuid?.();
+    return { kind: 'file', info, text: buffer.toString('utf8', 0, length), trusted };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The same file as judged: inode and line. An inode number alone can be reused by a successor's lock. */
+const sameFile = (a: Found, b: Found): boolean =>
+  a.kind === 'file' && b.kind === 'file' && a.info.ino === b.info.ino && a.info.dev === b.info.dev && a.text === b.text;
+
+/** Removes NAME only while it is still the file judged (a successor may have taken the name meanwhile). */
+function removeIfUnchanged(dir: PinnedDir, name: string, judged: Found): void {
+  if (sameFile(readLock(dir, name), judged)) removeQuietly(dir, name);
+}
+
+/** Removes NAME if it is there. */
+function removeQuietly(dir: PinnedDir, name: string): void {
+  try {
+    unlinkSync(dir.at(name));
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
+}
+
+/** Writes our owner line into a new temp file beside the lock (O_EXCL, O_NOFOLLOW); removed again on failure. */
+function writeOwnerTemp(dir: PinnedDir, name: string, owner: Owner): string {
+  const temp = tempName(name);
+  const fd = openNoFollow(dir, temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  try {
+    writeAll(fd, formatOwner(owner));
+  } catch (error) {
+    closeSync(fd);
+    removeQuietly(dir, temp);
+    throw error;
+  }
+  closeSync(fd);
+  return temp;
+}
+
+/**
+ * One attempt at the lock file `path`: taken, held by a live owner (busy), or an error that says
+ * why (the directory is missing or a link, the disk is full). Stale locks are removed on the way.
  * Synchronous file calls: a handful of them take microseconds, where each asynchronous one would be
  * a round trip through libuv's thread pool, every sample of the long-running mode.
  */
-export async function tryLock(path: string, staleAfterMs: number): Promise<TryLock> {
-  // Each round either takes the lock, meets a live holder, or saw the file go away (released or
-  // stale): then it tries again. Many rounds only under heavy contention: report busy then.
+export async function tryLock(path: string): Promise<TryLock> {
+  const name = basename(path);
+  let dir: PinnedDir;
+  try {
+    dir = pinDir(dirname(path));
+  } catch (error) {
+    return { kind: 'error', message: cannotCreate(path, error) };
+  }
+  let result: TryLock;
+  let temp: string | undefined;
+  try {
+    temp = writeOwnerTemp(dir, name, currentOwner());
+    result = takeOrJudge(dir, name, temp);
+  } catch (error) {
+    result = { kind: 'error', message: cannotCreate(path, error) };
+  } finally {
+    if (temp !== undefined) removeQuietly(dir, temp);
+  }
+  if (result.kind !== 'held') dir.close();
+  return result;
+}
+
+/** Links the written temp file to the lock's name, removing stale locks in the way. */
+function takeOrJudge(dir: PinnedDir, name: string, temp: string): TryLock {
+  // Each round either takes the lock, meets a live holder, or removed a stale lock (or saw it go):
+  // then it tries again. Many rounds only under heavy contention: report busy then.
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
-      const fd = openSync(path, 'wx', 0o644);
-      try {
-        writeSync(fd, `${process.pid}\n`);
-      } finally {
-        closeSync(fd);
-      }
-      return { kind: 'held', release: async () => removeQuietly(path) };
+      linkSync(dir.at(temp), dir.at(name));
+      const mine = readLock(dir, name);
+      return {
+        kind: 'held',
+        release: async () => {
+          removeIfUnchanged(dir, name, mine);
+          dir.close();
+        },
+      };
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') return { kind: 'error', message: `cannot create ${path}: ${code}` };
+      if (errorCode(error) !== 'EEXIST') throw error;
     }
-    let text: string;
-    let info: Stats;
-    try {
-      const fd = openSync(path, 'r');
-      try {
-        text = readFileSync(fd, 'utf8');
-        info = fstatSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile: try again
-      return { kind: 'error', message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code}` };
-    }
-    const pid = Number(text.trim());
-    const old = Date.now() - info.mtimeMs > staleAfterMs;
-    if (!(Number.isInteger(pid) && pid > 0) || alive(pid) || !old) return { kind: 'busy', pid: pid || 0 };
-    // Stale: remove it, but only if the path still names the file we judged.
-    const now = statSync(path, { throwIfNoEntry: false });
-    if (now?.ino === info.ino) removeQuietly(path);
+    const found = readLock(dir, name);
+    if (found.kind === 'gone') continue;
+    const holder = found.trusted ? parseOwner(found.text) : undefined;
+    if (holder && isAlive(holder)) return { kind: 'busy', pid: holder.pid };
+    // Empty, garbled, not ours, or its owner is gone: stale.
+    removeIfUnchanged(dir, name, found);
   }
   return { kind: 'busy', pid: 0 };
+}
+
+/** A temp file still empty this long after it was made is a taker killed before writing it. */
+const UNWRITTEN_TEMP_MS = 60_000;
+
+/**
+ * Removes the temp files that takers of `path` killed mid-way left beside it: those whose owner is
+ * gone, or that are still empty (or garbled) a minute on. A live taker's temp file is left alone.
+ * Returns why it could not look, if it could not: a leftover costs a few bytes, never a lock.
+ */
+export function removeLeftoverTemps(path: string, now = Date.now()): string | undefined {
+  const name = basename(path);
+  const pattern = tempNamePattern(name);
+  let dir: PinnedDir;
+  try {
+    dir = pinDir(dirname(path));
+  } catch (error) {
+    return `cannot clear ${path}'s temp files: ${describeFileError(error)}`;
+  }
+  try {
+    for (const temp of dir.list().filter((entry) => pattern.test(entry))) {
+      const found = readLock(dir, temp);
+      if (found.kind === 'gone') continue;
+      const owner = found.trusted ? parseOwner(found.text) : undefined;
+      if (owner ? !isAlive(owner) : now - found.info.mtimeMs > UNWRITTEN_TEMP_MS) removeIfUnchanged(dir, temp, found);
+    }
+    return undefined;
+  } catch (error) {
+    return `cannot clear ${path}'s temp files: ${describeFileError(error)}`;
+  } finally {
+    dir.close();
+  }
 }
 
 /**
@@ -77,7 +182,7 @@ export async function tryLock(path: string, staleAfterMs: number): Promise<TryLo
 export async function withFileLock<T>(path: string, waitMs: number, work: () => Promise<T>): Promise<T | { lockError: string }> {
   const until = Date.now() + waitMs;
   for (;;) {
-    const lock = await tryLock(path, 10_000);
+    const lock = await tryLock(path);
     if (lock.kind === 'error') return { lockError: lock.message };
     if (lock.kind === 'held') {
       try {

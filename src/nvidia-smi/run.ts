@@ -1,4 +1,6 @@
 import { execa } from 'execa';
+import { boundedLines } from './lines.js';
+import { guardGroup } from './orphan-guard.js';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
 export type SmiOutcome =
@@ -44,6 +46,8 @@ export async function runSmi(command: string, args: readonly string[], options: 
     // nvidia-smi's messages are English already; keep any locale from changing number formats.
     env: { ...options.env, LC_ALL: 'C' },
   });
+  // Started after the child, so nvidia-smi starts no later than it did.
+  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   const deadline = setTimeout(() => {
@@ -54,6 +58,7 @@ export async function runSmi(command: string, args: readonly string[], options: 
   const result = await child;
   clearTimeout(deadline);
   clearTimeout(forceKill);
+  releaseGroup?.();
 
   const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
@@ -70,6 +75,9 @@ export const smiRunner =
   (command: string, options: RunOptions): SmiRunner =>
   (args) =>
     runSmi(command, args, options);
+
+/** A --query-gpu row is a few hundred characters; nothing we read is longer than this. */
+const MAX_LINE_CHARS = 16 * 1024;
 
 /** A long-running nvidia-smi (-lms): its stdout line by line, and how it ended. */
 export interface SmiStream {
@@ -88,6 +96,7 @@ export function streamSmi(command: string, args: readonly string[], options: { g
     buffer: { stdout: false, stderr: true },
     env: { ...options.env, LC_ALL: 'C' },
   });
+  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
   const tail: string[] = [];
   let stopped = false;
   let forceKill: NodeJS.Timeout | undefined;
@@ -97,12 +106,12 @@ export function streamSmi(command: string, args: readonly string[], options: { g
     killGroup(child.pid, 'SIGTERM');
     forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.graceMs ?? 1000);
   };
-  // readline over the raw pipe: execa's own line iteration costs more per line than the whole sample.
+  // Our own splitter over the raw pipe: execa's line iteration costs more per line than the whole
+  // sample, and readline keeps a line whole however long it grows.
   async function* lines(): AsyncGenerator<string> {
     if (!child.stdout) return;
-    // Loaded here: only the long-running mode reads lines, and a one-shot run's start-up is shorter without it.
-    const { createInterface } = await import('node:readline');
-    for await (const text of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
+    child.stdout.setEncoding('utf8');
+    for await (const text of boundedLines(child.stdout, MAX_LINE_CHARS)) {
       tail.push(text);
       if (tail.length > 5) tail.shift();
       yield text;
@@ -110,6 +119,7 @@ export function streamSmi(command: string, args: readonly string[], options: { g
   }
   const ended = child.then((result): SmiOutcome => {
     clearTimeout(forceKill);
+    releaseGroup?.();
     // Newest first: the line nvidia-smi printed last says why it stopped.
     const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
     if ((result as { code?: string }).code === 'ENOENT') return { kind: 'not-found', command };

@@ -1,54 +1,140 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { writeFile } from 'node:fs/promises';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { HEADER, PROFILES, generateRows } from '../../bench/make-history.mjs';
+import { HEADER, generateRows } from '../../bench/make-history.mjs';
 import { runCli, tempDir } from '../helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const START = Date.UTC(2026, 10, 23);
+/** Hours 30 to 33 of the trail: no GPU has a sample (the host's collector was down). */
+const GAP = { from: 30, to: 33 };
+
+/**
+ * Per x column of a PNG screenshot of one chart: does it hold a pixel of the blue line (also blended
+ * half into the white by anti-aliasing; the grey shading and gridlines are not blue)? Decoded by the
+ * browser itself.
+ */
+async function columnsWithBlue(tab: Page, png: Buffer): Promise<boolean[]> {
+  return tab.evaluate(
+    async ({ data }) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${data}`;
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.width;
+      canvas.height = image.height;
+      const context = canvas.getContext('2d')!;
+      context.drawImage(image, 0, 0);
+      const pixels = context.getImageData(0, 0, image.width, image.height).data;
+      return Array.from({ length: image.width }, (_, x) => {
+        for (let y = 0; y < image.height; y++) {
+          const i = (y * image.width + x) * 4;
+          if (pixels[i + 2]! - pixels[i]! > 50 && pixels[i + 2]! > pixels[i + 1]!) return true;
+        }
+        return false;
+      });
+    },
+    { data: png.toString('base64') },
+  );
+}
 
 describe('the HTML report in headless Chromium', () => {
-  it('draws utilization, memory and power charts per GPU with the findings on top, without the network', async () => {
+  it('breaks and shades a host-wide gap, reports it once, answers the fleet table, hovers, and never touches the network', async () => {
     const dir = await tempDir();
     const rows = generateRows({
-      start: Date.UTC(2026, 10, 23),
+      start: START,
       hours: 72,
       intervalSeconds: 120,
-      gpus: ['leak', (h: number, r: () => number) => (h > 20 && h < 30 ? PROFILES.idleWithMemory() : PROFILES.training(h, r))],
+      gpus: ['busy', 'waiting', 'training', 'leak'],
+      skip: (_gpu: number, h: number) => h >= GAP.from && h < GAP.to,
     });
     await writeFile(join(dir, 'train.csv'), `${HEADER}\n${rows.join('\n')}\n`);
     const page = join(dir, 'report.html');
-    const result = await runCli(['report', '--csv-dir', dir, '--format', 'html', '--out', page]);
+    const result = await runCli(['report', '--csv-dir', dir, '--format', 'html', '--out', page], { TZ: 'UTC' });
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const html = await readFile(page, 'utf8');
+    // Self-contained: no URL to fetch, no external script, style or image.
+    expect(html).not.toMatch(/https?:\/\/|\/\/[a-z0-9.-]+\.[a-z]{2,}\/|<link|src=/i);
+    const json = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--by', 'task'], { TZ: 'UTC' });
+    const summary = (JSON.parse(json.stdout) as { summary: { gpu_hours: number; energy_kwh: number; missed_gpu_hours: number }[] }).summary[0]!;
 
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
     try {
-      const tab = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const tab = await browser.newPage({ viewport: { width: 1320, height: 900 } });
       const requests: string[] = [];
       tab.on('request', (request) => requests.push(request.url()));
       await tab.goto(pathToFileURL(page).href);
+
+      // One finding per cause: the gap once for the host, the imbalance once; each links to charts that exist.
+      const findings = await tab.$$eval('ul.findings li', (items) => items.map((li) => ({ text: li.textContent ?? '', kind: li.className, target: li.querySelector('a')?.getAttribute('href') ?? '' })));
+      expect(findings.map((f) => f.kind).sort()).toEqual(['collection_gaps', 'imbalance', 'memory_growth']);
+      expect(findings.find((f) => f.kind === 'collection_gaps')!.text).toContain('every GPU missed');
+      for (const f of findings) expect(await tab.locator(f.target).count()).toBe(1);
+      expect(await tab.locator('p.finding.imbalance').count()).toBe(1);
+
+      // Charts: 2 overview charts with every GPU, 3 per GPU; each line broken at the gap into two stretches.
       const charts = await tab.$$eval('svg.chart', (svgs) =>
         svgs.map((svg) => {
-          const line = svg.querySelector('polyline');
-          const box = line?.getBoundingClientRect();
-          return { points: Number(svg.getAttribute('data-points')), coordinates: (line?.getAttribute('points') ?? '').split(' ').length, width: box?.width ?? 0, height: box?.height ?? 0 };
+          const data = JSON.parse(svg.getAttribute('data-chart')!) as { x0: number; step: number; left: number; plotWidth: number; gaps: number[] };
+          const paths = [...svg.querySelectorAll('path.line')].map((p) => p.getAttribute('d') ?? '');
+          const gapRects = [...svg.querySelectorAll('rect.gap')].map((r) => [Number(r.getAttribute('x')), Number(r.getAttribute('width'))]);
+          const yTicks = [...svg.querySelectorAll('text.tick')].map((t) => t.textContent ?? '');
+          return { id: svg.parentElement!.id, data, paths, gapRects, yTicks, gridlines: svg.querySelectorAll('line.grid').length };
         }),
       );
-      expect(charts).toHaveLength(6);
+      expect(charts.map((c) => c.id).filter((id) => !id.includes('-gpu-'))).toEqual(['host-0-utilization', 'host-0-memory']);
+      expect(charts).toHaveLength(2 + 4 * 3);
       for (const chart of charts) {
-        expect(chart.points).toBe(72);
-        expect(chart.coordinates).toBe(72);
-        expect(chart.width).toBeGreaterThan(200);
+        const { x0, step, left, plotWidth, gaps } = chart.data;
+        expect(x0).toBe(START);
+        expect(step).toBe(3_600_000);
+        const gapX = [left + (GAP.from / gaps.length) * plotWidth, left + (GAP.to / gaps.length) * plotWidth];
+        expect(chart.gapRects).toHaveLength(1);
+        expect(chart.gapRects[0]![0]).toBeCloseTo(gapX[0]!, 0);
+        expect(chart.gapRects[0]![1]).toBeCloseTo(gapX[1]! - gapX[0]!, 0);
+        expect(chart.paths.length).toBe(chart.id.includes('-gpu-') ? 1 : 4);
+        for (const d of chart.paths) {
+          expect(d.match(/M/g)).toHaveLength(2);
+          const xs = [...d.matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]));
+          expect(xs.filter((x) => x > gapX[0]! && x < gapX[1]!)).toEqual([]);
+        }
+        // Round ticks with units, day ticks and gridlines.
+        expect(chart.yTicks.some((t) => /^(25 %|\d+ (GiB|W))$/.test(t))).toBe(true);
+        expect(chart.yTicks).toContain('Tue 24 Nov');
+        expect(chart.gridlines).toBeGreaterThan(6);
       }
-      const findings = await tab.$$eval('ul.findings li', (items) => items.map((li) => li.textContent ?? ''));
-      expect(findings.some((f) => f.startsWith('memory_growth') && f.includes('GPU 0'))).toBe(true);
-      expect(findings.some((f) => f.startsWith('idle') && f.includes('GPU 1'))).toBe(true);
+
+      // As a person sees it: in the screenshot of GPU 0's utilization, the line's color is absent over the gap.
+      const chart = tab.locator('#host-0-gpu-0-utilization svg');
+      const png = await chart.screenshot();
+      const box = (await chart.boundingBox())!;
+      const { left, plotWidth } = charts.find((c) => c.id === 'host-0-gpu-0-utilization')!.data;
+      const scale = box.width / 400;
+      const columns = await columnsWithBlue(tab, png);
+      const column = (hour: number) => Math.round((left + (hour / 72) * plotWidth) * scale);
+      expect(columns.slice(column(GAP.from) + 3, column(GAP.to) - 2).some(Boolean)).toBe(false);
+      expect(columns.slice(column(GAP.from - 3), column(GAP.from - 1)).every(Boolean)).toBe(true);
+      expect(columns.slice(column(GAP.to + 1), column(GAP.to + 3)).every(Boolean)).toBe(true);
+
+      // Hover: the value of the hour under the pointer, and the gap said in words.
+      await tab.mouse.move(box.x + (left + (10.5 / 72) * plotWidth) * scale, box.y + box.height / 2);
+      await expect.poll(() => tab.locator('.tip').textContent()).toMatch(/^Mon 23 Nov 10:00–11:00GPU 0: \d+(\.\d)? %$/);
+      await tab.mouse.move(box.x + (left + (31.5 / 72) * plotWidth) * scale, box.y + box.height / 2);
+      await expect.poll(() => tab.locator('.tip').textContent()).toContain('no samples (gap)');
+
+      // The fleet table shows the numbers of --format json.
+      const cells = await tab.$$eval('table.summary:not(.by-gpu) tbody td', (tds) => tds.map((td) => td.textContent));
+      expect(cells.slice(0, 4)).toEqual(['gpu-node-01', 'train', '4', summary.gpu_hours.toFixed(1)]);
+      expect(cells).toContain(`${summary.energy_kwh.toFixed(2)} kWh`);
+      expect(cells).toContain(`${summary.missed_gpu_hours.toFixed(1)} h`);
+      expect(summary.missed_gpu_hours).toBeCloseTo(4 * 3, 0);
+
       expect(requests.every((url) => url.startsWith('file://'))).toBe(true);
-      await tab.screenshot({ path: join(dir, 'report.png'), fullPage: true });
       if (process.env.KEEP_SCREENSHOT) await tab.screenshot({ path: process.env.KEEP_SCREENSHOT, fullPage: true });
     } finally {
       await browser.close();

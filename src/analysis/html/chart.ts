@@ -1,0 +1,105 @@
+import { formatValue, timeTicks, valueTicks } from './axis.js';
+import type { Grid } from './buckets.js';
+import { escapeHtml } from './escape.js';
+
+/** One series on a chart: a value per grid bucket, undefined where there is none (the line breaks). */
+export interface ChartLine {
+  name: string;
+  color: string;
+  values: readonly (number | undefined)[];
+}
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  unit: string;
+  width: number;
+  height: number;
+  grid: Grid;
+  /** A fixed top (100 for %); else round ticks over the data. */
+  max?: number;
+  lines: readonly ChartLine[];
+  /** Per bucket, the share in a gap, and the share of failed samples: both shaded. */
+  gaps: readonly number[];
+  errors: readonly number[];
+}
+
+const MARGIN = { left: 56, right: 12, top: 10, bottom: 22 };
+const px = (x: number) => x.toFixed(1);
+
+/** Runs of buckets with a share worth shading, neighbours with (nearly) the same share joined into one rect. */
+function shadeRuns(shares: readonly number[]): { from: number; to: number; share: number }[] {
+  const runs: { from: number; to: number; share: number }[] = [];
+  shares.forEach((share, i) => {
+    if (share < 0.02) return;
+    const last = runs[runs.length - 1];
+    if (last && last.to === i && Math.abs(last.share - share) < 0.05) last.to = i + 1;
+    else runs.push({ from: i, to: i + 1, share });
+  });
+  return runs;
+}
+
+/** SVG path data with a separate subpath (M) for every stretch of consecutive values. */
+export function segments(values: readonly (number | undefined)[], x: (i: number) => number, y: (v: number) => number): string {
+  let d = '';
+  let drawing = false;
+  values.forEach((v, i) => {
+    if (v === undefined) {
+      drawing = false;
+      return;
+    }
+    // A lone value still shows: a zero-length stroke with round caps is a dot.
+    const lone = !drawing && values[i + 1] === undefined;
+    d += `${drawing ? 'L' : 'M'}${px(x(i))},${px(y(v))}${lone ? 'h0' : ''}`;
+    drawing = true;
+  });
+  return d;
+}
+
+const round2 = (v: number | undefined) => (v === undefined ? null : Math.round(v * 100) / 100);
+
+/** One time-series chart as inline SVG: round ticks with units, day and hour ticks, gridlines, gaps shaded and broken. */
+export function chartSvg(spec: ChartSpec): string {
+  const { grid, width, height } = spec;
+  const plotW = width - MARGIN.left - MARGIN.right;
+  const plotH = height - MARGIN.top - MARGIN.bottom;
+  const bucketX = (i: number) => MARGIN.left + (i / grid.n) * plotW;
+  const timeX = (t: number) => MARGIN.left + ((t - grid.x0) / (grid.n * grid.step)) * plotW;
+  const highest = spec.lines.reduce((a, l) => l.values.reduce((b: number, v) => (v === undefined ? b : Math.max(b, v)), a), 0);
+  const ticks = valueTicks(spec.max ?? highest);
+  const top = ticks[ticks.length - 1]!;
+  const y = (v: number) => MARGIN.top + plotH - (v / top) * plotH;
+  const bottom = MARGIN.top + plotH;
+
+  const shade = (shares: readonly number[], kind: string) =>
+    shadeRuns(shares).map((r) => `<rect class="${kind}" x="${px(bucketX(r.from))}" y="${MARGIN.top}" width="${px(bucketX(r.to) - bucketX(r.from))}" height="${plotH}" fill-opacity="${(0.15 + 0.45 * r.share).toFixed(2)}"/>`);
+  const yGrid = ticks.map((v) => `<line class="grid" x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${px(y(v))}" y2="${px(y(v))}"/><text class="tick" x="${MARGIN.left - 4}" y="${px(y(v) + 3)}" text-anchor="end">${escapeHtml(formatValue(v, spec.unit))}</text>`);
+  const xTicks = timeTicks(grid.x0, grid.x0 + grid.n * grid.step, Math.max(2, Math.floor(plotW / 64)));
+  // A label at either edge is anchored inwards so that it is not cut off.
+  const anchor = (x: number) => (x > width - MARGIN.right - 28 ? 'end' : x < MARGIN.left + 28 ? 'start' : 'middle');
+  const xGrid = xTicks.map((t) => {
+    const x = timeX(t.time);
+    return `<line class="grid${t.major ? ' major' : ''}" x1="${px(x)}" x2="${px(x)}" y1="${MARGIN.top}" y2="${bottom}"/><text class="tick${t.major ? ' major' : ''}" x="${px(x)}" y="${height - 6}" text-anchor="${anchor(x)}">${escapeHtml(t.label)}</text>`;
+  });
+  // Values sit in the middle of their bucket.
+  const lines = spec.lines.map((l) => `<path class="line" stroke="${l.color}" d="${segments(l.values, (i) => bucketX(i + 0.5), y)}"><title>${escapeHtml(l.name)}</title></path>`);
+  const hover = {
+    x0: grid.x0,
+    step: grid.step,
+    unit: spec.unit,
+    left: MARGIN.left,
+    plotWidth: plotW,
+    lines: spec.lines.map((l) => ({ name: l.name, color: l.color, values: l.values.map(round2) })),
+    gaps: spec.gaps.map((s) => Math.round(s * 100) / 100),
+    errors: spec.errors.map((s) => Math.round(s * 100) / 100),
+  };
+  return `<figure class="chart" id="${spec.id}"><figcaption>${escapeHtml(spec.title)}</figcaption>
+<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(spec.title)}" data-chart="${escapeHtml(JSON.stringify(hover))}">
+${yGrid.join('')}
+${xGrid.join('')}
+${shade(spec.gaps, 'gap').join('')}${shade(spec.errors, 'failed').join('')}
+<line class="axis" x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${bottom}" y2="${bottom}"/>
+${lines.join('\n')}
+<line class="cursor" x1="0" x2="0" y1="${MARGIN.top}" y2="${bottom}" visibility="hidden"/>
+</svg></figure>`;
+}

@@ -1,0 +1,92 @@
+import { FINDING_THRESHOLDS } from './findings.js';
+
+/** No sample strictly between two samples at `from` and `to` (epoch ms). */
+export interface Gap {
+  from: number;
+  to: number;
+}
+
+/** Gaps of one kind, summed: how many, how many samples they lost, and the longest. */
+export interface GapTotals {
+  gaps: number;
+  missing: number;
+  longest?: Gap;
+}
+
+/** How many spacings the interval is learned from. */
+const LEARN = 64;
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export const emptyTotals = (): GapTotals => ({ gaps: 0, missing: 0 });
+
+/** Adds one gap of `missing` samples to `totals`. */
+export function countGap(totals: GapTotals, gap: Gap, missing: number): void {
+  totals.gaps++;
+  totals.missing += missing;
+  if (!totals.longest || gap.to - gap.from > totals.longest.to - totals.longest.from) totals.longest = gap;
+}
+
+/**
+ * The sample times of one series, in arrival order, in bounded memory: the collection interval is the
+ * median of the first 64 spacings (kept while learning, with the gap each might be, tagged as it
+ * arrived), then every spacing longer than `gapIntervals` intervals is a gap, judged and passed to
+ * `onGap` at once. Nothing is kept per sample, whatever the spacing: a stray sample a second after
+ * another (a hand-run collect beside the timer) does not make every later spacing a candidate.
+ */
+export class Timeline<Tag> {
+  interval?: number;
+  /** How many spacings the interval was learned from (up to 64). */
+  learnedFrom = 0;
+  firstTime?: number;
+  lastTime?: number;
+  /** The last distinct time before `lastTime`. */
+  previousTime?: number;
+  readonly totals: GapTotals = emptyTotals();
+  private learning: { gap: Gap; tag: Tag }[] = [];
+
+  constructor(
+    private readonly onGap: (gap: Gap, missing: number, tag: Tag, interval: number) => void,
+    private readonly gapIntervals = FINDING_THRESHOLDS.gapIntervals,
+  ) {}
+
+  /** One sample at `time`; `tag` says what a gap ending here is (asked only when there is a spacing). */
+  add(time: number, tag: (gap: Gap) => Tag): void {
+    const last = this.lastTime;
+    if (this.firstTime === undefined || time < this.firstTime) this.firstTime = time;
+    if (last !== undefined && time <= last) return; // same run, or out of order: no spacing to learn from
+    this.previousTime = last;
+    this.lastTime = time;
+    if (last === undefined) return;
+    const gap = { from: last, to: time };
+    if (this.interval !== undefined) return this.judge(gap, tag(gap));
+    this.learning.push({ gap, tag: tag(gap) });
+    if (this.learning.length >= LEARN) this.settle();
+  }
+
+  /** Ends learning early (fewer than 64 spacings): the interval from what there is. */
+  finish(): void {
+    if (this.interval === undefined && this.learning.length > 0) this.settle();
+  }
+
+  /** Spacings still held while learning (at most 64). */
+  get held(): number {
+    return this.learning.length;
+  }
+
+  private settle(): void {
+    this.interval = median(this.learning.map(({ gap }) => gap.to - gap.from));
+    this.learnedFrom = this.learning.length;
+    const learned = this.learning;
+    this.learning = [];
+    for (const { gap, tag } of learned) this.judge(gap, tag);
+  }
+
+  private judge(gap: Gap, tag: Tag): void {
+    const interval = this.interval!;
+    if (gap.to - gap.from <= this.gapIntervals * interval) return;
+    const missing = Math.round((gap.to - gap.from) / interval) - 1;
+    countGap(this.totals, gap, missing);
+    this.onGap(gap, missing, tag, interval);
+  }
+}

@@ -1,0 +1,43 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HEADER, generateRows, isoWithOffset } from '../../bench/make-history.mjs';
+import { Aggregator } from '../../src/analysis/aggregate.js';
+import { historyFiles, readHistory } from '../../src/analysis/history.js';
+import { tempDir } from '../helpers.js';
+
+/** Map entries and array elements reachable from `value`: what a structure holds, whatever its shape. */
+function heldEntries(value: unknown, seen = new Set<unknown>()): number {
+  if (value === null || typeof value !== 'object' || seen.has(value)) return 0;
+  seen.add(value);
+  if (value instanceof Map) return value.size + [...value.entries()].reduce((a, [k, v]) => a + heldEntries(k, seen) + heldEntries(v, seen), 0);
+  if (Array.isArray(value)) return value.length + value.reduce((a: number, v) => a + heldEntries(v, seen), 0);
+  return Object.values(value).reduce((a: number, v) => a + heldEntries(v, seen), 0);
+}
+
+describe('the report aggregates while streaming', () => {
+  it.each([24, 72])('keeps per-hour state, not per-row, over %d hours of 4 GPUs at 15 s with a stray second collection', async (hours) => {
+    const dir = await tempDir();
+    const gpus = 4;
+    const start = Date.UTC(2026, 10, 23);
+    const rows = generateRows({ start, hours, intervalSeconds: 15, gpus: Array(gpus).fill('training') });
+    // Someone ran `collect` by hand a second after the timer once: two samples 1 s apart. Nothing
+    // about that should make the aggregator keep something per later row.
+    const stray = generateRows({ start: start + 3_600_000 + 1000, hours: 15 / 3600, intervalSeconds: 15, gpus: Array(gpus).fill('training') });
+    const at = rows.findIndex((row) => row.startsWith(isoWithOffset(start + 3_600_000, 0).slice(0, 19)));
+    rows.splice(at + gpus, 0, ...stray);
+    await writeFile(join(dir, 'train.csv'), `${HEADER}\n${rows.join('\n')}\n`);
+
+    const aggregator = new Aggregator();
+    let read = 0;
+    for await (const row of readHistory(await historyFiles(dir), { count: 0, examples: [] })) {
+      aggregator.add(row);
+      read++;
+    }
+    expect(read).toBe(rows.length);
+    // Per GPU (and per host): an hourly bucket per hour, plus a fixed amount to learn the interval.
+    const bound = 3 * hours * (gpus + 1) + 200 * (gpus + 1);
+    expect(heldEntries(aggregator)).toBeLessThan(bound);
+    expect(rows.length).toBeGreaterThan(10 * bound);
+  });
+});
