@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real components the test suite runs against, on Debian or Ubuntu:
-# promtool (package prometheus), node_exporter, logrotate, systemd-analyze, and Chromium (the HTML report).
+# promtool (package prometheus), node_exporter, logrotate, systemd-analyze, Chromium (the HTML report),
+# and mmdebstrap and systemd-nspawn (the boot tests build a minimal Debian and boot the units in it).
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ command -v prometheus-node-exporter >/dev/null || command -v node_exporter >/dev
 command -v logrotate >/dev/null || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { meanInterval, parseJournal, runsOf } from './journal.js';
+
+// The first two entries are copied from the booted Debian's `journalctl -o json` (fields the parser does
+// not read left out); the others are written the same way: a failed run, a run still going, and a
+// MESSAGE that journald gives as bytes.
+const recorded = [
+  '{"__REALTIME_TIMESTAMP":"1796125559123813","INVOCATION_ID":"869f1e0d3c6b4dea9166ef98a01d84d7","SYSLOG_IDENTIFIER":"systemd","PRIORITY":"6","MESSAGE_ID":"7d4958e842da4a758f6c1cdc7b36dcc5","UNIT":"gpu-textfile.service","JOB_TYPE":"start","MESSAGE":"Starting gpu-textfile.service - Publish NVIDIA GPU metrics for node_exporter (gpu-textfile collect)..."}',
+  '{"__REALTIME_TIMESTAMP":"1796125559769746","INVOCATION_ID":"869f1e0d3c6b4dea9166ef98a01d84d7","SYSLOG_IDENTIFIER":"systemd","PRIORITY":"6","MESSAGE_ID":"7ad2d189f7e94e70a38c781354912448","UNIT":"gpu-textfile.service","MESSAGE":"gpu-textfile.service: Deactivated successfully."}',
+  '{"__REALTIME_TIMESTAMP":"1796125574343800","INVOCATION_ID":"2b0e6a1c9f1d4e0c8d3b5a7f6e4c2d1a","SYSLOG_IDENTIFIER":"systemd","PRIORITY":"6","MESSAGE_ID":"7d4958e842da4a758f6c1cdc7b36dcc5","UNIT":"gpu-textfile.service","JOB_TYPE":"start","MESSAGE":"Starting gpu-textfile.service - Publish NVIDIA GPU metrics for node_exporter (gpu-textfile collect)..."}',
+  '{"__REALTIME_TIMESTAMP":"1796125574900000","SYSLOG_IDENTIFIER":"node","PRIORITY":"3","MESSAGE":[103,112,117]}',
+  '{"__REALTIME_TIMESTAMP":"1796125575392700","INVOCATION_ID":"2b0e6a1c9f1d4e0c8d3b5a7f6e4c2d1a","SYSLOG_IDENTIFIER":"systemd","PRIORITY":"3","MESSAGE_ID":"d9b373ed55a64feb8242e02dbe79a49c","UNIT":"gpu-textfile.service","MESSAGE":"gpu-textfile.service: Failed with result \'exit-code\'."}',
+  '{"__REALTIME_TIMESTAMP":"1796125590289700","INVOCATION_ID":"5c1f0e2d3b4a4c6d8e9f0a1b2c3d4e5f","SYSLOG_IDENTIFIER":"systemd","PRIORITY":"6","MESSAGE_ID":"7d4958e842da4a758f6c1cdc7b36dcc5","UNIT":"gpu-textfile.service","JOB_TYPE":"start","MESSAGE":"Starting gpu-textfile.service - Publish NVIDIA GPU metrics for node_exporter (gpu-textfile collect)..."}',
+].join('\n');
+
+describe('journal entries', () => {
+  it('parses times, identifiers, priorities and a MESSAGE given as bytes', () => {
+    const entries = parseJournal(`${recorded}\n`);
+    expect(entries).toHaveLength(6);
+    expect(entries[0]).toMatchObject({ time: 1796125559.123813, identifier: 'systemd', priority: 6, unit: 'gpu-textfile.service' });
+    expect(entries[3]).toMatchObject({ message: 'gpu', identifier: 'node', priority: 3, unit: undefined });
+  });
+
+  it('pairs each start with its result by invocation; a run still going has none', () => {
+    const runs = runsOf(parseJournal(recorded), 'gpu-textfile.service');
+    expect(runs.map((run) => [run.start, run.result?.ok])).toEqual([
+      [1796125559.123813, true],
+      [1796125574.3438, false],
+      [1796125590.2897, undefined],
+    ]);
+    expect(runsOf(parseJournal(recorded), 'gpu-textfile-daemon.service')).toEqual([]);
+  });
+});
+
+describe('the mean interval between starts', () => {
+  // Starts recorded under OnUnitActiveSec=15s with AccuracySec=1s: each period counted from the last run.
+  it('is 16 s for a timer that counts from each run', () => {
+    expect(meanInterval([1796126209.799807, 1796126225.800085, 1796126241.799543, 1796126257.787947])).toBeCloseTo(15.996, 3);
+  });
+  it('stays near 15 s when one start of a calendar timer comes a second late', () => {
+    expect(meanInterval([1796126400.31, 1796126415.31, 1796126431.4, 1796126445.31])).toBeCloseTo(15, 5);
+    expect(meanInterval([1796126400.31, 1796126415.31, 1796126430.31, 1796126446.4])).toBeCloseTo(15.363, 3);
+  });
+  it('needs two starts', () => {
+    expect(() => meanInterval([1])).toThrow('an interval needs two starts, got 1');
+  });
+});
