@@ -165,6 +165,8 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
   }
   if (live && args.enable) {
     steps.push(systemctl('daemon-reload'));
+    // The other mode's service may have failed last: not-found failed once its file is gone (see uninstall).
+    if (stale.length > 0) steps.push(systemctl('reset-failed', 'gpu-textfile*'));
     const timers = started(wanted).filter((name) => name.endsWith('.timer'));
     if (timers.length > 0) steps.push(systemctl('enable', '--now', ...timers));
     // restart, not start: a daemon already running keeps the program it started with.
@@ -192,7 +194,10 @@ export async function runUninstall(args: UninstallArgs, io = { out: process.stdo
   if (existsSync(at(PROGRAM_DIR))) steps.push({ describe: `remove ${at(PROGRAM_DIR)}`, run: () => rm(at(PROGRAM_DIR), { recursive: true }) });
   const prom = join(textfileDir, fileName);
   if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/') && existsSync(at(prom))) steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
-  if (live && args.enable && installed.length > 0) steps.push(systemctl('daemon-reload'));
+  // A unit whose last run failed stays loaded, "not-found failed", after its file is gone (in
+  // systemctl --failed and node_exporter's systemd metrics until a reboot): reset it. The pattern
+  // matches nothing quietly where nothing failed.
+  if (live && args.enable && installed.length > 0) steps.push(systemctl('daemon-reload'), systemctl('reset-failed', 'gpu-textfile*'));
   const status = await perform(steps, args.dryRun, say);
   if (status === 0 && !args.dryRun) say('left in place: the CSV trail and its archives, and the state in /var/lib/gpu-textfile');
   return status;
