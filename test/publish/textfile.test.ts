@@ -188,4 +188,11 @@ describe('collect with a directory below /proc', () => {
     expect([result.exitCode, result.stderr]).toEqual([0, expect.stringMatching(/^gpu-textfile: state not saved in \/proc\/nope: ENOENT[^\n]*\n$/)]);
     expect(await readdir(join(root, 'textfile'))).toEqual(['nvidia_gpu.prom']);
   });
+
+  it('--csv-dir /proc/nope: the textfile is written, exit 1, and one line says the row is not', { timeout: 90_000 }, async () => {
+    const root = await tempDir();
+    const result = await runCli([...collectInto(join(root, 'textfile'), join(root, 'state')), '--csv-dir', '/proc/nope'], { FAKE_SMI_CAPTURE: H200 }, 60_000);
+    expect([result.exitCode, result.stderr]).toEqual([1, expect.stringMatching(/^gpu-textfile: [^\n]*\/proc\/nope[^\n]*\n$/)]);
+    expect(await readdir(join(root, 'textfile'))).toEqual(['nvidia_gpu.prom']);
+  });
 });
