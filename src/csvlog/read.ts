@@ -3,8 +3,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { CSV_HEADER } from '../csvlog/columns.js';
-import { liveTask, parseArchiveName } from '../csvlog/rotate.js';
+import { CSV_HEADER } from './columns.js';
+import { liveTask, parseArchiveName } from './rotate.js';
 
 /** One row of the CSV trail, read back. Values in nvidia-smi's units; absent when the cell was empty. */
 export interface HistoryRow {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyPulse, REASON_BITS, trimIdleEnds } from '../../src/analysis/pulse.js';
+import { classifyPulse, REASON_BITS, trimIdleEnds } from '../../src/pulse/classify.js';
 import { parseSeries, type SeriesSample } from '../../src/nvidia-smi/series-csv.js';
 import { FAKE_SMI, ROOT, capture, runCli } from '../helpers.js';
-import { RECORDINGS, SERIES, TUNING, confusionTables, expectedVerdict, gpu0 } from './pulse-recordings.js';
+import { RECORDINGS, SERIES, TUNING, confusionTables, expectedVerdict, gpu0 } from './recordings.js';
 
 describe('pulse on the recordings its thresholds were tuned on', () => {
   it.each(RECORDINGS.filter((f) => TUNING.has(f)))('%s', (file) => {

@@ -1,5 +1,5 @@
 import type { SeriesSample } from '../nvidia-smi/series-csv.js';
-import { findBursts } from './pulse-bursts.js';
+import { findBursts } from './bursts.js';
 
 /** What the pattern of one GPU's utilization says. */
 export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'copies_or_tiny_kernels' | 'mixed';
