@@ -58,7 +58,10 @@ export class Timeline<Tag> {
     this.lastTime = time;
     if (last === undefined) return;
     const gap = { from: last, to: time };
-    if (this.interval !== undefined) return this.judge(gap, tag(gap));
+    if (this.interval !== undefined) {
+      this.judge(gap, tag(gap));
+      return;
+    }
     this.learning.push({ gap, tag: tag(gap) });
     if (this.learning.length >= LEARN) this.settle();
   }

@@ -16,7 +16,9 @@ function anchors(hosts: readonly HostStats[], gpusOf: (host: HostStats) => Serie
   const ids = new Map<string, string>();
   hosts.forEach((host, h) => {
     ids.set(seriesKey(host.host, host.task), `host-${h}`);
-    gpusOf(host).forEach((s, g) => ids.set(seriesKey(s.host, s.task, s.gpu, s.uuid), `host-${h}-gpu-${g}`));
+    gpusOf(host).forEach((s, g) => {
+      ids.set(seriesKey(s.host, s.task, s.gpu, s.uuid), `host-${h}-gpu-${g}`);
+    });
   });
   return ids;
 }
