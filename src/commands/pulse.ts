@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { classifyPulse } from '../analysis/pulse.js';
-import { formatPulse, pulseJson } from '../analysis/pulse-format.js';
+import { classifyPulse } from '../pulse/classify.js';
+import { formatPulse, pulseJson } from '../pulse/format.js';
 import { parseSeries } from '../nvidia-smi/series-csv.js';
 import { parseDuration } from '../duration.js';
 import { classifyFailure } from '../nvidia-smi/failure.js';

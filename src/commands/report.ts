@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
-import { reportHtml } from '../analysis/report-html.js';
-import { buildReport } from '../analysis/report.js';
-import { reportCsv, reportJson, reportTable } from '../analysis/report-formats.js';
+import { reportHtml } from '../report/html/page.js';
+import { buildReport } from '../report/build.js';
+import { reportCsv, reportJson, reportTable } from '../report/formats.js';
 import { parseDuration } from '../duration.js';
 import { taskNameProblem } from '../task-name.js';
 import { reportArgsProblem } from './arg-checks.js';

@@ -5,13 +5,9 @@ import type { GpuSample } from '../samples.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';
+import { csvLockName, csvPath, endsLikeArchive, liveName } from './paths.js';
 
 export const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-export const csvPath = (dir: string, task: string): string => join(dir, `${task}.csv`);
-/** The lock the CSV writer and the archiver share, a name in the CSV directory. */
-export const csvLockName = (task: string): string => `.${task}.csv.lock`;
-export const csvLockPath = (dir: string, task: string): string => join(dir, csvLockName(task));
 
 interface RowContext {
   time: string;
@@ -111,7 +107,7 @@ export async function appendCsvSample(
 ): Promise<string | undefined> {
   if (!TASK_NAME.test(task)) return `--task: "${task}" must be letters, digits, '.', '_' or '-'`;
   // NAME-YYYYMMDD[-N] is how archives are named: such a live file would be taken for one.
-  if (/-\d{8}(-\d+)?$/.test(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
+  if (endsLikeArchive(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
   const lines = csvRows(collection, { time: localIsoTime(options.now), host: options.host, task }, options.knownGpus ?? []);
   if (lines.length === 0) return undefined;
   let pinned: PinnedDir;
@@ -122,7 +118,7 @@ export async function appendCsvSample(
   }
   try {
     // The lock too is named through the pinned directory: a directory swapped for a link cannot send it elsewhere.
-    const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () => appendWhole(pinned, `${task}.csv`, lines.join('')));
+    const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () => appendWhole(pinned, liveName(task), lines.join('')));
     return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;
   } finally {
     pinned.close();

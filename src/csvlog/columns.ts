@@ -7,6 +7,15 @@ export const CSV_FIELDS: readonly FieldSpec[] = FIELDS.filter((field) => field.c
 
 export const CSV_HEADER: readonly string[] = [...IDENTITY_COLUMNS, ...CSV_FIELDS.map((field) => field.csv!)];
 
+export type IdentityColumn = (typeof IDENTITY_COLUMNS)[number];
+
+/** The CSV column that logs the --query-gpu field `query`; throws for a field not logged (a programmer error). */
+export function csvColumnOf(query: string): string {
+  const column = CSV_FIELDS.find((field) => field.query === query)?.csv;
+  if (column === undefined) throw new Error(`--query-gpu field ${query} has no CSV column`);
+  return column;
+}
+
 /** RFC 4180: quote a cell holding a comma, quote, CR or LF, doubling its quotes. */
 export const csvCell = (text: string): string => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
 

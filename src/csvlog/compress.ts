@@ -18,7 +18,7 @@ async function gzipFile(input: number, out: number): Promise<void> {
     for await (const chunk of gzip) writeAll(out, chunk as Buffer);
   })();
   const fed = (async () => {
-    for (let position = 0, n; (n = readSync(input, buffer, 0, CHUNK, position)) > 0; position += n) {
+    for (let position = 0, n: number; (n = readSync(input, buffer, 0, CHUNK, position)) > 0; position += n) {
       const bytes = buffer.subarray(0, n);
       await new Promise<void>((resolve, reject) => gzip.write(bytes, (error) => (error ? reject(error) : resolve())));
     }

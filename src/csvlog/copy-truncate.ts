@@ -1,5 +1,6 @@
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, ftruncateSync, linkSync, readSync } from 'node:fs';
 import { CSV_HEADER, csvLine } from './columns.js';
+import { liveName } from './paths.js';
 import { describeFileError, openNoFollow, openTemp, removeName, writeAll, type PinnedDir } from '../safe-fs.js';
 
 /** What copy-and-truncate did to one live file. */
@@ -110,7 +111,7 @@ export function copyTruncate(
   let fd: number;
   try {
     // O_RDWR: read to copy, then ftruncate. O_NONBLOCK (from openNoFollow): a FIFO planted here cannot hang us.
-    fd = openNoFollow(dir, `${task}.csv`, constants.O_RDWR);
+    fd = openNoFollow(dir, liveName(task), constants.O_RDWR);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'skipped', why: 'missing' };
     throw error;

@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { csvLockName } from './append.js';
 import { gzipArchive } from './compress.js';
 import { copyTruncate } from './copy-truncate.js';
+import { ARCHIVE_LOCK_NAME, archiveName, csvLockName, isArchiveTemp, liveName, liveTask, parseArchiveName, type ArchiveFile } from './paths.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
 
@@ -24,30 +24,6 @@ export type ArchiveAction =
   | { kind: 'rotated'; task: string; archive: string; rows: number; unsynced?: string }
   | { kind: 'skipped'; task: string; why: 'empty' | 'below-min-size' | 'missing' }
   | { kind: 'failed'; task: string; message: string };
-
-/**
- * `NAME-YYYYMMDD[-N].csv[.gz]`: an archive of task NAME rotated that day (see archiveDay). Older
- * versions named archives after their first row's day; those parse the same and sort before.
- */
-export const ARCHIVE_NAME = /^(.+)-(\d{8})(?:-(\d+))?\.csv(\.gz)?$/;
-
-export interface ArchiveFile {
-  file: string;
-  task: string;
-  day: string;
-  counter: number;
-  gzip: boolean;
-}
-
-export function parseArchiveName(file: string): ArchiveFile | undefined {
-  const match = ARCHIVE_NAME.exec(file);
-  if (!match) return undefined;
-  return { file, task: match[1]!, day: match[2]!, counter: Number(match[3] ?? 1), gzip: match[4] !== undefined };
-}
-
-/** A task's live file name, unless it looks like an archive. */
-export const liveTask = (file: string): string | undefined =>
-  file.endsWith('.csv') && !file.startsWith('.') && !parseArchiveName(file) ? file.slice(0, -'.csv'.length) : undefined;
 
 /** Oldest first: by day, then by counter. */
 const byAge = (a: ArchiveFile, b: ArchiveFile) => a.day.localeCompare(b.day) || a.counter - b.counter;
@@ -77,17 +53,15 @@ const archivesOf = (dir: PinnedDir, task: string): ArchiveFile[] =>
     .sort(byAge);
 
 /** The next free name for an archive of `task` from `day`: NAME-DAY.csv, then NAME-DAY-2.csv, ... */
-const nextArchiveName = (existing: readonly ArchiveFile[], task: string, day: string): string => {
-  const counter = Math.max(0, ...existing.filter((a) => a.day === day).map((a) => a.counter)) + 1;
-  return `${task}-${day}${counter > 1 ? `-${counter}` : ''}.csv`;
-};
+const nextArchiveName = (existing: readonly ArchiveFile[], task: string, day: string): string =>
+  archiveName(task, day, Math.max(0, ...existing.filter((a) => a.day === day).map((a) => a.counter)) + 1);
 
 /**
  * Copies the live file to a new plain archive, then truncates it in place, under the writers' lock;
  * compression comes after, outside the lock (see retain).
  */
 async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<ArchiveAction> {
-  const live = join(dir.path, `${task}.csv`);
+  const live = join(dir.path, liveName(task));
   const existing = archivesOf(dir, task);
   const result = await withFileLock({ dir, name: csvLockName(task) }, 30_000, async (): Promise<ArchiveAction> => {
     const outcome = copyTruncate(dir, task, (tail) => nextArchiveName(existing, task, archiveDay(tail, options.now)), options);
@@ -136,13 +110,8 @@ async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Pr
   return { compressed, problems };
 }
 
-/** Temp files a killed archiver left: `.NAME-YYYYMMDD[-N].csv[.gz].<16 hex>.tmp` (safe-fs tempName of an archive). */
-const ARCHIVE_TEMP = /^\.(.+)\.[0-9a-f]{16}\.tmp$/;
-const leftoverTemps = (dir: PinnedDir): string[] =>
-  readdirSync(dir.fdPath).filter((file) => {
-    const match = ARCHIVE_TEMP.exec(file);
-    return match !== null && parseArchiveName(match[1]!) !== undefined;
-  });
+/** Temp files a killed archiver left (see isArchiveTemp). */
+const leftoverTemps = (dir: PinnedDir): string[] => readdirSync(dir.fdPath).filter(isArchiveTemp);
 
 /** Rotates one task and keeps its archives; the action names the archive as it ends up (gzipped or not). */
 async function archiveTask(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<{ action: ArchiveAction; problems: string[] }> {
@@ -177,7 +146,7 @@ export async function archiveDirectory(dir: string, options: ArchiveOptions): Pr
   if (pinned === undefined) return { actions: [], problems: [] };
   if ('error' in pinned) return pinned;
   try {
-    const result = await withFileLock({ dir: pinned, name: '.archive.lock' }, 60_000, async () => {
+    const result = await withFileLock({ dir: pinned, name: ARCHIVE_LOCK_NAME }, 60_000, async () => {
       const actions: ArchiveAction[] = [];
       const problems: string[] = [];
       // Only an archiver makes these, and only under this lock: any there now is a killed run's.

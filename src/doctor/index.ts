@@ -6,8 +6,9 @@ import { kernelLog } from './checks/kernel-log.js';
 import { kernelModule } from './checks/kernel-module.js';
 import { moduleForKernel } from './checks/module-for-kernel.js';
 import { nouveau } from './checks/nouveau.js';
-import { nvidiaSmi, persistenceMode } from './checks/nvidia-smi.js';
+import { nvidiaSmi } from './checks/nvidia-smi.js';
 import { pciDevice } from './checks/pci-device.js';
+import { persistenceMode } from './checks/persistence-mode.js';
 import { versionMatch } from './checks/version-match.js';
 import { FACT_SOURCES, type HostFacts } from './facts.js';
 import { result, VERDICTS, type Check, type CheckResult, type Verdict } from './types.js';
@@ -62,7 +63,7 @@ function runCheck(check: Check, facts: HostFacts, unfinished: readonly string[])
 export function diagnose(facts: HostFacts, only?: readonly string[], unfinished: readonly string[] = []): Diagnosis {
   // --only: the other checks are not run at all, and the verdict speaks of these alone.
   const wanted = only && new Set(only.map((name) => name.replace(/_/g, '-')));
-  const checks = CHECKS.filter((check, i) => !wanted || wanted.has(DOCTOR_CHECKS[i]!)).map((check) => runCheck(check, facts, unfinished));
+  const checks = CHECKS.filter((_check, i) => !wanted || wanted.has(DOCTOR_CHECKS[i]!)).map((check) => runCheck(check, facts, unfinished));
   const failed = checks.flatMap((r) => (r.status === 'fail' && r.verdict ? [r.verdict] : []));
   const found = failed.sort((a, b) => VERDICTS.indexOf(a) - VERDICTS.indexOf(b))[0];
   if (found) return { verdict: found, checks };

@@ -128,14 +128,15 @@ export function checkExposition(text: string): ParsedExposition {
   return { samples, help, types, problems };
 }
 
+/** A series' labels as render() takes them: [name, value] pairs. */
+type Labels = readonly (readonly [string, string])[];
+
 /**
  * The format's rules checked on the families a text is rendered from, without rendering or parsing:
  * valid and unique family names, valid label names, one label set per family, no duplicate series.
  * render() then guarantees the rest (one HELP and TYPE each, contiguity, escaping, no timestamps,
- * the final newline). Cheap enough for every sample of the long-running mode.
+ * the final newline). Cheap enough for every sample of daemon mode.
  */
-type Labels = readonly (readonly [string, string])[];
-
 export function checkFamilies(families: readonly { name: string; samples: readonly { labels: Labels }[] }[]): string[] {
   const problems: string[] = [];
   const names = new Set<string>();

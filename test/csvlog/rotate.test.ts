@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { appendCsvSample } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
-import { archiveDay, archiveDirectory, parseArchiveName, type ArchiveOptions } from '../../src/csvlog/rotate.js';
+import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
 import type { Collection } from '../../src/metrics.js';
 import type { Reading } from '../../src/samples.js';
 import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
@@ -140,8 +140,6 @@ describe('gpu-textfile archive', () => {
     expect(archiveDay(HEADER + row('2020-01-02T00:00:00.000-05:00') + row('2026-11-28T23:00:00.000-05:00'), now)).toBe('20261129');
     expect(archiveDay(HEADER + row('2026-11-29T00:00:00.000+00:00') + row('2027-01-02T00:00:00.000+00:00'), now)).toBe('20270102');
     expect(archiveDay('', now)).toBe('20261129');
-    expect(parseArchiveName('train-7-20261129-3.csv.gz')).toEqual({ file: 'train-7-20261129-3.csv.gz', task: 'train-7', day: '20261129', counter: 3, gzip: true });
-    expect(parseArchiveName('train-7.csv')).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@ const MODULES = ['nvidia', 'nvidia_uvm', 'nvidia_modeset', 'nvidia_drm'];
 /** The nvidia kernel module (and its companions) in /proc/modules. */
 export const kernelModule: Check = (facts) => {
   const loaded = MODULES.filter((m) => facts.modules.has(m));
-  const evidence = [`loaded: ${loaded.join(', ') || 'none of ' + MODULES.join(', ')}`];
+  const evidence = [`loaded: ${loaded.join(', ') || `none of ${MODULES.join(', ')}`}`];
   if (!facts.modules.has('nvidia')) {
     return result('kernel_module', 'fail', 'the nvidia kernel module is not loaded', {
       evidence,

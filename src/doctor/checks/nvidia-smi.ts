@@ -19,7 +19,11 @@ const FIX_FOR: Partial<Record<FailureReason, string[]>> = {
   gpu_access_blocked: ['check /dev/nvidiactl and /dev/nvidia* exist and are crw-rw-rw- (or this user is in their group)'],
 };
 
-/** Runs nvidia-smi and classifies its answer the way collect does. */
+/**
+ * nvidia-smi's answer, classified the way collect classifies it. The check runs nothing (checks are
+ * pure): commands/doctor.ts ran nvidia-smi once, before the checks, and facts.smi holds its outcome.
+ * A failure it cannot name is nvidia_smi_failed, last in VERDICTS: any cause another check names wins.
+ */
 export const nvidiaSmi: Check = (facts) => {
   const smi = facts.smi;
   if (!smi) return result('nvidia_smi', 'skip', 'not run');
@@ -29,16 +33,5 @@ export const nvidiaSmi: Check = (facts) => {
     evidence: [failure.message],
     fix: FIX_FOR[failure.reason] ?? ['the checks above found no cause; the message above is nvidia-smi\'s own: search it with the driver version, or run sudo nvidia-bug-report.sh'],
     verdict: VERDICT_FOR[failure.reason] ?? 'nvidia_smi_failed',
-  });
-};
-
-/** Persistence mode off: each nvidia-smi call then pays the driver's start-up, and GPUs may reinitialize. A warning only. */
-export const persistenceMode: Check = (facts) => {
-  if (!facts.smi || facts.smi.outcome.kind !== 'ok') return result('persistence_mode', 'skip', 'nvidia-smi did not answer');
-  const off = facts.smi.persistence.filter((line) => /Disabled/.test(line));
-  if (off.length === 0) return result('persistence_mode', 'ok', 'persistence mode on');
-  return result('persistence_mode', 'warn', `persistence mode off on ${off.length} GPU(s): every nvidia-smi call is slower`, {
-    evidence: off,
-    fix: ['sudo systemctl enable --now nvidia-persistenced   # preferred', 'or: sudo nvidia-smi -pm 1'],
   });
 };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { HEADER, PROFILES, generateRows } from '../../bench/make-history.mjs';
-import { buildReport, type Report } from '../../src/analysis/report.js';
+import { buildReport, type Report } from '../../src/report/build.js';
 import { runCli, tempDir } from '../helpers.js';
 
 const MONDAY = Date.UTC(2026, 10, 23, 0, 0, 0); // 2026-11-23, a Monday

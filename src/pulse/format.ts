@@ -1,4 +1,4 @@
-import type { Pulse } from './pulse.js';
+import type { Pulse } from './classify.js';
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 

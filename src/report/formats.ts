@@ -1,6 +1,6 @@
 import { csvLine, localIsoTime } from '../csvlog/columns.js';
 import type { ReportRow } from './aggregate.js';
-import type { Report } from './report.js';
+import type { Report } from './build.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 
 export const REPORT_COLUMNS = [

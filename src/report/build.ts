@@ -2,7 +2,7 @@ import { Aggregator, type Period, type ReportRow } from './aggregate.js';
 import { collectionGaps, hostGaps } from './collection-gaps.js';
 import { errorSamples } from './errors.js';
 import type { Finding } from './findings.js';
-import { historyFiles, readHistory, type BadFile, type OddRows } from './history.js';
+import { historyFiles, readHistory, type BadFile, type OddRows } from '../csvlog/read.js';
 import { idleGpu } from './idle-gpus.js';
 import { imbalance } from './imbalance.js';
 import { memoryGrowth } from './memory-growth.js';

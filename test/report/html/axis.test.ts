@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatValue, timeTicks, valueTicks } from '../../src/analysis/html/axis.js';
-import { segments } from '../../src/analysis/html/chart.js';
+import { formatValue, timeTicks, valueTicks } from '../../../src/report/html/axis.js';
+import { segments } from '../../../src/report/html/chart.js';
 
 describe('chart axes', () => {
   const ticks: [max: number, expected: number[]][] = [
@@ -30,7 +30,7 @@ describe('chart axes', () => {
 
 describe('memory growth over long spans', () => {
   it('fits at most 400 binned points: a year of hourly maxima is 8760, 38 M pairs', async () => {
-    const { binned } = await import('../../src/analysis/memory-growth.js');
+    const { binned } = await import('../../../src/report/memory-growth.js');
     const year = Array.from({ length: 8760 }, (_, i) => ({ x: i, y: 1000 + i }));
     const bins = binned(year);
     expect(bins.length).toBeLessThanOrEqual(400);

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { HEADER, generateRows } from '../../bench/make-history.mjs';
-import { runCli, tempDir } from '../helpers.js';
+import { HEADER, generateRows } from '../../../bench/make-history.mjs';
+import { runCli, tempDir } from '../../helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const START = Date.UTC(2026, 10, 23);

@@ -1,5 +1,5 @@
 import { FINDING_THRESHOLDS } from './findings.js';
-import type { HistoryRow } from './history.js';
+import type { HistoryRow } from '../csvlog/read.js';
 import { countGap, emptyTotals, Timeline, type Gap, type GapTotals } from './timeline.js';
 
 export type Period = 'hour' | 'day';

@@ -2,7 +2,7 @@
 // and the tables docs/pulse.md shows (built here so the doc cannot drift from the code).
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { classifyPulse, type PulseVerdict } from '../../src/analysis/pulse.js';
+import { classifyPulse, type PulseVerdict } from '../../src/pulse/classify.js';
 import { parseSeries, type SeriesSample } from '../../src/nvidia-smi/series-csv.js';
 import { FIXTURES } from '../helpers.js';
 

@@ -1,4 +1,5 @@
 import { FINDING_THRESHOLDS } from './findings.js';
+import { median } from '../stats.js';
 
 /** No sample strictly between two samples at `from` and `to` (epoch ms). */
 export interface Gap {
@@ -15,8 +16,6 @@ export interface GapTotals {
 
 /** How many spacings the interval is learned from. */
 const LEARN = 64;
-
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export const emptyTotals = (): GapTotals => ({ gaps: 0, missing: 0 });
 
@@ -59,7 +58,10 @@ export class Timeline<Tag> {
     this.lastTime = time;
     if (last === undefined) return;
     const gap = { from: last, to: time };
-    if (this.interval !== undefined) return this.judge(gap, tag(gap));
+    if (this.interval !== undefined) {
+      this.judge(gap, tag(gap));
+      return;
+    }
     this.learning.push({ gap, tag: tag(gap) });
     if (this.learning.length >= LEARN) this.settle();
   }
@@ -75,7 +77,8 @@ export class Timeline<Tag> {
   }
 
   private settle(): void {
-    this.interval = median(this.learning.map(({ gap }) => gap.to - gap.from));
+    // settle() runs with at least one spacing held.
+    this.interval = median(this.learning.map(({ gap }) => gap.to - gap.from))!;
     this.learnedFrom = this.learning.length;
     const learned = this.learning;
     this.learning = [];

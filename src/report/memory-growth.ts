@@ -1,11 +1,6 @@
 import { hourlyPoints, HOUR, type SeriesStats } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
-
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
+import { median } from '../stats.js';
 
 /**
  * Theil-Sen: the median of all pairwise slopes, and the median intercept, robust to spikes; with
@@ -23,8 +18,8 @@ export function robustLine(points: readonly { x: number; y: number }[]): { slope
     }
   }
   const pairs = (points.length * (points.length - 1)) / 2;
-  const slope = slopes.length ? median(slopes) : 0;
-  const intercept = median(points.map((p) => p.y - slope * p.x));
+  const slope = median(slopes) ?? 0;
+  const intercept = median(points.map((p) => p.y - slope * p.x)) ?? Number.NaN;
   const meanY = points.reduce((a, p) => a + p.y, 0) / points.length;
   const total = points.reduce((a, p) => a + (p.y - meanY) ** 2, 0);
   const residual = points.reduce((a, p) => a + (p.y - (intercept + slope * p.x)) ** 2, 0);
@@ -41,7 +36,7 @@ export function binned(points: readonly { x: number; y: number }[], max = MAX_FI
   const bins: { x: number; y: number }[] = [];
   for (let i = 0; i < points.length; i += size) {
     const bin = points.slice(i, i + size);
-    bins.push({ x: bin.reduce((a, p) => a + p.x, 0) / bin.length, y: median(bin.map((p) => p.y)) });
+    bins.push({ x: bin.reduce((a, p) => a + p.x, 0) / bin.length, y: median(bin.map((p) => p.y))! });
   }
   return bins;
 }

@@ -3,8 +3,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { CSV_HEADER } from '../csvlog/columns.js';
-import { liveTask, parseArchiveName } from '../csvlog/rotate.js';
+import { CSV_HEADER, csvColumnOf, type IdentityColumn } from './columns.js';
+import { liveTask, parseArchiveName } from './paths.js';
 
 /** One row of the CSV trail, read back. Values in nvidia-smi's units; absent when the cell was empty. */
 export interface HistoryRow {
@@ -179,6 +179,15 @@ export async function* readHistory(files: readonly HistoryFile[], odd: OddRows, 
   }
 }
 
+/** The value columns a HistoryRow holds, named by the field table (a renamed column cannot leave the reader behind). */
+const VALUE_COLUMNS = {
+  utilization: csvColumnOf('utilization.gpu'),
+  memoryUsedMiB: csvColumnOf('memory.used'),
+  memoryTotalMiB: csvColumnOf('memory.total'),
+  powerW: csvColumnOf('power.draw'),
+  temperatureC: csvColumnOf('temperature.gpu'),
+};
+
 /** Lines of one file -> rows, one at a time (`undefined` at the end of the file); odd lines go to `skip`. */
 function rowParser(path: string, skip: (file: string, why: string, line: string) => void): (line: Line | undefined) => HistoryRow | undefined {
   let columns = new Map(CSV_HEADER.map((name, i) => [name, i]));
@@ -202,28 +211,29 @@ function rowParser(path: string, skip: (file: string, why: string, line: string)
     }
     pending = '';
     if (record === '') return undefined;
-    if (cells[0] === 'time') {
+    if (cells[0] === CSV_HEADER[0]) {
       columns = new Map(cells.map((name, i) => [name, i]));
       return undefined;
     }
     const cell = (name: string) => cells[columns.get(name) ?? -1];
-    const timeText = cell('time') ?? '';
+    const identity = (name: IdentityColumn) => cell(name) ?? '';
+    const timeText = identity('time');
     if (cells.length < columns.size || !TIME.test(timeText)) {
       skip(path, cells.length < columns.size ? `${cells.length} cells, header has ${columns.size}` : 'no ISO 8601 time with zone', record);
       return undefined;
     }
     return {
       time: Date.parse(timeText),
-      host: cell('host') ?? '',
-      task: cell('task_id') ?? '',
-      gpu: cell('gpu_id') ?? '',
-      uuid: cell('gpu_uuid') ?? '',
-      status: cell('status') ?? '',
-      utilization: num(cell('utilization_percent')),
-      memoryUsedMiB: num(cell('memory_used_mib')),
-      memoryTotalMiB: num(cell('memory_total_mib')),
-      powerW: num(cell('power_draw_w')),
-      temperatureC: num(cell('temperature_c')),
+      host: identity('host'),
+      task: identity('task_id'),
+      gpu: identity('gpu_id'),
+      uuid: identity('gpu_uuid'),
+      status: identity('status'),
+      utilization: num(cell(VALUE_COLUMNS.utilization)),
+      memoryUsedMiB: num(cell(VALUE_COLUMNS.memoryUsedMiB)),
+      memoryTotalMiB: num(cell(VALUE_COLUMNS.memoryTotalMiB)),
+      powerW: num(cell(VALUE_COLUMNS.powerW)),
+      temperatureC: num(cell(VALUE_COLUMNS.temperatureC)),
     };
   };
 }

@@ -1,5 +1,6 @@
 import type { SeriesSample } from '../nvidia-smi/series-csv.js';
-import { findBursts } from './pulse-bursts.js';
+import { findBursts } from './bursts.js';
+import { mean, median } from '../stats.js';
 
 /** What the pattern of one GPU's utilization says. */
 export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'copies_or_tiny_kernels' | 'mixed';
@@ -66,7 +67,7 @@ export interface PulseEvidence {
   nearZeroShare: number;
   nearFullShare: number;
   swingsPer10: number;
-  /** Runs of samples above near-zero (see pulse-bursts.ts), the median time between their starts and their median peak. */
+  /** Runs of samples above near-zero (see bursts.ts), the median time between their starts and their median peak. */
   bursts: number;
   burstSpacingMs?: number;
   burstPeakMedian?: number;
@@ -92,8 +93,6 @@ export interface Pulse {
   evidence: PulseEvidence;
 }
 
-const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 const NEXT_STEPS: Record<PulseVerdict, string[]> = {
@@ -177,7 +176,7 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
 
   const evidence: PulseEvidence = {
     samples: samples.length,
-    intervalMs: Math.round(median(intervals)),
+    intervalMs: Math.round(median(intervals) ?? Number.NaN),
     utilizationMean: mean(util),
     dutyCycle: busy.length / (util.length || 1),
     nearZeroShare: util.filter((u) => u <= t.nearZero).length / (util.length || 1),

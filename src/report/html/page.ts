@@ -1,13 +1,13 @@
-import { localIsoTime } from '../csvlog/columns.js';
-import { HOUR, type HostStats, type SeriesStats } from './aggregate.js';
-import type { Finding } from './findings.js';
-import { PALETTE, SCRIPT, STYLE } from './html/assets.js';
-import { dayLabel, hourLabel, zoneOffsets } from './html/axis.js';
-import { errorShares, gapShares, gridFor, memoryGiB, onGrid, power, utilization, values, type Grid } from './html/buckets.js';
-import { chartSvg, type ChartLine } from './html/chart.js';
-import { escapeHtml } from './html/escape.js';
-import { summaryHtml } from './html/summary.js';
-import type { Report } from './report.js';
+import { localIsoTime } from '../../csvlog/columns.js';
+import { HOUR, type HostStats, type SeriesStats } from '../aggregate.js';
+import type { Finding } from '../findings.js';
+import { PALETTE, SCRIPT, STYLE } from './assets.js';
+import { dayLabel, hourLabel, zoneOffsets } from './axis.js';
+import { errorShares, gapShares, gridFor, memoryGiB, onGrid, power, utilization, values, type Grid } from './buckets.js';
+import { chartSvg, type ChartLine } from './chart.js';
+import { escapeHtml } from './escape.js';
+import { summaryHtml } from './summary.js';
+import type { Report } from '../build.js';
 
 const seriesKey = (host: string, task: string, gpu = '', uuid = '') => `${host}\u0000${task}\u0000${gpu}\u0000${uuid}`;
 
@@ -16,7 +16,9 @@ function anchors(hosts: readonly HostStats[], gpusOf: (host: HostStats) => Serie
   const ids = new Map<string, string>();
   hosts.forEach((host, h) => {
     ids.set(seriesKey(host.host, host.task), `host-${h}`);
-    gpusOf(host).forEach((s, g) => ids.set(seriesKey(s.host, s.task, s.gpu, s.uuid), `host-${h}-gpu-${g}`));
+    gpusOf(host).forEach((s, g) => {
+      ids.set(seriesKey(s.host, s.task, s.gpu, s.uuid), `host-${h}-gpu-${g}`);
+    });
   });
   return ids;
 }

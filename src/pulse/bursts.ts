@@ -1,4 +1,5 @@
 import type { SeriesSample } from '../nvidia-smi/series-csv.js';
+import { median } from '../stats.js';
 
 /** Runs of samples above near-zero utilization, separated by near-zero gaps: how a job that waits on its input looks. */
 export interface Bursts {
@@ -9,8 +10,6 @@ export interface Bursts {
   /** Median of each run's highest utilization (%); absent without runs. */
   peakMedian?: number;
 }
-
-const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : undefined);
 
 /**
  * Finds the bursts in one GPU's samples. nvidia-smi refreshes utilization.gpu about every 200 ms on

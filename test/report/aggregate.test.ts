@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER, generateRows, isoWithOffset } from '../../bench/make-history.mjs';
-import { Aggregator } from '../../src/analysis/aggregate.js';
-import { historyFiles, readHistory } from '../../src/analysis/history.js';
+import { Aggregator } from '../../src/report/aggregate.js';
+import { historyFiles, readHistory } from '../../src/csvlog/read.js';
 import { tempDir } from '../helpers.js';
 
 /** Map entries and array elements reachable from `value`: what a structure holds, whatever its shape. */
