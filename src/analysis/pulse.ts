@@ -1,4 +1,4 @@
-import type { SeriesSample } from '../nvidia-smi/series-csv.js';
+import type { SeriesSample } from '../sources/nvidia-smi/series-csv.js';
 import { findBursts } from './pulse-bursts.js';
 
 /** What the pattern of one GPU's utilization says. */

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { failedCollection } from '../collect.js';
 import { checkExposition, checkFamilies } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
-import { buildFamilies, type Collection } from '../metrics.js';
-import type { Failure } from '../nvidia-smi/failure.js';
+import { failedCollection, type Collection, type Failure } from '../collection.js';
+import { buildFamilies } from '../metrics.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps } from './textfile.js';

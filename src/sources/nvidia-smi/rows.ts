@@ -1,19 +1,8 @@
-import type { FieldSpec } from './fields.js';
-import { classifyCell, type FieldError } from './nvidia-smi/cells.js';
+import type { GpuSample, Reading, RowProblem } from '../../collection.js';
+import type { FieldSpec } from '../../fields.js';
+import { classifyCell } from './cells.js';
 
-/** One field's value in one sample. */
-export type Reading =
-  | { kind: 'number'; value: number; shown: string } // value in base units; shown as nvidia-smi printed it
-  | { kind: 'text'; text: string }
-  | { kind: 'absent' }
-  | { kind: 'error'; error: FieldError };
-
-/** One GPU at one moment, values in base units. */
-export interface GpuSample {
-  gpu: string;
-  uuid: string;
-  readings: ReadonlyMap<string, Reading>; // by FieldSpec.query
-}
+// --query-gpu rows -> typed samples: nvidia-smi's units and words become base units and numbers.
 
 const BOOLEAN_WORDS: Record<'enabled' | 'active' | 'yes-no', Record<string, number>> = {
   enabled: { Enabled: 1, Disabled: 0 },
@@ -57,15 +46,6 @@ export function readCell(field: FieldSpec, raw: string): Reading {
   }
 }
 
-/** Why a row could not become a sample. */
-export interface RowProblem {
-  line: string;
-  message: string;
-  /** What the row's first cells say about which GPU it was, when they look right. */
-  gpu?: string;
-  uuid?: string;
-}
-
 /** One --query-gpu row (cells in the order of `fields`) -> a sample, or why not. */
 export function sampleFromCells(fields: readonly FieldSpec[], cells: readonly string[], line: string): GpuSample | RowProblem {
   const gpu = /^\d+$/.test(cells[0]?.trim() ?? '') ? cells[0]!.trim() : undefined;
@@ -80,5 +60,3 @@ export function sampleFromCells(fields: readonly FieldSpec[], cells: readonly st
   fields.forEach((field, i) => readings.set(field.query, readCell(field, cells[i]!)));
   return { gpu, uuid, readings };
 }
-
-export const isSample = (value: GpuSample | RowProblem): value is GpuSample => 'readings' in value;

@@ -1,33 +1,13 @@
 import { join } from 'node:path';
-import { listIfAny, readTextIfAny } from '../files.js';
-import { FIELDS, type FieldSpec } from '../fields.js';
-import { isSample, sampleFromCells, type GpuSample, type RowProblem } from '../samples.js';
+import { isSample, type Failure, type GpuSample, type KnownGpu, type RowProblem } from '../../collection.js';
+import { FIELDS, type FieldSpec } from '../../fields.js';
+import { listIfAny, readTextIfAny, type Host } from '../../host.js';
 import { outputLines, splitCells } from './cells.js';
-import { classifyFailure, type Failure } from './failure.js';
+import { classifyFailure } from './failure.js';
 import { parseHelpQueryGpu, resolveQueryNames } from './help-query-gpu.js';
+import { sampleFromCells } from './rows.js';
 import type { SmiRunner } from './run.js';
-
-/** A GPU as the last good run (or the kernel) knew it: enough to ask for it alone with -i. */
-export interface KnownGpu {
-  gpu: string;
-  uuid: string;
-  busId: string;
-}
-
-export type GpuQueryResult =
-  | {
-      kind: 'ok';
-      samples: GpuSample[];
-      problems: RowProblem[];
-      /** GPUs that did not answer while others did. */
-      lost: (KnownGpu & { message: string })[];
-      /** Fields in query order, and the name each was asked by (this driver's). */
-      fields: FieldSpec[];
-      names: Record<string, string>;
-      /** True when this run asked --help-query-gpu (no or stale knowledge of the driver). */
-      learned: boolean;
-    }
-  | { kind: 'failed'; failure: Failure; learned: boolean; names?: Record<string, string> };
+import type { GpuRead } from '../source.js';
 
 export const queryGpuArgs = (names: readonly string[], select?: string): string[] => [
   `--query-gpu=${names.join(',')}`,
@@ -88,8 +68,8 @@ export function oneRowPerGpu(rows: readonly Row[]): { samples: GpuSample[]; prob
 }
 
 /** GPUs the kernel knows: /proc/driver/nvidia/gpus/<bus id>/information. */
-export function kernelGpus(procRoot: string): KnownGpu[] {
-  const dir = join(procRoot, 'driver/nvidia/gpus');
+export function kernelGpus(host: Host): KnownGpu[] {
+  const dir = join(host.proc, 'driver/nvidia/gpus');
   return listIfAny(dir).map((busId) => {
     const info = readTextIfAny(join(dir, busId, 'information')) ?? '';
     const uuid = /^GPU UUID:\s*(\S+)/m.exec(info)?.[1] ?? '';
@@ -110,7 +90,7 @@ export interface GpuQueryOptions {
  * One sample of every GPU: a single --query-gpu call in the steady state. Learns the driver's
  * field names when they are unknown or rejected; when one GPU is lost, asks each GPU alone.
  */
-export async function queryGpus(options: GpuQueryOptions): Promise<GpuQueryResult> {
+export async function queryGpus(options: GpuQueryOptions): Promise<GpuRead> {
   const { run, fields } = options;
   let learned = false;
   // Names learned while fewer fields were asked for (or by an older table) do not cover these: learn again.

@@ -1,13 +1,5 @@
+import type { ComputeApp } from '../../collection.js';
 import { classifyCell } from './cells.js';
-
-/** A compute process holding memory on a GPU. */
-export interface ComputeApp {
-  uuid: string;
-  pid: number;
-  name: string;
-  /** Absent where the driver cannot tell (Windows WDDM prints [N/A]). */
-  memoryBytes?: number;
-}
 
 // The process name is the only free text, so it goes between fixed cells: uuid and pid are read
 // from the left, memory from the right, and whatever lies between is the name.

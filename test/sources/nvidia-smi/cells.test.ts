@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyCell, outputLines, splitCells } from '../../src/nvidia-smi/cells.js';
+import { classifyCell, outputLines, splitCells } from '../../../src/sources/nvidia-smi/cells.js';
 
 const cell = (raw: string, expected: ReturnType<typeof classifyCell>) => () => expect(classifyCell(raw)).toEqual(expected);
 const absent = { kind: 'absent' } as const;

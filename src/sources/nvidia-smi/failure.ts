@@ -1,35 +1,7 @@
+import type { Failure, FailureReason } from '../../collection.js';
 import type { SmiOutcome } from './run.js';
 
-/**
- * Why a collection failed: a fixed, documented set (it is the `reason` label of
- * nvidia_gpu_collector_error and the `status` column of the CSV trail).
- */
-export const FAILURE_REASONS = {
-  nvidia_smi_not_found: 'nvidia-smi is not on PATH (no NVIDIA driver installed, or not in this container).',
-  nvidia_smi_not_executable: 'nvidia-smi exists but cannot be executed (permissions).',
-  driver_unreachable: 'nvidia-smi could not communicate with the NVIDIA driver (exit 9): module not loaded.',
-  nvml_library_missing: 'libnvidia-ml.so was not found (exit 12).',
-  gpu_access_blocked: 'The operating system blocked access to the GPU (exit 17): device nodes unusable.',
-  driver_library_mismatch: 'Kernel module and user-space library versions differ: reboot or reload the module.',
-  insufficient_permissions: 'nvidia-smi lacked the permissions for the query (exit 4).',
-  no_devices: 'nvidia-smi found no NVIDIA devices (exit 6).',
-  gpu_lost: 'A GPU fell off the bus or became inaccessible and no GPU could be read.',
-  nvml_unknown_error: 'NVML reported an unknown error (exit 255).',
-  invalid_field: 'nvidia-smi rejected a field even after re-learning the driver\'s field list (exit 2).',
-  timeout: 'nvidia-smi did not finish within --timeout and was killed.',
-  unparsable_output: 'nvidia-smi exited 0 but its output could not be read.',
-  nvidia_smi_failed: 'nvidia-smi failed in another way (other exit status or signal).',
-  write_failed: 'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
-  internal_error: 'gpu-textfile itself failed (a bug: please report it).',
-} as const;
-
-export type FailureReason = keyof typeof FAILURE_REASONS;
-
-/** A failure with the one line a person reads. */
-export interface Failure {
-  reason: FailureReason;
-  message: string;
-}
+// How nvidia-smi says it failed (its messages and exit statuses) -> the pipeline's failure reasons.
 
 const MESSAGE_RULES: [RegExp, FailureReason][] = [
   [/couldn't communicate with the NVIDIA driver/i, 'driver_unreachable'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSeries } from '../../src/nvidia-smi/series-csv.js';
+import { parseSeries } from '../../../src/sources/nvidia-smi/series-csv.js';
 
 describe('parseSeries', () => {
   it('needs timestamp, index and utilization.gpu', () => {

@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { runSmi } from '../../src/nvidia-smi/run.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../helpers.js';
+import { runSmi } from '../../../src/sources/nvidia-smi/run.js';
+import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../../helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 

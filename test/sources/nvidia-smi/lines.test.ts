@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundedLines } from '../../src/nvidia-smi/lines.js';
+import { boundedLines } from '../../../src/sources/nvidia-smi/lines.js';
 
 const split = async (chunks: string[], max = 10) => {
   const lines: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseComputeApps } from '../../src/nvidia-smi/compute-apps.js';
+import { parseComputeApps } from '../../../src/sources/nvidia-smi/compute-apps.js';
 
 const MIB = 1024 * 1024;
 const U0 = 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d';

@@ -2,22 +2,13 @@
  * nvidia-smi's --format=csv output: the only code that knows how it separates cells and how it
  * spells "no value" and "error" inside a cell.
  */
+import type { FieldError } from '../../collection.js';
 
 /** A cell as nvidia-smi meant it. */
 export type Cell =
   | { kind: 'value'; text: string }
   | { kind: 'absent' }
   | { kind: 'error'; error: FieldError };
-
-/** Bounded set of per-field error names (they become a label value). */
-export type FieldError =
-  | 'unknown_error'
-  | 'gpu_requires_reset'
-  | 'insufficient_permissions'
-  | 'gpu_lost'
-  | 'err'
-  | 'unrecognized'
-  | 'unparsable';
 
 const ABSENT = new Set([
   '',

@@ -2,12 +2,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { checkExposition } from '../src/exposition/check.js';
-import { render } from '../src/exposition/render.js';
-import { buildFamilies } from '../src/metrics.js';
-import { FIELDS, selectFields } from '../src/fields.js';
-import { collectCapture, healthyCaptures } from './capture-replay.js';
-import { CAPTURES, ROOT } from './helpers.js';
+import { checkExposition } from '../../src/exposition/check.js';
+import { render } from '../../src/exposition/render.js';
+import { buildFamilies } from '../../src/metrics.js';
+import { FIELDS, selectFields } from '../../src/fields.js';
+import { collectCapture, healthyCaptures } from '../capture-replay.js';
+import { CAPTURES, ROOT } from '../helpers.js';
 
 const captures = healthyCaptures();
 
@@ -24,7 +24,7 @@ describe('every recorded capture', () => {
     expect(warnings).toEqual(expected);
     const text = render(buildFamilies(collection));
     expect(checkExposition(text).problems).toEqual([]);
-    await expect(text).toMatchFileSnapshot(`golden/${dir}.prom`);
+    await expect(text).toMatchFileSnapshot(`../golden/${dir}.prom`);
   });
 
   it('has no golden left over from a capture that is gone', () => {

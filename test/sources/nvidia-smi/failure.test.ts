@@ -1,8 +1,9 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyFailure, FAILURE_REASONS } from '../../src/nvidia-smi/failure.js';
-import { CAPTURES } from '../helpers.js';
+import { FAILURE_REASONS } from '../../../src/collection.js';
+import { classifyFailure } from '../../../src/sources/nvidia-smi/failure.js';
+import { CAPTURES } from '../../helpers.js';
 
 // Every failure capture: what nvidia-smi printed and its exit status -> the reason in the folder name.
 const expected: Record<string, keyof typeof FAILURE_REASONS> = {

@@ -1,15 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { failedCollection, toCollection, type CollectOutput } from './collect.js';
-import type { FieldSpec } from './fields.js';
-import type { Collection } from './metrics.js';
-import { splitCells } from './nvidia-smi/cells.js';
-import { classifyFailure, type Failure } from './nvidia-smi/failure.js';
-import { queryGpuArgs } from './nvidia-smi/query-gpu.js';
-import type { SmiStream } from './nvidia-smi/run.js';
-import { isSample, sampleFromCells, type GpuSample, type RowProblem } from './samples.js';
-import type { CollectorState } from './state.js';
+import { failedCollection, isSample, toCollection, type Collection, type Failure, type GpuSample, type RowProblem } from '../collection.js';
+import type { FieldSpec } from '../fields.js';
+import type { RowStream } from '../sources/source.js';
+import type { CollectorState } from '../state.js';
+import type { CollectOutput } from './collect.js';
 
-export interface LongRunningInput {
+/** What the daemon mode's loop is given: its cadence, and every effect as a function (tests pass fakes). */
+export interface DaemonLoopInput {
   fields: readonly FieldSpec[];
   intervalMs: number;
   /** How long a new child may take to print its first row (nvidia-smi's start-up: --timeout), before the stall check starts. */
@@ -19,7 +16,8 @@ export interface LongRunningInput {
   /** A full one-shot collection: the first sample, and the picture after the stream broke. */
   oneShot: (state: CollectorState, previousSuccessSeconds: number | undefined) => Promise<CollectOutput>;
   queryProcesses: () => Promise<{ processes?: Collection['processes']; warning?: string }>;
-  stream: (args: string[]) => SmiStream;
+  /** Starts one long-running reader of `fields`, asked by `names`, every intervalMs. */
+  stream: (fields: readonly FieldSpec[], names: Record<string, string>) => RowStream;
   publish: (collection: Collection) => Promise<void>;
   saveState: (state: CollectorState) => Promise<void>;
   say: (line: string) => void;
@@ -33,7 +31,7 @@ export interface LongRunningInput {
 export const backoffMs = (intervalMs: number, failures: number): number => Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
 
 /**
- * What one sample of the long-running mode cost, in seconds: nvidia-smi -lms sleeps the interval after
+ * What one sample of the daemon mode cost, in seconds: nvidia-smi -lms sleeps the interval after
  * each query, so batches come `interval + query time` apart, and the query's share is the spacing less
  * the interval; then our own time from the batch's first row to the collection. The first batch of a
  * child has no spacing to go by: only our own time.
@@ -61,12 +59,13 @@ interface Batch {
 }
 
 /**
- * `collect --interval`: one long-running `nvidia-smi --query-gpu … -lms N` child; each batch of rows
- * (one per GPU) is published as it arrives. Processes are queried on their own, slower cadence. A
- * child that exits, stalls or prints garbage is killed and restarted with back-off; meanwhile a
- * one-shot collection publishes what is true (a failure, or a lost GPU).
+ * The daemon mode's loop (`collect --interval`): one long-running reader (an `nvidia-smi --query-gpu …
+ * -lms N` child); each batch of rows (one per GPU) is published as it arrives. Processes are queried
+ * on their own, slower cadence. A reader that exits, stalls or prints garbage is stopped and
+ * restarted with back-off; meanwhile a one-shot collection publishes what is true (a failure, or a
+ * lost GPU).
  */
-export async function runLongRunning(input: LongRunningInput): Promise<void> {
+export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
   const { signal } = input;
   let state = input.initialState;
   let processes: Collection['processes'];
@@ -74,6 +73,8 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
   let lastSuccessSeconds = input.initialSuccessSeconds;
   const publisher = latestOnly(input.publish);
   const publish = publisher.publish;
+  /** The reader's name in messages (from the last one started). */
+  let streamName = 'the reader';
 
   // At most one query in flight: with --processes-interval under --timeout, hung queries would pile up.
   let querying = false;
@@ -113,7 +114,7 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
       const delay = backoffMs(input.intervalMs, failures);
       if (failure) {
         await publish(failedCollection(failure, 0, lastSuccessSeconds));
-        input.say(`nvidia-smi -lms stopped: ${failure.reason}: ${failure.message}; restarting in ${delay / 1000} s`);
+        input.say(`${streamName} stopped: ${failure.reason}: ${failure.message}; restarting in ${delay / 1000} s`);
       }
       // An abort ends the wait early (AbortError): the loop then stops.
       await sleep(delay, undefined, { signal }).catch(() => undefined);
@@ -125,9 +126,10 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     await publisher.idle();
   }
 
-  /** Runs one child until it breaks (or we stop); returns why it broke. */
+  /** Runs one reader until it breaks (or we stop); returns why it broke. */
   async function streamUntilBroken(fields: FieldSpec[], names: Record<string, string>): Promise<Failure | undefined> {
-    const child = input.stream([...queryGpuArgs(fields.map((field) => names[field.query]!)), '-lms', String(Math.round(input.intervalMs))]);
+    const child = input.stream(fields, names);
+    streamName = child.what;
     const onAbort = () => child.stop();
     signal.addEventListener('abort', onAbort, { once: true });
     let broken: Failure | undefined;
@@ -146,7 +148,7 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
       broken = { reason: 'timeout', message };
       child.stop();
     };
-    let watchdog = setTimeout(() => stall(`no line from nvidia-smi -lms within ${firstLineMs} ms of its start; killed it`), firstLineMs);
+    let watchdog = setTimeout(() => stall(`no line from ${child.what} within ${firstLineMs} ms of its start; killed it`), firstLineMs);
 
     const flush = () => {
       clearTimeout(flushTimer);
@@ -157,7 +159,7 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
       if (done.samples.length === 0 || rows >= MAX_BATCH_ROWS) {
         garbage++;
         const why = rows >= MAX_BATCH_ROWS ? `${rows} rows without a GPU repeating` : (done.problems[0]?.message ?? 'no rows');
-        const failure: Failure = { reason: 'unparsable_output', message: `nvidia-smi -lms: ${why}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"` };
+        const failure: Failure = { reason: 'unparsable_output', message: `${child.what}: ${why}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"` };
         void publish(failedCollection(failure, 0, lastSuccessSeconds));
         if (garbage >= GARBAGE_BATCHES) {
           broken = { ...failure, message: `${failure.message} (${GARBAGE_BATCHES} batches in a row)` };
@@ -183,14 +185,13 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
     };
 
     try {
-      for await (const line of child.lines) {
+      for await (const row of child.rows) {
         // Once the child is being stopped, what it still prints is drained, not read: a line cut
         // short by our SIGTERM is not garbage, and a flood is not read on.
         if (broken || signal.aborted) continue;
         clearTimeout(watchdog);
-        watchdog = setTimeout(() => stall(`no line from nvidia-smi -lms for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`), stallMs);
-        if (line.trim() === '') continue;
-        const row = sampleFromCells(fields, splitCells(line), line);
+        watchdog = setTimeout(() => stall(`no line from ${child.what} for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`), stallMs);
+        if (row === undefined) continue;
         // A GPU seen twice starts the next batch: nvidia-smi prints every GPU once per interval.
         if (batch && row.gpu !== undefined && [...batch.samples, ...batch.problems].some((r) => r.gpu === row.gpu)) flush();
         batch ??= { samples: [], problems: [], startedAt: input.now() };
@@ -205,11 +206,9 @@ export async function runLongRunning(input: LongRunningInput): Promise<void> {
       }
       if (broken || signal.aborted) return broken;
       flush();
-      const outcome = await child.ended;
+      const ended = await child.ended;
       if (broken || signal.aborted) return broken;
-      return outcome.kind === 'ok'
-        ? { reason: 'nvidia_smi_failed', message: 'nvidia-smi -lms exited' }
-        : classifyFailure(outcome, 'nvidia-smi -lms');
+      return ended;
     } finally {
       clearTimeout(watchdog);
       clearTimeout(flushTimer);
