@@ -29,8 +29,8 @@ export const SYSTEM_HOST: Host = hostAt('/');
  */
 export const OWN_PROC = '/proc';
 
-/** An error with an errno code (ENOENT, EACCES, EIO…): the file cannot be read here. Anything else is a bug. */
-const isSystemError = (error: unknown): boolean => typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string';
+/** An error of a system call (ENOENT, EACCES, EISDIR, EIO…): the file cannot be read here. Anything else (a bad argument) is a bug. */
+const isSystemError = (error: unknown): boolean => typeof (error as NodeJS.ErrnoException | undefined)?.syscall === 'string';
 
 // Synchronous on purpose: these read small files (/proc, /etc/passwd) on collect's critical path,
 // where a round trip through libuv's thread pool, and loading node:fs/promises at start-up, cost
