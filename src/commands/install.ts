@@ -51,7 +51,7 @@ export function installArgsProblem(args: InstallArgs): string | undefined {
     const path = settings[option];
     if (typeof path === 'string' && !isAbsolute(path)) return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
   }
-  if (settings.interval !== undefined && !args.daemon) return '--interval is the long-running service\'s cadence: add --daemon (the timer runs every 15 s)';
+  if (settings.interval !== undefined && !args.daemon) return '--interval is the daemon mode\'s cadence: add --daemon (the timer runs every 15 s)';
   // Whatever collect would refuse is refused now, not at the first timer run.
   const defaults = parseOptions(COLLECT_OPTIONS, [], {});
   if (typeof defaults === 'string') return defaults;

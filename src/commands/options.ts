@@ -47,7 +47,8 @@ export type ArgsOf<T extends OptionTable> = {
 const OUTPUT = 'Output:';
 const SMI = 'nvidia-smi:';
 const CSV = 'CSV trail:';
-const LONG = 'Long-running:';
+const LONG = 'Daemon mode:';
+const HOST = 'Host:';
 
 /** collect's options. */
 export const COLLECT_OPTIONS = {
@@ -62,7 +63,7 @@ export const COLLECT_OPTIONS = {
   'exclude-fields': { type: 'string', array: true, placeholder: 'GLOB', group: SMI, default: [], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' },
   'slow-fields': { type: 'boolean', group: SMI, default: false, describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)' },
   'state-dir': { type: 'string', placeholder: 'DIR', group: OUTPUT, default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" },
-  'host-root': { type: 'string', placeholder: 'DIR', group: SMI, default: '/', describe: "The host's root directory, where its /proc and /etc/passwd are read (e.g. /host in a container)" },
+  'host-root': { type: 'string', placeholder: 'DIR', group: HOST, default: '/', describe: "The host's root directory, where its /proc and /etc/passwd are read (e.g. /host in a container)" },
   'csv-dir': { type: 'string', placeholder: 'DIR', group: CSV, describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' },
   task: { type: 'string', placeholder: 'NAME', group: CSV, default: 'default', describe: 'Task name: the CSV file name and its task_id column' },
   interval: { type: 'string', placeholder: 'DURATION', group: LONG, describe: 'Run on: keep one nvidia-smi -lms child and publish every sample (e.g. 15s, 250ms; at least 100ms)' },
@@ -96,7 +97,7 @@ const PASSED = Object.fromEntries(PASSED_ON.map((name) => [name, passedOn(name)]
 /** install's options. */
 export const INSTALL_OPTIONS = {
   root: { type: 'string', placeholder: 'DIR', group: INSTALL, default: '/', describe: 'Install under this directory instead of / (then nothing is enabled)' },
-  daemon: { type: 'boolean', group: INSTALL, default: false, describe: 'Install the long-running service (collect --interval) instead of the 15 s timer (and remove the other)' },
+  daemon: { type: 'boolean', group: INSTALL, default: false, describe: 'Install the daemon service (daemon mode: collect --interval) instead of the 15 s timer (and remove the other)' },
   enable: { type: 'boolean', group: INSTALL, default: true, describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)' },
   'dry-run': { type: 'boolean', group: INSTALL, default: false, describe: 'Print what would be done; change nothing' },
   ...PASSED,

@@ -132,7 +132,7 @@ export function checkExposition(text: string): ParsedExposition {
  * The format's rules checked on the families a text is rendered from, without rendering or parsing:
  * valid and unique family names, valid label names, one label set per family, no duplicate series.
  * render() then guarantees the rest (one HELP and TYPE each, contiguity, escaping, no timestamps,
- * the final newline). Cheap enough for every sample of the long-running mode.
+ * the final newline). Cheap enough for every sample of the daemon mode.
  */
 type Labels = readonly (readonly [string, string])[];
 

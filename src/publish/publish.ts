@@ -20,7 +20,7 @@ export interface PublishTarget {
 
 /**
  * Renders a collection, falling back to a health-only file if it breaks a format rule (a bug). The
- * families are always checked; the rendered text too unless `checkText` is false (the long-running
+ * families are always checked; the rendered text too unless `checkText` is false (the daemon
  * mode checks its first text in full, then the families of each sample).
  */
 export function renderChecked(collection: Collection, labels: [string, string][], checkText = true): { text: string; failure?: Failure } {

@@ -19,7 +19,7 @@ export interface RunOptions {
   env?: Record<string, string>;
 }
 
-/** A way to run nvidia-smi with arguments; tests and the long-running mode pass their own. */
+/** A way to run nvidia-smi with arguments; tests and the daemon mode pass their own. */
 export type SmiRunner = (args: readonly string[]) => Promise<SmiOutcome>;
 
 const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
