@@ -1,7 +1,7 @@
 // Bundles the CLI into dist/ as CommonJS, which Node.js loads faster than ES modules and which V8's
 // code cache can hold (src/launch/):
 // - gpu-textfile.js, the command: a small launcher that runs cli.js, from the code cache for collect.
-// - cli.js: all that `collect` runs, the code it needs only later (publishing, the long-running loop)
+// - cli.js: all that `collect` runs, the code it needs only later (publishing, the daemon mode)
 //   included but evaluated on first use.
 // - one file for every other command, yargs and the failure-path doctor, required when they run.
 import { build } from 'esbuild';

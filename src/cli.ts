@@ -1,55 +1,77 @@
-import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS, UNINSTALL_OPTIONS, type OptionTable } from './commands/options.js';
+import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS, UNINSTALL_OPTIONS, type ArgsOf, type OptionTable } from './commands/options.js';
 import { envValues, parseOptions } from './commands/parse-options.js';
 
-type Run = (argv: never) => Promise<number>;
+/** Reads a command's arguments by its option table: the fast parser or yargs. */
+type Parse = <T extends OptionTable>(table: T) => Promise<ArgsOf<T>>;
+
+/** A command: its options, and how it starts once its arguments are parsed (its code is imported only then). */
+interface Command {
+  name: string;
+  describe: string;
+  options: OptionTable;
+  start: (parse: Parse) => Promise<number>;
+}
+
+/** Ties a command's handler to its table: the handler takes exactly the arguments the table gives. */
+function command<T extends OptionTable>(name: string, describe: string, options: T, load: () => Promise<(args: ArgsOf<T>) => Promise<number>>): Command {
+  return {
+    name,
+    describe,
+    options,
+    start: async (parse) => {
+      const args = await parse(options);
+      return (await load())(args);
+    },
+  };
+}
 
 /** The package's version, set by the build (scripts/build.mjs). */
 declare const PACKAGE_VERSION: string;
 
 /** The commands. Each command's code is imported only when it runs. */
-const COMMANDS: { name: string; describe: string; options: OptionTable; run: () => Promise<Run> }[] = [
-  {
-    name: 'collect',
-    describe: 'Run nvidia-smi once and publish the metrics (and CSV rows)',
-    options: COLLECT_OPTIONS,
-    run: async () => (await import('./commands/collect.js')).runCollect,
-  },
-  {
-    name: 'archive',
-    describe: 'Rotate the CSV trail: copy each live CSV to a dated archive, then truncate it, losing no row',
-    options: ARCHIVE_OPTIONS,
-    run: async () => (await import('./commands/archive.js')).runArchive,
-  },
-  {
-    name: 'doctor',
-    describe: 'Say why nvidia-smi fails and what to run: walks the checks an expert would',
-    options: DOCTOR_OPTIONS,
-    run: async () => (await import('./commands/doctor.js')).runDoctor,
-  },
-  {
-    name: 'report',
-    describe: 'Answers from the CSV history: hourly or daily rows and findings (memory growth, idle or unbalanced GPUs, gaps, errors)',
-    options: REPORT_OPTIONS,
-    run: async () => (await import('./commands/report.js')).runReport,
-  },
-  {
-    name: 'pulse',
-    describe: 'Sample one GPU fast for a few seconds and tell idle, saturated, data-starved, throttled and small-kernel work apart',
-    options: PULSE_OPTIONS,
-    run: async () => (await import('./commands/pulse.js')).runPulse,
-  },
-  {
-    name: 'install',
-    describe: 'Install the systemd units and /etc/default/gpu-textfile, create the directories, enable the timers',
-    options: INSTALL_OPTIONS,
-    run: async () => (await import('./commands/install.js')).runInstall,
-  },
-  {
-    name: 'uninstall',
-    describe: 'Disable and remove what install wrote, found from /etc/default/gpu-textfile (CSV and state data stay)',
-    options: UNINSTALL_OPTIONS,
-    run: async () => (await import('./commands/install.js')).runUninstall,
-  },
+const COMMANDS: Command[] = [
+  command(
+    'collect',
+    'Run nvidia-smi once and publish the metrics (and CSV rows)',
+    COLLECT_OPTIONS,
+    async () => (await import('./commands/collect.js')).runCollect,
+  ),
+  command(
+    'archive',
+    'Rotate the CSV trail: copy each live CSV to a dated archive, then truncate it, losing no row',
+    ARCHIVE_OPTIONS,
+    async () => (await import('./commands/archive.js')).runArchive,
+  ),
+  command(
+    'doctor',
+    'Say why nvidia-smi fails and what to run: walks the checks an expert would',
+    DOCTOR_OPTIONS,
+    async () => (await import('./commands/doctor.js')).runDoctor,
+  ),
+  command(
+    'report',
+    'Answers from the CSV history: hourly or daily rows and findings (memory growth, idle or unbalanced GPUs, gaps, errors)',
+    REPORT_OPTIONS,
+    async () => (await import('./commands/report.js')).runReport,
+  ),
+  command(
+    'pulse',
+    'Sample one GPU fast for a few seconds and tell idle, saturated, data-starved, throttled and small-kernel work apart',
+    PULSE_OPTIONS,
+    async () => (await import('./commands/pulse.js')).runPulse,
+  ),
+  command(
+    'install',
+    'Install the systemd units and /etc/default/gpu-textfile, create the directories, enable the timers',
+    INSTALL_OPTIONS,
+    async () => (await import('./commands/install.js')).runInstall,
+  ),
+  command(
+    'uninstall',
+    'Disable and remove what install wrote, found from /etc/default/gpu-textfile (CSV and state data stay)',
+    UNINSTALL_OPTIONS,
+    async () => (await import('./commands/install.js')).runUninstall,
+  ),
 ];
 
 /** Bad usage: the message, a pointer to --help, exit status 2 (as for the commands' own checks). */
@@ -109,6 +131,10 @@ export async function parseWithYargs(name: string, args: readonly string[], env:
   return parser.parseAsync();
 }
 
+/** parseWithYargs for a command whose table is `table`: yargs parsed by that very table. */
+const yargsArgs = async <T extends OptionTable>(name: string, table: T, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ArgsOf<T>> =>
+  (await parseWithYargs(name, args, env)) as ArgsOf<T>;
+
 /** Runs the command named by argv; resolves to its exit status. */
 export async function main(args: readonly string[]): Promise<number> {
   // `gpu-textfile help collect` is `gpu-textfile collect --help`.
@@ -119,11 +145,12 @@ export async function main(args: readonly string[]): Promise<number> {
   if (command && command.name === 'collect' && !wantsHelp) {
     // The every-15-seconds path: the option table read without yargs, whose loading alone costs more
     // than a third of a one-shot run's own CPU time. Same table, same rules (a test compares them).
-    const parsed = parseOptions(command.options, args.slice(1), process.env);
-    if (typeof parsed === 'string') usageError(parsed);
-    return (await command.run())(parsed as never);
+    return command.start(async (table) => {
+      const parsed = parseOptions(table, args.slice(1), process.env);
+      return typeof parsed === 'string' ? usageError(parsed) : parsed;
+    });
   }
-  if (command) return (await command.run())((await parseWithYargs(command.name, args.slice(1), process.env)) as never);
+  if (command) return command.start((table) => yargsArgs(command.name, table, args.slice(1), process.env));
   const first = args[0];
   if (first !== undefined && !first.startsWith('-') && first !== 'completion') {
     const near = closestCommand(first);

@@ -3,6 +3,7 @@
  * conversions, the metric families, the CSV columns and the README's metric table all derive
  * from this table: adding a field is one line.
  */
+import { escapeRegExp } from './regex.js';
 
 /** How a cell's text becomes a value. */
 export type FieldKind =
@@ -203,7 +204,7 @@ export const fieldNames = (field: FieldSpec): readonly string[] => [field.query,
 
 /** Glob match for --exclude-fields: `*` matches any run of characters, `?` one character. */
 export function globMatches(glob: string, name: string): boolean {
-  const pattern = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const pattern = escapeRegExp(glob).replace(/\\\*/g, '.*').replace(/\\\?/g, '.');
   return new RegExp(`^${pattern}$`).test(name);
 }
 

@@ -1,33 +1,8 @@
+import { textReading, type Collection, type GpuSample, type ProcessSample } from './collection.js';
 import { FIELDS, type FieldSpec } from './fields.js';
 import type { MetricFamily, MetricSample } from './exposition/families.js';
-import type { Failure, FailureReason } from './nvidia-smi/failure.js';
-import type { ComputeApp } from './nvidia-smi/compute-apps.js';
-import type { GpuSample } from './samples.js';
 
-/** A compute process with the user that runs it. */
-export interface ProcessSample extends ComputeApp {
-  user: string;
-}
-
-/** How the collection went, kept apart from the data. */
-export interface Health {
-  failure?: Failure;
-  /** What the host's files say caused the failure (gpu-textfile doctor's verdict). */
-  diagnosis?: { verdict: string; summary: string };
-  durationSeconds: number;
-  /** Unix time of the last successful collection, this one or an earlier one. */
-  lastSuccessSeconds?: number;
-}
-
-/** Everything one collection produced; on failure only `health` carries anything. */
-export interface Collection {
-  fields: readonly FieldSpec[];
-  samples: readonly GpuSample[];
-  /** GPUs known to exist that gave no sample this time. */
-  down: readonly { gpu: string; uuid: string; reason: FailureReason }[];
-  processes?: { apps: readonly ProcessSample[]; dropped: number; skipped: number };
-  health: Health;
-}
+// A collection -> metric families, nothing else: the model is src/collection.ts, the text format src/exposition/.
 
 type FixedFamily = Omit<MetricFamily, 'samples'> & { labels: readonly string[] };
 
@@ -114,10 +89,7 @@ export function buildFamilies(collection: Collection, constant: Labels = []): Me
       samples.map((sample) => ({
         labels: [
           ...gpuLabels(sample),
-          ...labelFields.map((field): readonly [string, string] => {
-            const reading = sample.readings.get(field.query);
-            return [field.label!, reading?.kind === 'text' ? reading.text : ''];
-          }),
+          ...labelFields.map((field): readonly [string, string] => [field.label!, textReading(sample, field.query) ?? '']),
         ],
         value: 1,
       })),

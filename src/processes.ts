@@ -1,13 +1,6 @@
 import { join } from 'node:path';
-import { readTextIfAny } from './files.js';
-import type { ComputeApp } from './nvidia-smi/compute-apps.js';
-import type { ProcessSample } from './metrics.js';
-
-/** Where process owners are looked up; tests and containers pass their own. */
-export interface UserRoots {
-  proc: string;
-  passwd: string;
-}
+import type { ComputeApp, ProcessSample } from './collection.js';
+import { readTextIfAny, type Host } from './host.js';
 
 /** /etc/passwd -> uid -> name. */
 export function parsePasswd(text: string): Map<string, string> {
@@ -23,14 +16,15 @@ export function parsePasswd(text: string): Map<string, string> {
 export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d+)/m.exec(text)?.[1];
 
 /**
- * Adds the owning user to each process (name from passwd, else the uid, else "" when the pid is not
- * visible here, as in a container with its own pid namespace). No external command runs.
+ * Adds the owning user to each process, read under the host's root (name from passwd, else the uid,
+ * else "" when the pid is not visible here, as in a container with its own pid namespace). No
+ * external command runs.
  */
-export function withUsers(apps: readonly ComputeApp[], roots: UserRoots): ProcessSample[] {
+export function withUsers(apps: readonly ComputeApp[], host: Host): ProcessSample[] {
   if (apps.length === 0) return [];
-  const users = parsePasswd(readTextIfAny(roots.passwd) ?? '');
+  const users = parsePasswd(readTextIfAny(host.etcPasswd) ?? '');
   return apps.map((app) => {
-    const uid = parseStatusUid(readTextIfAny(join(roots.proc, String(app.pid), 'status')) ?? '');
+    const uid = parseStatusUid(readTextIfAny(join(host.proc, String(app.pid), 'status')) ?? '');
     return { ...app, user: uid === undefined ? '' : (users.get(uid) ?? uid) };
   });
 }

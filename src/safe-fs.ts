@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { OWN_PROC } from './host.js';
+import { makeDirs } from './make-dirs.js';
+import { escapeRegExp } from './regex.js';
 
 // The tool runs as root in directories other users may own (Debian's /var/lib/prometheus belongs to
 // `prometheus`). Every write goes through this module, which guarantees:
@@ -43,33 +46,6 @@ export interface PinnedDir {
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
 
-/**
- * mkdir -p without Node's recursive mkdir, which loops for ever on procfs and sysfs
- * (`/proc/nope`): each missing parent is created once, and an error other than EEXIST stops it.
- */
-export function makeDirs(path: string, mode = 0o755): void {
-  const absolute = resolve(path);
-  const missing: string[] = [];
-  for (let dir = absolute; ; dir = dirname(dir)) {
-    try {
-      mkdirSync(dir, { mode });
-      break;
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'EEXIST') break;
-      if (code !== 'ENOENT' || dirname(dir) === dir) throw error;
-      missing.push(dir);
-    }
-  }
-  for (const dir of missing.reverse()) {
-    try {
-      mkdirSync(dir, { mode });
-    } catch (error) {
-      if (errorCode(error) !== 'EEXIST') throw error;
-    }
-  }
-}
-
 function isSymlink(path: string): boolean {
   try {
     return lstatSync(path).isSymbolicLink();
@@ -98,7 +74,7 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
     makeDirs(path, options.mode ?? 0o755);
     fd = open();
   }
-  const base = `/proc/self/fd/${fd}`;
+  const base = `${OWN_PROC}/self/fd/${fd}`;
   return {
     path,
     fdPath: base,
@@ -154,7 +130,7 @@ export const openForAppend = (dir: PinnedDir, name: string, mode = 0o644): numbe
 export const tempName = (name: string): string => `.${name}.${randomBytes(8).toString('hex')}.tmp`;
 
 /** Temp names tempName() gives NAME, to clear what a killed run left. */
-export const tempNamePattern = (name: string): RegExp => new RegExp(`^\\.${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.[0-9a-f]{16}\\.tmp$`);
+export const tempNamePattern = (name: string): RegExp => new RegExp(`^\\.${escapeRegExp(name)}\\.[0-9a-f]{16}\\.tmp$`);
 
 /**
  * Replaces NAME in a pinned directory with `data`: a new temp file (O_EXCL, O_NOFOLLOW, random

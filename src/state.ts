@@ -1,5 +1,5 @@
 import { FIELDS, fieldNames, type FieldSpec } from './fields.js';
-import type { KnownGpu } from './nvidia-smi/query-gpu.js';
+import type { KnownGpu } from './collection.js';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from './safe-fs.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */

@@ -1,8 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { collect, type CollectOutput } from '../src/collect.js';
+import { collect, type CollectOutput } from '../src/collect/collect.js';
 import { FIELDS, type FieldSpec } from '../src/fields.js';
-import { runSmi, type SmiRunner } from '../src/nvidia-smi/run.js';
+import { hostAt } from '../src/host.js';
+import { runSmi, type SmiRunner } from '../src/sources/nvidia-smi/run.js';
+import { nvidiaSmiReads } from '../src/sources/nvidia-smi/source.js';
 import type { CollectorState } from '../src/state.js';
 import { CAPTURES, FAKE_SMI, FIXTURES } from './helpers.js';
 
@@ -26,15 +28,14 @@ export function collectCapture(
   captureDir: string,
   options: { state?: CollectorState; fields?: readonly FieldSpec[]; calls?: string[][]; maxProcesses?: number } = {},
 ): Promise<CollectOutput> {
-  const host = join(FIXTURES, 'hosts/process-owners');
+  const host = hostAt(join(FIXTURES, 'hosts/process-owners'));
   return collect({
-    run: replayRunner(captureDir, options.calls),
+    reads: nvidiaSmiReads(replayRunner(captureDir, options.calls), host),
     fields: options.fields ?? FIELDS,
     processes: true,
     maxProcesses: options.maxProcesses,
     state: options.state ?? {},
-    userRoots: { proc: join(host, 'proc'), passwd: join(host, 'etc/passwd') },
-    procRoot: join(host, 'proc'),
+    host,
     now: () => FIXED_NOW,
   });
 }

@@ -29,7 +29,7 @@ describe('help', () => {
     const { stdout } = await runCli(['collect', '--help']);
     const usage = stdout.slice(0, stdout.indexOf('\n\n')).replace(/\n/g, ' ');
     for (const word of ['[--textfile-dir DIR]', '[--timeout DURATION]', '[--label KEY=VALUE]…', '[--no-processes]', '[--interval DURATION]']) expect(usage).toContain(word);
-    for (const group of ['Output:', 'nvidia-smi:', 'CSV trail:', 'Long-running:']) expect(stdout).toMatch(new RegExp(`^${group}$`, 'm'));
+    for (const group of ['Output:', 'nvidia-smi:', 'CSV trail:', 'Daemon mode:', 'Host:']) expect(stdout).toMatch(new RegExp(`^${group}$`, 'm'));
   });
 
   it('uninstall has its own help and options, not install\'s', async () => {

@@ -1,14 +1,9 @@
 import { archiveDirectory } from '../csvlog/rotate.js';
 import { archiveArgsProblem } from './arg-checks.js';
 
-export interface ArchiveArgs {
-  csvDir: string;
-  keep: number;
-  maxAge?: number;
-  compress: boolean;
-  delayCompress: boolean;
-  minSize: number;
-}
+import type { ARCHIVE_OPTIONS, ArgsOf } from './options.js';
+
+export type ArchiveArgs = ArgsOf<typeof ARCHIVE_OPTIONS>;
 
 /** `gpu-textfile archive`: rotate every live CSV in --csv-dir. Returns the exit status. */
 export async function runArchive(args: ArchiveArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {

@@ -4,15 +4,12 @@ import { readHostFacts } from '../doctor/facts.js';
 import { beforeDeadline, LATE } from '../doctor/deadline.js';
 import { readKernelLog } from '../doctor/kmsg.js';
 import { parseDuration } from '../duration.js';
-import { runSmi } from '../nvidia-smi/run.js';
+import { hostAt } from '../host.js';
+import { runSmi } from '../sources/nvidia-smi/run.js';
 
-export interface DoctorArgs {
-  json: boolean;
-  root: string;
-  nvidiaSmi: string;
-  timeout: string;
-  only: string[];
-}
+import type { ArgsOf, DOCTOR_OPTIONS } from './options.js';
+
+export type DoctorArgs = ArgsOf<typeof DOCTOR_OPTIONS>;
 
 /** The one line that says which --only names are no check, or undefined. kernel_module is kernel-module. */
 export function onlyProblem(only: readonly string[]): string | undefined {
@@ -36,7 +33,7 @@ export async function runDoctor(args: DoctorArgs, io = { out: process.stdout, er
   const only = args.only.length > 0 ? args.only.map((name) => name.replace(/_/g, '-')) : undefined;
   // nvidia-smi only for the checks that read it: --only kernel-module need not wait on a hung one.
   const smiNeeded = !only || only.includes('nvidia-smi') || only.includes('persistence-mode');
-  const host = { root: args.root };
+  const host = hostAt(args.hostRoot);
   // One deadline for everything: file reads are waited for until then, nvidia-smi is killed then.
   const signal = AbortSignal.timeout(timeoutMs);
   const [{ facts, unfinished }, kernelLog, outcome] = await Promise.all([

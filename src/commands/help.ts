@@ -58,7 +58,7 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
   install: {
     examples: [
       ['gpu-textfile install --csv-dir /var/log/gpu-textfile --task "$(hostname)"', 'timer every 15 s, CSV trail archived daily'],
-      ['gpu-textfile install --daemon --interval 1s --slow-fields', 'the long-running service instead, sampling every second'],
+      ['gpu-textfile install --daemon --interval 1s --slow-fields', 'the daemon service instead, sampling every second'],
       ['gpu-textfile install --root /tmp/image --dry-run', 'say what would be written under /tmp/image'],
     ],
     exit: '0 installed, 1 a step failed (the step is named), 2 bad options (nothing changed)',

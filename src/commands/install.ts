@@ -4,27 +4,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ALL_UNITS, parseEnvironmentFile, renderEnvironmentFile, renderUnit, unitNames, type EnvSetting, type InstallChoices } from '../deploy/units.js';
 import { hiddenFromUnits, installProgram, INSTALLED_SCRIPT, PROGRAM_DIR } from '../deploy/program.js';
-import { COLLECT_OPTIONS, defaultTextfileDir, PASSED_ON } from './options.js';
+import { COLLECT_OPTIONS, defaultTextfileDir, PASSED_ON, type ArgsOf, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './options.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
 import { parseCollectArgs, type CollectArgs } from './collect.js';
 
-export interface InstallArgs {
-  root: string;
-  daemon: boolean;
-  enable: boolean;
-  dryRun: boolean;
-  textfileDir?: string;
-  csvDir?: string;
-  task?: string;
-  /** Collect's other options, passed on into the environment file (camelCase keys, undefined when not given). */
-  [option: string]: unknown;
-}
-
-export interface UninstallArgs {
-  root: string;
-  enable: boolean;
-  dryRun: boolean;
-}
+/** install's arguments: collect's options it passes on are undefined when not given. */
+export type InstallArgs = ArgsOf<typeof INSTALL_OPTIONS>;
+export type UninstallArgs = ArgsOf<typeof UNINSTALL_OPTIONS>;
 
 const ENV_FILE = 'etc/default/gpu-textfile';
 const UNIT_DIR = 'etc/systemd/system';
@@ -41,7 +27,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** The collect options given to install, by option name: what the environment file is to hold. */
 export const givenSettings = (args: InstallArgs): Record<string, EnvSetting> =>
-  Object.fromEntries(PASSED_ON.flatMap((name) => (args[camel(name)] === undefined ? [] : [[name, args[camel(name)] as EnvSetting]])));
+  Object.fromEntries(PASSED_ON.flatMap((name) => {
+    const value = (args as Record<string, unknown>)[camel(name)];
+    return value === undefined ? [] : [[name, value as EnvSetting]];
+  }));
 
 /** The one line that says what is wrong with install's options, or undefined: checked before anything is written. */
 export function installArgsProblem(args: InstallArgs): string | undefined {
@@ -62,9 +51,10 @@ export function installArgsProblem(args: InstallArgs): string | undefined {
     const path = settings[option];
     if (typeof path === 'string' && !isAbsolute(path)) return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
   }
-  if (settings.interval !== undefined && !args.daemon) return '--interval is the long-running service\'s cadence: add --daemon (the timer runs every 15 s)';
+  if (settings.interval !== undefined && !args.daemon) return '--interval is the daemon mode\'s cadence: add --daemon (the timer runs every 15 s)';
   // Whatever collect would refuse is refused now, not at the first timer run.
-  const defaults = parseOptions(COLLECT_OPTIONS, [], {}) as unknown as CollectArgs;
+  const defaults = parseOptions(COLLECT_OPTIONS, [], {});
+  if (typeof defaults === 'string') return defaults;
   const collectArgs = { ...defaults, ...Object.fromEntries(Object.entries(settings).map(([name, value]) => [camel(name), value])) } as CollectArgs;
   const problem = parseCollectArgs(collectArgs);
   return typeof problem === 'string' ? problem : undefined;

@@ -1,4 +1,4 @@
-import type { OptionTable } from './options.js';
+import type { ArgsOf, OptionTable } from './options.js';
 
 const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 export const envName = (name: string) => `GPU_TEXTFILE_${name.replace(/-/g, '_').toUpperCase()}`;
@@ -25,7 +25,7 @@ export const splitList = (text: string): string[] => text.split(/[\s,]+/).filter
 export function envValues(table: OptionTable, env: NodeJS.ProcessEnv): Record<string, unknown> | string {
   const values: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(table)) {
-    const text = env[envName(name)];
+    const text = env[envName(name)] ?? (spec.alias === undefined ? undefined : env[envName(spec.alias)]);
     if (text === undefined) continue;
     const items = spec.array ? splitList(text) : [text];
     const converted = items.map((item) => convert(name, spec.type, item));
@@ -41,7 +41,7 @@ export function envValues(table: OptionTable, env: NodeJS.ProcessEnv): Record<st
  * value`, `--name=value`, `--no-name` for booleans, repeatable arrays, defaults, and GPU_TEXTFILE_*
  * variables (read by envValues) for what the command line leaves out. Unknown options are an error. Keys are camelCase.
  */
-export function parseOptions(table: OptionTable, args: readonly string[], env: NodeJS.ProcessEnv): Record<string, unknown> | string {
+export function parseOptions<T extends OptionTable>(table: T, args: readonly string[], env: NodeJS.ProcessEnv): ArgsOf<T> | string {
   const given = new Map<string, unknown>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -74,5 +74,6 @@ export function parseOptions(table: OptionTable, args: readonly string[], env: N
     if (value === undefined && spec.demandOption) return `Missing required argument: ${name}`;
     if (value !== undefined) result[camel(name)] = value;
   }
-  return result;
+  // Built by the table's own rules: each option's type, its default or demand, its camelCase key.
+  return result as ArgsOf<T>;
 }

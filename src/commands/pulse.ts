@@ -2,20 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classifyPulse } from '../pulse/classify.js';
 import { formatPulse, pulseJson } from '../pulse/format.js';
-import { parseSeries } from '../nvidia-smi/series-csv.js';
+import { parseSeries } from '../sources/nvidia-smi/series-csv.js';
 import { parseDuration } from '../duration.js';
-import { classifyFailure } from '../nvidia-smi/failure.js';
-import { parseHelpQueryGpu } from '../nvidia-smi/help-query-gpu.js';
-import { runSmi, streamSmi } from '../nvidia-smi/run.js';
+import { classifyFailure } from '../sources/nvidia-smi/failure.js';
+import { parseHelpQueryGpu } from '../sources/nvidia-smi/help-query-gpu.js';
+import { runSmi, streamSmi } from '../sources/nvidia-smi/run.js';
+import type { ArgsOf, PULSE_OPTIONS } from './options.js';
 
-export interface PulseArgs {
-  gpu: string;
-  seconds: number;
-  interval: string;
-  from?: string;
-  json: boolean;
-  nvidiaSmi: string;
-}
+export type PulseArgs = ArgsOf<typeof PULSE_OPTIONS>;
 
 /** The columns pulse asks for, each by the first name this driver knows. */
 const WANTED = [

@@ -5,17 +5,9 @@ import { reportCsv, reportJson, reportTable } from '../report/formats.js';
 import { parseDuration } from '../duration.js';
 import { taskNameProblem } from '../task-name.js';
 import { reportArgsProblem } from './arg-checks.js';
+import type { ArgsOf, REPORT_OPTIONS } from './options.js';
 
-export interface ReportArgs {
-  csvDir: string;
-  task?: string;
-  host?: string;
-  since?: string;
-  until?: string;
-  by: string;
-  format: string;
-  out?: string;
-}
+export type ReportArgs = ArgsOf<typeof REPORT_OPTIONS>;
 
 /** "2026-11-28T00:00:00+01:00", "2026-11-28" (local midnight), or a span back from now ("24h", "7d"). */
 export function parseWhen(text: string, now: number): number | undefined {

@@ -1,7 +1,6 @@
 import { closeSync, constants, fstatSync, ftruncateSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Collection } from '../metrics.js';
-import type { GpuSample } from '../samples.js';
+import type { Collection, GpuSample } from '../collection.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';

@@ -5,7 +5,7 @@ export interface Program {
 }
 
 export interface InstallChoices {
-  /** The long-running service instead of the 15 s timer. */
+  /** The daemon service (daemon mode, collect --interval) instead of the 15 s timer. */
   daemon?: boolean;
   textfileDir: string;
   csvDir?: string;

@@ -1,5 +1,5 @@
 import { CSV_HEADER } from '../csvlog/columns.js';
-import { FAILURE_REASONS } from '../nvidia-smi/failure.js';
+import { FAILURE_REASONS } from '../collection.js';
 import { metricCatalog } from '../metrics.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');

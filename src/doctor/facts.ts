@@ -1,5 +1,6 @@
-import { hostPath, exists, linkName, list, readIfExists, readWritable, unreadable, type Host } from './host.js';
-import type { SmiOutcome } from '../nvidia-smi/run.js';
+import { SYSTEM_HOST, type Host } from '../host.js';
+import { hostPath, exists, linkName, list, readIfExists, readWritable, unreadable } from './host.js';
+import type { SmiOutcome } from '../sources/nvidia-smi/run.js';
 import { beforeDeadline, LATE } from './deadline.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -131,7 +132,7 @@ async function detectContainer(host: Host): Promise<string | undefined> {
   if (await exists(host, 'run/.containerenv')) return 'podman (/run/.containerenv)';
   const cgroup = (await readIfExists(host, 'proc/1/cgroup')) ?? '';
   const match = /(docker|kubepods|containerd|libpod|lxc)/.exec(cgroup);
-  return match ? `${match[1]} (/proc/1/cgroup)` : undefined;
+  return match ? `${match[1]} (${FACT_SOURCES.container})` : undefined;
 }
 
 /** The facts read from files, each gathered on its own so that one stuck read holds back only its checks. */
@@ -139,19 +140,19 @@ export type FileFact = Exclude<keyof HostFacts, 'smi' | 'kernelLog'>;
 
 /** Where each fact comes from, for saying what was still being read at the deadline. */
 export const FACT_SOURCES: Readonly<Record<FileFact | 'kernelLog', string>> = {
-  pci: '/sys/bus/pci/devices',
-  modules: '/proc/modules',
-  kernelRelease: '/proc/sys/kernel/osrelease',
+  pci: join(SYSTEM_HOST.sys, 'bus/pci/devices'),
+  modules: join(SYSTEM_HOST.proc, 'modules'),
+  kernelRelease: join(SYSTEM_HOST.proc, 'sys/kernel/osrelease'),
   moduleFilesForRunning: '/lib/modules',
   moduleFilesForOthers: '/lib/modules',
   libModulesVisible: '/lib/modules',
   nouveauBlacklisted: '/etc/modprobe.d',
-  deviceNodes: '/dev/nvidia*',
-  kernelModuleVersion: '/proc/driver/nvidia/version',
+  deviceNodes: join(SYSTEM_HOST.dev, 'nvidia*'),
+  kernelModuleVersion: join(SYSTEM_HOST.proc, 'driver/nvidia/version'),
   nvmlLibraries: 'the libnvidia-ml.so directories',
-  container: '/proc/1/cgroup',
+  container: join(SYSTEM_HOST.proc, '1/cgroup'),
   primeProfile: '/etc/prime-discrete',
-  kernelLog: '/dev/kmsg',
+  kernelLog: join(SYSTEM_HOST.dev, 'kmsg'),
 };
 
 /** What a fact is taken to be while unread: the checks that read it are then marked unfinished, not judged. */

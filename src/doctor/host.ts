@@ -1,11 +1,11 @@
 import { constants, type Stats } from 'node:fs';
 import { access, open, opendir, readlink, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import type { Host as HostRoots } from '../host.js';
 
-/** The system a diagnosis reads: `/`, or a tree standing in for it (tests, a mounted disk image). */
-export interface Host {
-  root: string;
-}
+// Doctor's readers of the host's files: every path is relative to the Host's root (`/`, a tree
+// standing in for it in tests, a mounted disk image, /host in a container).
+type Host = Pick<HostRoots, 'root'>;
 
 export const hostPath = (host: Host, path: string): string => join(host.root, path);
 

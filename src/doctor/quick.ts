@@ -1,7 +1,6 @@
-import type { Collection } from '../metrics.js';
-import type { FailureReason } from '../nvidia-smi/failure.js';
+import type { Collection, FailureReason } from '../collection.js';
+import { SYSTEM_HOST, type Host } from '../host.js';
 import { readHostFacts } from './facts.js';
-import type { Host } from './host.js';
 import { diagnose } from './index.js';
 
 /** Failures whose cause the host's own files can show; a timeout or garbage they cannot. */
@@ -27,7 +26,7 @@ const QUICK_DEADLINE_MS = 2000;
  * When nvidia-smi failed, the cheap checks (files only, no nvidia-smi) name the likely cause:
  * it goes into the health block as nvidia_gpu_collector_diagnosis{verdict} and into the message.
  */
-export async function withDiagnosis(collection: Collection, host: Host = { root: '/' }, signal = AbortSignal.timeout(QUICK_DEADLINE_MS)): Promise<Collection> {
+export async function withDiagnosis(collection: Collection, host: Host = SYSTEM_HOST, signal = AbortSignal.timeout(QUICK_DEADLINE_MS)): Promise<Collection> {
   const failure = collection.health.failure;
   if (!failure || !EXPLAINABLE.has(failure.reason)) return collection;
   const { facts, unfinished } = await readHostFacts(host, signal);

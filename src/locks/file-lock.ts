@@ -90,7 +90,7 @@ function writeOwnerTemp(dir: PinnedDir, name: string, owner: Owner): string {
  * One attempt at the lock file `path`: taken, held by a live owner (busy), or an error that says
  * why (the directory is missing or a link, the disk is full). Stale locks are removed on the way.
  * Synchronous file calls: a handful of them take microseconds, where each asynchronous one would be
- * a round trip through libuv's thread pool, every sample of the long-running mode.
+ * a round trip through libuv's thread pool, every sample of the daemon mode.
  */
 export async function tryLock(place: LockPlace): Promise<TryLock> {
   let opened: OpenedPlace;

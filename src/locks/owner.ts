@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { OWN_PROC as PROC } from '../host.js';
 
 // The kernel's view of our own processes (not a --host-root: a lock is about this machine's processes).
-const PROC = '/proc';
 
 /**
  * Who holds a lock: one process on one boot. A pid alone is not enough: after a reboot (or a

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { failedCollection } from '../collect.js';
 import { checkExposition, checkFamilies } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
-import { buildFamilies, type Collection } from '../metrics.js';
-import type { Failure } from '../nvidia-smi/failure.js';
+import { failedCollection, type Collection, type Failure } from '../collection.js';
+import { buildFamilies } from '../metrics.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps } from './textfile.js';
@@ -21,7 +20,7 @@ export interface PublishTarget {
 
 /**
  * Renders a collection, falling back to a health-only file if it breaks a format rule (a bug). The
- * families are always checked; the rendered text too unless `checkText` is false (the long-running
+ * families are always checked; the rendered text too unless `checkText` is false (the daemon
  * mode checks its first text in full, then the families of each sample).
  */
 export function renderChecked(collection: Collection, labels: [string, string][], checkText = true): { text: string; failure?: Failure } {

@@ -1,6 +1,7 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile, tempNamePattern, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
+import { escapeRegExp } from '../regex.js';
 
 // write-file-atomic is not used here: it resolves the target with realpath (a link planted at the
 // file name has its target overwritten and chmodded), opens its temp file without O_EXCL or
@@ -68,7 +69,7 @@ export function publishTextfile(dir: string, fileName: string, text: string): Te
 }
 
 /** Names "<file>.<digits>" that earlier versions (write-file-atomic) left when killed mid-write. */
-const legacyTempPattern = (fileName: string): RegExp => new RegExp(`^${fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+$`);
+const legacyTempPattern = (fileName: string): RegExp => new RegExp(`^${escapeRegExp(fileName)}\\.\\d+$`);
 
 /**
  * Temp files a crashed or killed run left behind (ours and the old "<file>.<digits>" ones). unlink

@@ -1,4 +1,4 @@
-import type { SeriesSample } from '../nvidia-smi/series-csv.js';
+import type { SeriesSample } from '../sources/nvidia-smi/series-csv.js';
 import { median } from '../stats.js';
 
 /** Runs of samples above near-zero utilization, separated by near-zero gaps: how a job that waits on its input looks. */

@@ -1,4 +1,4 @@
-import type { SeriesSample } from '../nvidia-smi/series-csv.js';
+import type { SeriesSample } from '../sources/nvidia-smi/series-csv.js';
 import { findBursts } from './bursts.js';
 import { mean, median } from '../stats.js';
 

@@ -3,7 +3,7 @@ import { cp, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -29,6 +29,17 @@ describe('gpu-textfile collect', () => {
     const text = await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8');
     expect(checkExposition(text).problems).toEqual([]);
     expect(familiesIn(text).has('nvidia_gpu_memory_used_bytes')).toBe(true);
+  });
+
+  // A container sees the host at /host: process owners come from its /proc and /etc/passwd.
+  it('--host-root reads process owners under that directory', async () => {
+    const d = await dirs();
+    const host = join(FIXTURES, 'hosts/process-owners');
+    const result = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', '--host-root', host), { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') });
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const users = checkExposition(result.stdout).samples.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes').map((s) => [s.labels.pid, s.labels.user]);
+    expect(users).toContainEqual(['2006', 'alice']);
+    expect(users).toContainEqual(['2008', '1234']);
   });
 
   // The textfile is fine, but a sample the CSV trail could not keep is a failure the timer must see.

@@ -4,13 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { parseCollectArgs, type CollectArgs } from '../../src/commands/collect.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { FIELDS } from '../../src/fields.js';
-import { buildFamilies, type Collection } from '../../src/metrics.js';
-import type { GpuSample, Reading } from '../../src/samples.js';
+import type { Collection, GpuSample, Reading } from '../../src/collection.js';
+import { buildFamilies } from '../../src/metrics.js';
 import { ROOT, runCli, tempDir } from '../helpers.js';
 
 const DEFAULTS: CollectArgs = {
   fileName: 'nvidia_gpu.prom', dryRun: false, nvidiaSmi: 'nvidia-smi', timeout: '10s', processes: true, label: [],
-  excludeFields: [], slowFields: false, stateDir: '/var/lib/gpu-textfile', task: 'default', processesInterval: '60s',
+  excludeFields: [], slowFields: false, stateDir: '/var/lib/gpu-textfile', task: 'default', processesInterval: '60s', hostRoot: '/',
 };
 const withLabel = (pair: string) => parseCollectArgs({ ...DEFAULTS, label: [pair] });
 

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
-import type { Collection } from '../../src/metrics.js';
-import type { Reading } from '../../src/samples.js';
+import type { Collection, Reading } from '../../src/collection.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { appendCsvSample } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
-import type { Collection } from '../../src/metrics.js';
-import type { Reading } from '../../src/samples.js';
+import { parseArchiveName } from '../../src/csvlog/paths.js';
+import type { Collection, Reading } from '../../src/collection.js';
 import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
 
 const HEADER = csvLine(CSV_HEADER);

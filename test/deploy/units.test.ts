@@ -52,7 +52,7 @@ describe('systemd units', () => {
     const service = await readFile(join(SYSTEMD, 'gpu-textfile.service'), 'utf8');
     expect(service).toMatch(/^Type=oneshot$/m);
     expect(Number(/^TimeoutStartSec=(\d+)s$/m.exec(service)?.[1])).toBeLessThan(15);
-    // A GPU_TEXTFILE_INTERVAL meant for the daemon would turn each timer run into a long-running one.
+    // A GPU_TEXTFILE_INTERVAL meant for the daemon would turn each timer run into a daemon.
     expect(service).toMatch(/^EnvironmentFile=.*\n(#.*\n)*UnsetEnvironment=GPU_TEXTFILE_INTERVAL$/m);
     expect(service).toMatch(/^EnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
     // collect's code cache (src/launch/) in the directory systemd creates for the service.
@@ -65,7 +65,7 @@ describe('systemd units', () => {
     expect(archive).toMatch(/^Persistent=true$/m);
   });
 
-  it('install --daemon writes the long-running service instead of the timer, and it verifies', async () => {
+  it('install --daemon writes the daemon service instead of the timer, and it verifies', async () => {
     const { units } = await installed('--daemon');
     expect((await readdir(units)).sort()).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile-daemon.service']);
     const daemon = await readFile(join(units, 'gpu-textfile-daemon.service'), 'utf8');

@@ -3,6 +3,7 @@ import { cp, open, symlink, truncate, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHostFacts } from '../../src/doctor/facts.js';
+import { hostAt } from '../../src/host.js';
 import { diagnose, formatDiagnosis } from '../../src/doctor/index.js';
 import type { HostFacts } from '../../src/doctor/facts.js';
 import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';
@@ -57,7 +58,7 @@ describe('the deadline: what is not read by then is marked, not guessed', () => 
   it('with every file read still out, each check that needs one is unfinished and the verdict says so', async () => {
     const stop = new AbortController();
     stop.abort();
-    const { facts, unfinished } = await readHostFacts({ root: HEALTHY }, stop.signal);
+    const { facts, unfinished } = await readHostFacts(hostAt(HEALTHY), stop.signal);
     expect(unfinished.length).toBeGreaterThan(5);
     const diagnosis = diagnose({ ...facts, smi: SMI_OK }, undefined, [...unfinished, 'kernelLog']);
     expect(diagnosis.verdict).toBe('unfinished');
@@ -70,7 +71,7 @@ describe('the deadline: what is not read by then is marked, not guessed', () => 
   it('only the checks that read a late fact are marked; a cause found elsewhere is still the verdict', async () => {
     const root = await tree();
     await writeFile(join(root, 'proc/modules'), 'kvm 1 0 - Live 0x0\n');
-    const { facts, unfinished } = await readHostFacts({ root }, new AbortController().signal);
+    const { facts, unfinished } = await readHostFacts(hostAt(root), new AbortController().signal);
     expect(unfinished).toEqual([]);
     const diagnosis = diagnose({ ...facts, smi: SMI_OK }, undefined, ['kernelLog']);
     expect(diagnosis.checks.filter((c) => c.status === 'unfinished').map((c) => c.id)).toEqual(['kernel_log']);

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
-import { buildFamilies, type Collection } from '../../src/metrics.js';
-import { parseComputeApps } from '../../src/nvidia-smi/compute-apps.js';
-import type { GpuSample } from '../../src/samples.js';
+import type { Collection, GpuSample } from '../../src/collection.js';
+import { buildFamilies } from '../../src/metrics.js';
+import { parseComputeApps } from '../../src/sources/nvidia-smi/compute-apps.js';
 
 const UUID = 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d';
 const gpu: GpuSample = { gpu: '0', uuid: UUID, readings: new Map() };

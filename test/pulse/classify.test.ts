@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyPulse, REASON_BITS, trimIdleEnds } from '../../src/pulse/classify.js';
-import { parseSeries, type SeriesSample } from '../../src/nvidia-smi/series-csv.js';
+import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
 import { FAKE_SMI, ROOT, capture, runCli } from '../helpers.js';
 import { RECORDINGS, SERIES, TUNING, confusionTables, expectedVerdict, gpu0 } from './recordings.js';
 

@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { classifyPulse, type PulseVerdict } from '../../src/pulse/classify.js';
-import { parseSeries, type SeriesSample } from '../../src/nvidia-smi/series-csv.js';
+import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
 import { FIXTURES } from '../helpers.js';
 
 export const SERIES = join(FIXTURES, 'series');

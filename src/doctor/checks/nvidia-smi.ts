@@ -1,4 +1,5 @@
-import { classifyFailure, type FailureReason } from '../../nvidia-smi/failure.js';
+import type { FailureReason } from '../../collection.js';
+import { classifyFailure } from '../../sources/nvidia-smi/failure.js';
 import { result, type Check, type Verdict } from '../types.js';
 
 const VERDICT_FOR: Partial<Record<FailureReason, Exclude<Verdict, 'healthy'>>> = {

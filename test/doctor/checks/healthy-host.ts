@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { NVIDIA_VENDOR, readHostFacts, type HostFacts, type PciDevice } from '../../../src/doctor/facts.js';
-import type { SmiOutcome } from '../../../src/nvidia-smi/run.js';
+import type { SmiOutcome } from '../../../src/sources/nvidia-smi/run.js';
+import { hostAt } from '../../../src/host.js';
 import { FAKE_SMI, FIXTURES, capture } from '../../helpers.js';
 
 /** The tree standing in for the healthy 2 x H200 host (see its SOURCE.md). */
@@ -13,7 +14,7 @@ export const HEALTHY = join(FIXTURES, 'hosts/h200x2-healthy');
  * doctor's query replayed from the same host's capture: each check's test breaks one of them.
  */
 export async function healthyFacts(): Promise<HostFacts> {
-  const { facts, unfinished } = await readHostFacts({ root: HEALTHY }, new AbortController().signal);
+  const { facts, unfinished } = await readHostFacts(hostAt(HEALTHY), new AbortController().signal);
   if (unfinished.length > 0) throw new Error(`facts not read: ${unfinished.join(', ')}`);
   const query = ['--query-gpu=index,pci.bus_id,persistence_mode', '--format=csv,noheader'];
   const smi = await execa(FAKE_SMI, query, { env: { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle') }, timeout: 20_000 });

@@ -1,0 +1,249 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { failedCollection, isSample, toCollection, type Collection, type Failure, type GpuSample, type RowProblem } from '../collection.js';
+import type { FieldSpec } from '../fields.js';
+import type { RowStream } from '../sources/source.js';
+import type { CollectorState } from '../state.js';
+import type { CollectOutput } from './collect.js';
+
+/** What the daemon mode's loop is given: its cadence, and every effect as a function (tests pass fakes). */
+export interface DaemonLoopInput {
+  fields: readonly FieldSpec[];
+  intervalMs: number;
+  /** How long a new child may take to print its first row (nvidia-smi's start-up: --timeout), before the stall check starts. */
+  startupGraceMs: number;
+  /** How often to query processes; undefined when they are not collected. */
+  processesIntervalMs?: number;
+  /** A full one-shot collection: the first sample, and the picture after the stream broke. */
+  oneShot: (state: CollectorState, previousSuccessSeconds: number | undefined) => Promise<CollectOutput>;
+  queryProcesses: () => Promise<{ processes?: Collection['processes']; warning?: string }>;
+  /** Starts one long-running reader of `fields`, asked by `names`, every intervalMs. */
+  stream: (fields: readonly FieldSpec[], names: Record<string, string>) => RowStream;
+  publish: (collection: Collection) => Promise<void>;
+  saveState: (state: CollectorState) => Promise<void>;
+  say: (line: string) => void;
+  now: () => number;
+  signal: AbortSignal;
+  initialState: CollectorState;
+  initialSuccessSeconds?: number;
+}
+
+/** Restart delays after the stream breaks: from one interval (at least 1 s), doubling up to a minute. */
+export const backoffMs = (intervalMs: number, failures: number): number => Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
+
+/**
+ * What one sample of the daemon mode cost, in seconds: nvidia-smi -lms sleeps the interval after
+ * each query, so batches come `interval + query time` apart, and the query's share is the spacing less
+ * the interval; then our own time from the batch's first row to the collection. The first batch of a
+ * child has no spacing to go by: only our own time.
+ */
+export function sampleSeconds(startedAt: number, previousStart: number | undefined, now: number, intervalMs: number): number {
+  const queryMs = previousStart === undefined ? 0 : Math.max(0, startedAt - previousStart - intervalMs);
+  return (queryMs + (now - startedAt)) / 1000;
+}
+
+/** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
+export const STALL_INTERVALS = 3;
+export const GARBAGE_BATCHES = 3;
+/** Good batches in a row after which a restarted child counts as recovered. */
+export const RECOVERED_BATCHES = 10;
+/**
+ * Rows a batch may hold without a GPU repeating: more than any host has GPUs. A child flooding
+ * unreadable lines (which never repeat a GPU) would otherwise grow one batch without bound.
+ */
+export const MAX_BATCH_ROWS = 64;
+
+interface Batch {
+  samples: GpuSample[];
+  problems: RowProblem[];
+  startedAt: number;
+}
+
+/**
+ * The daemon mode's loop (`collect --interval`): one long-running reader (an `nvidia-smi --query-gpu …
+ * -lms N` child); each batch of rows (one per GPU) is published as it arrives. Processes are queried
+ * on their own, slower cadence. A reader that exits, stalls or prints garbage is stopped and
+ * restarted with back-off; meanwhile a one-shot collection publishes what is true (a failure, or a
+ * lost GPU).
+ */
+export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
+  const { signal } = input;
+  let state = input.initialState;
+  let processes: Collection['processes'];
+  let failures = 0;
+  let lastSuccessSeconds = input.initialSuccessSeconds;
+  const publisher = latestOnly(input.publish);
+  const publish = publisher.publish;
+  /** The reader's name in messages (from the last one started). */
+  let streamName = 'the reader';
+
+  // At most one query in flight: with --processes-interval under --timeout, hung queries would pile up.
+  let querying = false;
+  const refreshProcesses = async () => {
+    if (querying) return;
+    querying = true;
+    try {
+      const result = await input.queryProcesses();
+      processes = result.processes;
+      if (result.warning) input.say(result.warning);
+    } finally {
+      querying = false;
+    }
+  };
+  const processTimer = input.processesIntervalMs === undefined ? undefined : setInterval(() => void refreshProcesses(), input.processesIntervalMs);
+  signal.addEventListener('abort', () => clearInterval(processTimer), { once: true });
+
+  const recover = async () => {
+    const result = await input.oneShot(state, lastSuccessSeconds);
+    state = result.state;
+    await input.saveState(state);
+    processes = result.collection.processes ?? processes;
+    lastSuccessSeconds = result.collection.health.lastSuccessSeconds;
+    await publish(result.collection);
+    for (const warning of result.warnings) input.say(warning);
+    return result;
+  };
+
+  try {
+    await recover();
+    while (!signal.aborted) {
+      const names = state.names;
+      const fields = names ? input.fields.filter((field) => names[field.query]) : [];
+      const failure = names ? await streamUntilBroken(fields, names) : undefined;
+      if (signal.aborted) break;
+      failures++;
+      const delay = backoffMs(input.intervalMs, failures);
+      if (failure) {
+        await publish(failedCollection(failure, 0, lastSuccessSeconds));
+        input.say(`${streamName} stopped: ${failure.reason}: ${failure.message}; restarting in ${delay / 1000} s`);
+      }
+      // An abort ends the wait early (AbortError): the loop then stops.
+      await sleep(delay, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) break;
+      await recover();
+    }
+  } finally {
+    clearInterval(processTimer);
+    await publisher.idle();
+  }
+
+  /** Runs one reader until it breaks (or we stop); returns why it broke. */
+  async function streamUntilBroken(fields: FieldSpec[], names: Record<string, string>): Promise<Failure | undefined> {
+    const child = input.stream(fields, names);
+    streamName = child.what;
+    const onAbort = () => child.stop();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let broken: Failure | undefined;
+    let expected = 0;
+    let garbage = 0;
+    let good = 0;
+    let batch: Batch | undefined;
+    let flushTimer: NodeJS.Timeout | undefined;
+    /** When the last published batch's first row came: nvidia-smi -lms waits the interval after each query. */
+    let previousStart: number | undefined;
+
+    const stallMs = STALL_INTERVALS * input.intervalMs;
+    // The stall check starts with the first line: until then nvidia-smi gets its start-up time.
+    const firstLineMs = Math.max(stallMs, input.startupGraceMs);
+    const stall = (message: string) => {
+      broken = { reason: 'timeout', message };
+      child.stop();
+    };
+    let watchdog = setTimeout(() => stall(`no line from ${child.what} within ${firstLineMs} ms of its start; killed it`), firstLineMs);
+
+    const flush = () => {
+      clearTimeout(flushTimer);
+      if (!batch) return;
+      const done = batch;
+      batch = undefined;
+      const rows = done.samples.length + done.problems.length;
+      if (done.samples.length === 0 || rows >= MAX_BATCH_ROWS) {
+        garbage++;
+        const why = rows >= MAX_BATCH_ROWS ? `${rows} rows without a GPU repeating` : (done.problems[0]?.message ?? 'no rows');
+        const failure: Failure = { reason: 'unparsable_output', message: `${child.what}: ${why}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"` };
+        void publish(failedCollection(failure, 0, lastSuccessSeconds));
+        if (garbage >= GARBAGE_BATCHES) {
+          broken = { ...failure, message: `${failure.message} (${GARBAGE_BATCHES} batches in a row)` };
+          child.stop();
+        }
+        return;
+      }
+      garbage = 0;
+      // Back-off starts over only once a child has run well for a while, so one that dies after a
+      // couple of samples is restarted ever more slowly.
+      if (++good >= RECOVERED_BATCHES) failures = 0;
+      expected = done.samples.length + done.problems.length;
+      const now = input.now();
+      const { collection, warnings } = toCollection(
+        { samples: done.samples, problems: done.problems, lost: [], fields },
+        processes,
+        { durationSeconds: sampleSeconds(done.startedAt, previousStart, now, input.intervalMs), nowSeconds: now / 1000 },
+      );
+      previousStart = done.startedAt;
+      lastSuccessSeconds = collection.health.lastSuccessSeconds;
+      for (const warning of warnings) input.say(warning);
+      void publish(collection);
+    };
+
+    try {
+      for await (const row of child.rows) {
+        // Once the child is being stopped, what it still prints is drained, not read: a line cut
+        // short by our SIGTERM is not garbage, and a flood is not read on.
+        if (broken || signal.aborted) continue;
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => stall(`no line from ${child.what} for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`), stallMs);
+        if (row === undefined) continue;
+        // A GPU seen twice starts the next batch: nvidia-smi prints every GPU once per interval.
+        if (batch && row.gpu !== undefined && [...batch.samples, ...batch.problems].some((r) => r.gpu === row.gpu)) flush();
+        batch ??= { samples: [], problems: [], startedAt: input.now() };
+        if (isSample(row)) batch.samples.push(row);
+        else batch.problems.push(row);
+        const rows = batch.samples.length + batch.problems.length;
+        if ((expected > 0 && rows >= expected) || rows >= MAX_BATCH_ROWS) flush();
+        else {
+          clearTimeout(flushTimer);
+          flushTimer = setTimeout(flush, Math.min(200, input.intervalMs / 2));
+        }
+      }
+      if (broken || signal.aborted) return broken;
+      flush();
+      const ended = await child.ended;
+      if (broken || signal.aborted) return broken;
+      return ended;
+    } finally {
+      clearTimeout(watchdog);
+      clearTimeout(flushTimer);
+      signal.removeEventListener('abort', onAbort);
+      child.stop();
+      await child.ended;
+    }
+  }
+}
+
+
+/**
+ * Publishes one collection at a time; while one is being written, only the newest waiting one is
+ * kept. A child printing faster than the disk takes them cannot queue collections without bound.
+ */
+export function latestOnly(write: (collection: Collection) => Promise<void>): { publish: (collection: Collection) => Promise<void>; idle: () => Promise<void> } {
+  let waiting: Collection | undefined;
+  let running: Promise<void> | undefined;
+  const drain = async () => {
+    try {
+      while (waiting) {
+        const next = waiting;
+        waiting = undefined;
+        await write(next);
+      }
+    } finally {
+      running = undefined;
+    }
+  };
+  return {
+    publish: (collection) => {
+      waiting = collection;
+      running ??= drain();
+      return running;
+    },
+    idle: () => running ?? Promise.resolve(),
+  };
+}

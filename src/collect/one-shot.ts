@@ -1,0 +1,75 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { PublishTarget } from '../publish/publish.js';
+import { openSource } from '../sources/sources.js';
+import { readState, writeState, type CollectorState } from '../state.js';
+import { collect, type CollectOutput } from './collect.js';
+import { withCollectLock } from './lock.js';
+import type { CollectIo, CollectPlan } from './plan.js';
+
+/** Where the plan publishes; `knownGpus` are the GPUs of the state read at the start. */
+export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: NodeJS.WritableStream): PublishTarget => ({
+  textfileDir: plan.textfileDir,
+  fileName: plan.fileName,
+  dryRun: plan.dryRun,
+  labels: plan.labels,
+  csv: plan.csv ? { ...plan.csv, host: hostname(), knownGpus: () => state.gpus ?? [] } : undefined,
+  out,
+});
+
+/** One collection from the plan's source; a failed one carries doctor's file checks' verdict. */
+export async function collectOnce(plan: CollectPlan, state: CollectorState, previousSuccessSeconds: number | undefined): Promise<CollectOutput> {
+  const output = await collect({
+    reads: openSource(plan.source, plan).reads(),
+    fields: plan.fields,
+    processes: plan.processes,
+    maxProcesses: plan.maxProcesses,
+    state,
+    previousSuccessSeconds,
+    host: plan.host,
+    now: Date.now,
+  });
+  if (!output.collection.health.failure) return output;
+  const { withDiagnosis } = await import('../doctor/quick.js');
+  return { ...output, collection: await withDiagnosis(output.collection, plan.host) };
+}
+
+/** `collect` without --interval: one collection, published. Returns the exit status. */
+export const runOneShot = (plan: CollectPlan, io: CollectIo): Promise<number> => withCollectLock(plan, io, () => collectAndPublish(plan, io));
+
+async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Promise<number> {
+  const state = readState(plan.stateDir);
+  const publishTarget = publishTargetOf(plan, state, out);
+  // The source is running once collectOnce() returns its promise: the code that renders and writes
+  // loads meanwhile instead of before, and the clean-up runs.
+  const collecting = collectOnce(plan, state, undefined);
+  const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
+  // Temp files a killed run left behind.
+  if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
+  const collected = await collecting;
+  const { health } = collected.collection;
+  // A failed run carries the last good run's time over from the file it replaces.
+  const result = health.failure
+    ? { ...collected, collection: { ...collected.collection, health: { ...health, lastSuccessSeconds: await previousSuccessSeconds(publishTarget) } } }
+    : collected;
+  const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
+  const diagnosis = result.collection.health.diagnosis;
+  if (textfileError) {
+    say(textfileError);
+    return 1;
+  }
+  if (csvError) say(csvError);
+  if (!plan.dryRun) {
+    const stateError = await writeState(plan.stateDir, state, result.state);
+    if (stateError) say(`${stateError} (each run then also asks nvidia-smi --help-query-gpu; see --state-dir)`);
+  }
+  for (const warning of result.warnings) say(warning);
+  if (failure) {
+    const where = plan.dryRun ? 'printed' : `wrote ${join(plan.textfileDir, plan.fileName)}`;
+    const hint = diagnosis ? `gpu-textfile doctor says ${diagnosis.verdict}: ${diagnosis.summary}` : 'try: gpu-textfile doctor';
+    say(`${failure.reason}: ${failure.message} (${where} with the health block only; ${hint})`);
+    return 1;
+  }
+  // The textfile is published, but the trail lost this sample: not a success.
+  return csvError ? 1 : 0;
+}

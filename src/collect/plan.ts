@@ -1,0 +1,31 @@
+import type { FieldSpec } from '../fields.js';
+import type { Host } from '../host.js';
+import type { SourceName } from '../sources/sources.js';
+
+/** Everything a collect run needs, checked and typed: commands/collect.ts builds it from the options. */
+export interface CollectPlan {
+  source: SourceName;
+  nvidiaSmi: string;
+  /** Deadline of one collection's reads. */
+  timeoutMs: number;
+  host: Host;
+  fields: readonly FieldSpec[];
+  processes: boolean;
+  maxProcesses?: number;
+  textfileDir: string;
+  fileName: string;
+  /** Print the exposition instead of writing anything. */
+  dryRun: boolean;
+  labels: [string, string][];
+  stateDir: string;
+  csv?: { dir: string; task: string };
+  /** Daemon mode when set: publish every intervalMs. */
+  intervalMs?: number;
+  processesIntervalMs: number;
+}
+
+/** Where a collect run reports: the exposition with --dry-run, and its one-line messages. */
+export interface CollectIo {
+  out: NodeJS.WritableStream;
+  say: (line: string) => void;
+}

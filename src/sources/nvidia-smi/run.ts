@@ -1,0 +1,130 @@
+import { execa } from 'execa';
+import { boundedLines } from './lines.js';
+import { guardGroup } from './orphan-guard.js';
+
+/** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
+export type SmiOutcome =
+  | { kind: 'ok'; stdout: string }
+  | { kind: 'not-found'; command: string }
+  | { kind: 'not-executable'; command: string; message: string }
+  | { kind: 'timeout'; afterMs: number }
+  | { kind: 'exit'; code: number; output: string }
+  | { kind: 'killed'; signal: string; output: string };
+
+export interface RunOptions {
+  timeoutMs: number;
+  /** After SIGTERM to the process group, wait this long before SIGKILL. */
+  graceMs?: number;
+  /** Extra environment for the child (the stand-in nvidia-smi reads its capture from it). */
+  env?: Record<string, string>;
+}
+
+/** A way to run nvidia-smi with arguments; tests and the daemon mode pass their own. */
+export type SmiRunner = (args: readonly string[]) => Promise<SmiOutcome>;
+
+const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
+  if (pid === undefined) return;
+  try {
+    // The child leads its own process group (detached): a negative pid reaches its children too,
+    // so a grandchild holding stdout open cannot keep us waiting.
+    process.kill(-pid, signal);
+  } catch (error) {
+    // ESRCH: the group is already gone, which is what we wanted.
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+};
+
+/** Runs `command args` with a hard deadline on the whole process group. */
+export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
+  const graceMs = options.graceMs ?? 1000;
+  const child = execa(command, args, {
+    reject: false,
+    detached: true,
+    stdin: 'ignore',
+    stripFinalNewline: false,
+    maxBuffer: 64 * 1024 * 1024,
+    // nvidia-smi's messages are English already; keep any locale from changing number formats.
+    env: { ...options.env, LC_ALL: 'C' },
+  });
+  // Started after the child, so nvidia-smi starts no later than it did.
+  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
+  let timedOut = false;
+  let forceKill: NodeJS.Timeout | undefined;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid, 'SIGTERM');
+    forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), graceMs);
+  }, options.timeoutMs);
+  const result = await child;
+  clearTimeout(deadline);
+  clearTimeout(forceKill);
+  releaseGroup?.();
+
+  const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
+  if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
+  const code = (result as { code?: string }).code;
+  if (code === 'ENOENT') return { kind: 'not-found', command };
+  if (code === 'EACCES') return { kind: 'not-executable', command, message: result.message ?? 'EACCES' };
+  if (result.signal) return { kind: 'killed', signal: result.signal, output };
+  if (result.exitCode === 0) return { kind: 'ok', stdout: String(result.stdout ?? '') };
+  return { kind: 'exit', code: result.exitCode ?? -1, output };
+}
+
+/** The runner for one nvidia-smi binary and deadline. */
+export const smiRunner =
+  (command: string, options: RunOptions): SmiRunner =>
+  (args) =>
+    runSmi(command, args, options);
+
+/** A --query-gpu row is a few hundred characters; nothing we read is longer than this. */
+const MAX_LINE_CHARS = 16 * 1024;
+
+/** A long-running nvidia-smi (-lms): its stdout line by line, and how it ended. */
+export interface SmiStream {
+  lines: AsyncIterable<string>;
+  /** Kills the whole process group (SIGTERM, SIGKILL after the grace period). */
+  stop: () => void;
+  ended: Promise<SmiOutcome>;
+}
+
+/** Starts `command args` and streams its stdout; the last lines of its output say why it ended. */
+export function streamSmi(command: string, args: readonly string[], options: { graceMs?: number; env?: Record<string, string> } = {}): SmiStream {
+  const child = execa(command, args, {
+    reject: false,
+    detached: true,
+    stdin: 'ignore',
+    buffer: { stdout: false, stderr: true },
+    env: { ...options.env, LC_ALL: 'C' },
+  });
+  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
+  const tail: string[] = [];
+  let stopped = false;
+  let forceKill: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    killGroup(child.pid, 'SIGTERM');
+    forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.graceMs ?? 1000);
+  };
+  // Our own splitter over the raw pipe: execa's line iteration costs more per line than the whole
+  // sample, and readline keeps a line whole however long it grows.
+  async function* lines(): AsyncGenerator<string> {
+    if (!child.stdout) return;
+    child.stdout.setEncoding('utf8');
+    for await (const text of boundedLines(child.stdout, MAX_LINE_CHARS)) {
+      tail.push(text);
+      if (tail.length > 5) tail.shift();
+      yield text;
+    }
+  }
+  const ended = child.then((result): SmiOutcome => {
+    clearTimeout(forceKill);
+    releaseGroup?.();
+    // Newest first: the line nvidia-smi printed last says why it stopped.
+    const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
+    if ((result as { code?: string }).code === 'ENOENT') return { kind: 'not-found', command };
+    if (result.signal) return { kind: 'killed', signal: result.signal, output };
+    return { kind: 'exit', code: result.exitCode ?? -1, output };
+  });
+  return { lines: lines(), stop, ended };
+}

@@ -1,0 +1,47 @@
+import type { ComputeApp, Failure, GpuRows, GpuSample, KnownGpu, RowProblem } from '../collection.js';
+import type { FieldSpec } from '../fields.js';
+
+// What a data source gives the pipeline. Each source is a folder beside this file that alone knows
+// its quirks; the pipeline sees only these types (src/sources/sources.ts picks one).
+
+/** One read of every GPU. `names` is what the source learned about the driver's field names, kept in the state. */
+export type GpuRead =
+  | (GpuRows & { kind: 'ok'; names: Record<string, string>; learned: boolean })
+  | { kind: 'failed'; failure: Failure; learned: boolean; names?: Record<string, string> };
+
+/** One read of the compute processes. */
+export type ProcessRead = { kind: 'ok'; apps: ComputeApp[]; skipped: number } | { kind: 'failed'; failure: Failure };
+
+/** What a GPU read may use from the previous run. */
+export interface GpuQuery {
+  fields: readonly FieldSpec[];
+  /** Names this driver accepted last time, if known. */
+  knownNames?: Record<string, string>;
+  /** GPUs the last good run saw (to ask each alone when one is lost). */
+  knownGpus: readonly KnownGpu[];
+}
+
+/** The reads of one collection: they share one deadline (--timeout bounds the whole collection). */
+export interface SourceReads {
+  gpus(query: GpuQuery): Promise<GpuRead>;
+  processes(): Promise<ProcessRead>;
+}
+
+/** Rows every interval from one long-running reader, until it breaks or is stopped. */
+export interface RowStream {
+  /** What the messages call it ("nvidia-smi -lms"). */
+  what: string;
+  /** One entry per line read: a sample, a row that is not one, or undefined for a line that carries none. */
+  rows: AsyncIterable<GpuSample | RowProblem | undefined>;
+  stop(): void;
+  /** Why it ended (after stop() too: the caller knows it stopped it). */
+  ended: Promise<Failure>;
+}
+
+/** A data source. */
+export interface Source {
+  /** Starts one collection's reads; the deadline starts now. */
+  reads(): SourceReads;
+  /** Streams `fields` (asked by `names`) every `intervalMs`. */
+  stream(fields: readonly FieldSpec[], names: Record<string, string>, intervalMs: number): RowStream;
+}

@@ -1,0 +1,20 @@
+import type { Host } from '../host.js';
+import { nvidiaSmiSource } from './nvidia-smi/source.js';
+import type { Source } from './source.js';
+
+/** What any source may be given: the options of collect that concern reading the GPUs. */
+export interface SourceOptions {
+  nvidiaSmi: string;
+  timeoutMs: number;
+  host: Host;
+}
+
+/** Every source, by name: a second one (NVML) is a sibling folder and one more line here. */
+const SOURCES = {
+  'nvidia-smi': (options: SourceOptions) => nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
+} satisfies Record<string, (options: SourceOptions) => Source>;
+
+export type SourceName = keyof typeof SOURCES;
+
+/** The source collect reads from. */
+export const openSource = (name: SourceName, options: SourceOptions): Source => SOURCES[name](options);

@@ -1,0 +1,219 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Collection } from '../../src/collection.js';
+import { backoffMs, daemonLoop, latestOnly, MAX_BATCH_ROWS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
+import { FIELDS } from '../../src/fields.js';
+import type { SmiOutcome, SmiStream } from '../../src/sources/nvidia-smi/run.js';
+import { lmsRows } from '../../src/sources/nvidia-smi/source.js';
+
+describe('backoffMs', () => {
+  it.each([
+    [250, 1, 1000],
+    [250, 2, 2000],
+    [15_000, 1, 15_000],
+    [15_000, 3, 60_000],
+    [250, 20, 60_000],
+  ])('interval %d ms, failure %d -> %d ms', (interval, failures, expected) => expect(backoffMs(interval, failures)).toBe(expected));
+});
+
+// Unit tests of the loop itself: a fake child whose lines the test feeds, fake timers where the
+// logic is about time.
+const FIELDS_2 = FIELDS.filter((field) => field.query === 'index' || field.query === 'uuid');
+const ROWS = ['0, GPU-d9041e44-56fa-e7d7-44d1-12664904be3d', '1, GPU-697eaabb-1770-71c5-54ee-1d10ad7a70cb'];
+const good = (lastSuccessSeconds: number): Collection => ({ fields: FIELDS_2, samples: [], down: [], health: { durationSeconds: 0, lastSuccessSeconds } });
+
+/** A stand-in -lms child: `feed` gives it lines, `stop` ends them (with `lastWords` first: what a killed child still had in the pipe). */
+function fakeChild(lastWords: string[] = []) {
+  const queue: string[] = [];
+  let wake = () => {};
+  let done = false;
+  let resolveEnded: (outcome: SmiOutcome) => void = () => {};
+  const child = { stopped: false, read: 0 };
+  async function* lines() {
+    for (;;) {
+      while (queue.length > 0) {
+        child.read++;
+        yield queue.shift()!;
+      }
+      if (done) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+  const stream: SmiStream = {
+    lines: lines(),
+    stop: () => {
+      if (child.stopped) return;
+      child.stopped = true;
+      queue.push(...lastWords);
+      done = true;
+      wake();
+      resolveEnded({ kind: 'killed', signal: 'SIGTERM', output: '' });
+    },
+    ended: new Promise<SmiOutcome>((resolve) => (resolveEnded = resolve)),
+  };
+  return Object.assign(child, { stream, feed: (...more: string[]) => (queue.push(...more), wake()) });
+}
+
+/** daemonLoop with fakes all round; `children` are the -lms children it started, in order. */
+function loop(overrides: Partial<DaemonLoopInput> & { child?: () => ReturnType<typeof fakeChild> } = {}) {
+  const children: ReturnType<typeof fakeChild>[] = [];
+  const published: Collection[] = [];
+  const said: string[] = [];
+  const stop = new AbortController();
+  const { child = () => fakeChild(), ...rest } = overrides;
+  const done = daemonLoop({
+    fields: FIELDS_2,
+    intervalMs: 200,
+    startupGraceMs: 10_000,
+    oneShot: async (state) => ({ collection: good(1), state, warnings: [] }),
+    queryProcesses: async () => ({}),
+    stream: (fields) => {
+      const next = child();
+      children.push(next);
+      return lmsRows(next.stream, fields);
+    },
+    publish: async (collection) => void published.push(collection),
+    saveState: async () => {},
+    say: (line) => void said.push(line),
+    now: Date.now,
+    signal: stop.signal,
+    initialState: { names: { index: 'index', uuid: 'uuid' } },
+    ...rest,
+  });
+  return { children, published, said, stop: async () => (stop.abort(), await done), abort: () => stop.abort(), done };
+}
+
+const reasons = (published: Collection[]) => published.map((c) => c.health.failure?.reason ?? (c.samples.length > 0 ? 'sample' : 'start'));
+
+/** Polls a condition (real time, generous deadline): for the tests that run on real timers. */
+async function until(check: () => boolean, what: string) {
+  for (const end = Date.now() + 20_000; !check(); await sleep(5)) if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+}
+
+describe('daemonLoop', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it('a child that needs a while for its first row gets --timeout for it, not three intervals', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const run = loop();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(run.children[0]?.stopped).toBe(false);
+    run.children[0]!.feed(...ROWS, ROWS[0]!);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reasons(run.published)).toEqual(['start', 'sample']);
+    await run.stop();
+  });
+
+  it('once it has printed, three silent intervals are a stall; none at all within --timeout is one too', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const silent = loop();
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(silent.children[0]?.stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(silent.children[0]?.stopped).toBe(true);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(silent.said[0]).toMatch(/^nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms within 10000 ms of its start; killed it/);
+    silent.abort();
+
+    const stalled = loop();
+    await vi.advanceTimersByTimeAsync(0);
+    stalled.children[0]!.feed(...ROWS);
+    await vi.advanceTimersByTimeAsync(599);
+    expect(stalled.children[0]?.stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(stalled.children[0]?.stopped).toBe(true);
+    stalled.abort();
+    vi.useRealTimers();
+    await Promise.all([silent.done, stalled.done]);
+  });
+
+  it('at most one process query is in flight, however short --processes-interval is', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const pending: (() => void)[] = [];
+    const run = loop({ startupGraceMs: 60_000, processesIntervalMs: 1000, queryProcesses: () => new Promise((resolve) => void pending.push(() => resolve({}))) });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(pending.length).toBe(1);
+    pending[0]!();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(pending.length).toBe(2);
+    await run.stop();
+  });
+
+  it('a child flooding unreadable lines is cut off after three bounded batches, and restarted', async () => {
+    const TOTAL = 50_000;
+    const run = loop({
+      child: () => {
+        const child = fakeChild();
+        // Lines as fast as they come, each of which would reset a flush timer; a yield now and then
+        // lets timers run, as a pipe's reads do.
+        child.stream.lines = (async function* () {
+          for (let i = 0; i < TOTAL && !child.stopped; i++) {
+            child.read++;
+            if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+            yield '@@@ ??? ###';
+          }
+        })();
+        return child;
+      },
+    });
+    await until(() => run.said.length > 0, 'the child to be given up');
+    expect(run.children[0]!.stopped).toBe(true);
+    expect(run.children[0]!.read).toBeLessThanOrEqual(3 * MAX_BATCH_ROWS + 1);
+    expect(run.said[0]).toMatch(/^nvidia-smi -lms stopped: unparsable_output: .*\(3 batches in a row\); restarting in 1 s$/);
+    expect(run.published.filter((c) => c.health.failure?.reason === 'unparsable_output').length).toBeGreaterThanOrEqual(3);
+    await run.stop();
+  });
+
+  it('stopping while the child is mid-line publishes nothing more: stopping is not a failure', async () => {
+    const run = loop({ child: () => fakeChild([ROWS[0]!.slice(0, 12)]) });
+    await until(() => run.children.length === 1, 'the child');
+    run.children[0]!.feed(...ROWS, ROWS[0]!);
+    await until(() => run.published.length === 2, 'the first sample');
+    await run.stop();
+    expect(run.children[0]!.stopped).toBe(true);
+    expect(reasons(run.published)).toEqual(['start', 'sample']);
+  });
+});
+
+describe('sampleSeconds', () => {
+  it('is the query time (spacing less the interval) plus our own time', () => {
+    expect(sampleSeconds(10_270, 10_000, 10_273, 250)).toBeCloseTo(0.023, 6);
+    expect(sampleSeconds(10_000, undefined, 10_004, 250)).toBeCloseTo(0.004, 6);
+    // A batch that came early (a clock step, a lagging previous read) costs no negative time.
+    expect(sampleSeconds(10_200, 10_000, 10_200, 250)).toBe(0);
+  });
+
+  // The duration family said 0 for every sample of the daemon mode.
+  it('is what the published samples carry', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const run = loop();
+    await vi.advanceTimersByTimeAsync(0);
+    run.children[0]!.feed(...ROWS);
+    await vi.advanceTimersByTimeAsync(0);
+    // nvidia-smi takes 30 ms for the next query after its 200 ms sleep.
+    await vi.advanceTimersByTimeAsync(230);
+    run.children[0]!.feed(...ROWS);
+    await vi.advanceTimersByTimeAsync(0);
+    const samples = run.published.filter((c) => c.samples.length > 0 && c.health.durationSeconds !== undefined);
+    expect(samples.at(-1)?.health.durationSeconds).toBeCloseTo(0.03, 6);
+    await run.stop();
+  });
+});
+
+describe('latestOnly', () => {
+  it('writes one at a time and keeps only the newest waiting collection', async () => {
+    const written: number[] = [];
+    let release = () => {};
+    const publisher = latestOnly(async (c) => {
+      written.push(c.health.lastSuccessSeconds!);
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    void publisher.publish(good(1));
+    for (let i = 2; i <= 1000; i++) void publisher.publish(good(i));
+    release();
+    await until(() => written.length === 2, 'the second write');
+    release();
+    await publisher.idle();
+    expect(written).toEqual([1, 1000]);
+  });
+});

@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, readdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { checkExposition } from '../../src/exposition/check.js';
+import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../helpers.js';
+
+const H200 = capture('h200x2__580.159.04__linux-idle');
+
+interface Seen {
+  /** Every reason the textfile gave, in order of first sight ('ok' for a good sample, 'none' before the first write). */
+  reasons: Set<string>;
+  /** The same, each change of reason in order. */
+  changes: string[];
+  /** CSV rows (without the header). */
+  rows: string[];
+  stderr: string;
+}
+
+/** Starts `collect --interval`, watches the textfile until `enough` (or 20 s), then stops it with SIGTERM. */
+async function runUntil(enough: (seen: Seen) => boolean, env: Record<string, string>, interval = '200ms') {
+  const dir = await tempDir();
+  // The stand-in through a link in this test's directory: its children are told apart by their command line.
+  await symlink(FAKE_SMI, join(dir, 'nvidia-smi'));
+  const child = execa(process.execPath, [CLI, 'collect', '--interval', interval, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'c'), '--nvidia-smi', join(dir, 'nvidia-smi')], {
+    env: cliEnv({ FAKE_SMI_CAPTURE: H200, ...env }),
+    extendEnv: false,
+    reject: false,
+  });
+  const seen: Seen = { reasons: new Set(), changes: [], rows: [], stderr: '' };
+  child.stderr!.on('data', (chunk: Buffer) => (seen.stderr += String(chunk)));
+  const csvRows = async () => (await readFile(join(dir, 'c/default.csv'), 'utf8').catch(() => '')).trim().split('\n').slice(1);
+  // A generous deadline: on a busy machine start-up alone can take seconds. The test's own
+  // assertions then say what was missing.
+  for (const deadline = Date.now() + 20_000; !enough(seen) && Date.now() < deadline; await sleep(40)) {
+    const text = await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8').catch(() => '');
+    const sample = checkExposition(text).samples;
+    const reason = sample.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels.reason ?? (sample.length ? 'ok' : 'none');
+    seen.reasons.add(reason);
+    if (seen.changes.at(-1) !== reason) seen.changes.push(reason);
+    seen.rows = await csvRows();
+  }
+  child.kill('SIGTERM');
+  const result = await child;
+  return { result, reasons: seen.reasons, changes: seen.changes, rows: await csvRows(), dir };
+}
+
+/** Whether `first` was seen and `then` after it. */
+const followed = (changes: string[], first: string, then: string) => changes.includes(first) && changes.slice(changes.indexOf(first)).includes(then);
+
+const smiChildren = async (dir: string) => {
+  const { stdout } = await promisify(execFile)('ps', ['-eo', 'args']);
+  return stdout.split('\n').filter((line) => line.includes('-lms') && line.includes(dir));
+};
+
+describe('collect --interval (daemon mode)', () => {
+  it('publishes every sample from one nvidia-smi -lms child and stops cleanly on SIGTERM', async () => {
+    const { result, reasons, rows, dir } = await runUntil((seen) => seen.rows.length >= 12, {});
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('');
+    expect([...reasons].filter((r) => r !== 'none')).toEqual(['ok']);
+    // The first sample comes from a one-shot run, the rest from the stream: about one per 200 ms.
+    expect(rows.length / 2).toBeGreaterThanOrEqual(6);
+    expect(rows.every((row) => row.split(',')[6] === 'ok')).toBe(true);
+    expect(await readdir(join(dir, 't'))).toEqual(['nvidia_gpu.prom']);
+    expect(await smiChildren(dir)).toEqual([]);
+  });
+
+  it('a child that stalls is killed, the file says timeout meanwhile, and a new child takes over', async () => {
+    const stalled = /nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms for 600 ms \(3 intervals\); killed it; restarting in 1 s/;
+    const { result, changes, rows } = await runUntil((seen) => stalled.test(seen.stderr) && followed(seen.changes, 'timeout', 'ok'), { FAKE_SMI_LOOP_STALL_AFTER: '2' });
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toMatch(stalled);
+    expect(followed(changes, 'timeout', 'ok')).toBe(true);
+    expect(rows.some((row) => row.split(',')[6] === 'timeout')).toBe(true);
+  });
+
+  it('a child that exits is restarted after the failure is published', async () => {
+    const { result, changes } = await runUntil((seen) => followed(seen.changes, 'gpu_lost', 'ok'), { FAKE_SMI_LOOP_EXIT_AFTER: '2' });
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toMatch(/nvidia-smi -lms stopped: gpu_lost: nvidia-smi -lms exited 1: Unable to determine the device handle/);
+    expect(followed(changes, 'gpu_lost', 'ok')).toBe(true);
+  });
+
+  it('a child that keeps dying is restarted ever more slowly', async () => {
+    const { result } = await runUntil((seen) => seen.stderr.match(/restarting in/g)?.length === 2, { FAKE_SMI_LOOP_EXIT_AFTER: '1' });
+    expect(result.exitCode).toBe(0);
+    const delays = [...result.stderr.matchAll(/restarting in (\d+) s/g)].map((m) => Number(m[1]));
+    expect(delays.slice(0, 2)).toEqual([1, 2]);
+  });
+
+  it('garbage becomes unparsable_output, never numbers, and three garbage batches restart the child', async () => {
+    const { result, reasons } = await runUntil((seen) => /\(3 batches in a row\)/.test(seen.stderr) && seen.reasons.has('unparsable_output'), { FAKE_SMI_LOOP_GARBAGE_AFTER: '1' });
+    expect(result.exitCode).toBe(0);
+    expect(reasons.has('unparsable_output')).toBe(true);
+    expect(result.stderr).toMatch(/nvidia-smi -lms stopped: unparsable_output: .*\(3 batches in a row\)/);
+  });
+
+  it('SIGTERM while nvidia-smi is mid-line leaves the last good sample, not unparsable_output', async () => {
+    const dir = await tempDir();
+    const mark = join(dir, 'mid-line');
+    const child = execa(process.execPath, [CLI, 'collect', '--interval', '1s', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'c'), '--nvidia-smi', join(FAKE_BIN, 'partial-line')], {
+      env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_PARTIAL_MARK: mark }),
+      extendEnv: false,
+      reject: false,
+    });
+    // Two rows from the one-shot start, two from the stream's one sample: then it is mid-line.
+    const csvRows = async () => (await readFile(join(dir, 'c/default.csv'), 'utf8').catch(() => '')).trim().split('\n').length - 1;
+    for (const until = Date.now() + 20_000; !(existsSync(mark) && (await csvRows()) >= 4); await sleep(40)) {
+      if (Date.now() > until) throw new Error('the stand-in never got mid-line');
+    }
+    child.kill('SIGTERM');
+    const result = await child;
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const samples = checkExposition(await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8')).samples;
+    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_error')).toBeUndefined();
+    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_success')?.value).toBe(1);
+    expect((await readFile(join(dir, 'c/default.csv'), 'utf8')).trim().split('\n').slice(1).every((row) => row.split(',')[6] === 'ok')).toBe(true);
+  });
+
+  it('rejects an interval under 100 ms', async () => {
+    const dir = await tempDir();
+    const result = await execa(process.execPath, [CLI, 'collect', '--interval', '50ms', '--textfile-dir', dir], { reject: false, env: cliEnv(), extendEnv: false });
+    expect([result.exitCode, result.stderr]).toEqual([2, 'gpu-textfile: --interval: "50ms" must be a duration of at least 100ms']);
+  });
+});

@@ -1,0 +1,30 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hostAt, listIfAny, readTextIfAny } from '../src/host.js';
+import { tempDir } from './helpers.js';
+
+describe('hostAt', () => {
+  it('puts proc, sys, dev and etc/passwd under the root', () => {
+    expect(hostAt('/host')).toEqual({ root: '/host', proc: '/host/proc', sys: '/host/sys', dev: '/host/dev', etcPasswd: '/host/etc/passwd' });
+    expect(hostAt()).toEqual({ root: '/', proc: '/proc', sys: '/sys', dev: '/dev', etcPasswd: '/etc/passwd' });
+  });
+});
+
+describe('the host readers', () => {
+  it('answer nothing for what cannot be read, and the text or the names for what can', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'gpus'));
+    await writeFile(join(dir, 'gpus/info'), 'GPU UUID: GPU-1\n');
+    expect(readTextIfAny(join(dir, 'gpus/info'))).toBe('GPU UUID: GPU-1\n');
+    expect(readTextIfAny(join(dir, 'missing'))).toBeUndefined();
+    // A directory is EISDIR: a file system error like any other, not a crash.
+    expect(readTextIfAny(join(dir, 'gpus'))).toBeUndefined();
+    expect(listIfAny(join(dir, 'gpus'))).toEqual(['info']);
+    expect(listIfAny(join(dir, 'gpus/info'))).toEqual([]);
+  });
+
+  it('throw what is not a file system error (a bug)', () => {
+    expect(() => readTextIfAny(undefined as unknown as string)).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,127 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers.js';
+
+// The issue's "Done when", checked over every src/**/*.ts: src/ reads as the pipeline, no import runs
+// back up a layer, no import cycle, no file over 250 lines, no '/proc' literal outside src/host.ts.
+
+const SRC = join(ROOT, 'src');
+
+/**
+ * The layers, from the top. A module is in the group named by its first path segment under src/
+ * (a folder, or a file without .ts). The rule: a module may import modules of its own group, and of
+ * any group in a LATER layer; never an earlier layer, nor another group of its own layer (sources and
+ * publish do not know each other, nor do doctor and report). Only the last layer, the shared helpers,
+ * may import each other freely (their cycles are still caught below).
+ *
+ * The order is the pipeline cli → commands → collect → sources → collection → metrics/csv →
+ * exposition/publish read as who calls whom: the driving stages (cli, commands, collect) call into
+ * everything after them; collect reads from a source and hands the collection to publish, which
+ * renders it (metrics, then exposition) and appends the CSV rows; the data model lies beneath every
+ * stage it flows through. doctor, report, pulse and deploy stand beside the pipeline: commands (and
+ * collect, for doctor's quick diagnosis) call them, and they may use what lies below.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['cli'],
+  ['commands'],
+  ['collect'],
+  // What collect keeps between runs, and the owners of the processes it saw.
+  ['state', 'processes'],
+  ['doctor', 'report', 'pulse', 'deploy', 'launch', 'docs'],
+  ['sources', 'publish'],
+  ['metrics', 'csvlog'],
+  ['exposition'],
+  ['collection'],
+  ['fields', 'host', 'safe-fs', 'make-dirs', 'regex', 'duration', 'task-name', 'locks', 'stats'],
+];
+const SHARED = LAYERS.length - 1;
+
+const layerOf = (group: string) => LAYERS.findIndex((groups) => groups.includes(group));
+const groupOf = (file: string) => file.split('/')[0]!.replace(/\.ts$/, '');
+
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [relative(SRC, join(dir, entry.name))] : [],
+  );
+}
+
+/** Relative imports of a module (static, re-exports, dynamic import()), as paths under src/. */
+function importsOf(file: string, text: string): string[] {
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]!);
+  return specifiers.filter((s) => s.startsWith('.')).map((s) => relative(SRC, resolve(dirname(join(SRC, file)), s)).replace(/\.js$/, '.ts'));
+}
+
+/** The text without comments: a path in a comment is documentation, not a literal. */
+const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+
+const files = sourceFiles();
+const texts = new Map(files.map((file) => [file, readFileSync(join(SRC, file), 'utf8')]));
+const graph = new Map(files.map((file) => [file, importsOf(file, texts.get(file)!)]));
+
+/** Every import cycle, each once (as the path that closes it). */
+function cycles(): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      found.push([...path.slice(path.indexOf(file)), file]);
+      return;
+    }
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of files) visit(file, []);
+  return found;
+}
+
+describe('src/ layout', () => {
+  it('every import names a module that exists', () => {
+    const missing = [...graph].flatMap(([file, targets]) => targets.filter((t) => !texts.has(t)).map((t) => `${file} -> ${t}`));
+    expect(missing).toEqual([]);
+  });
+
+  it('every module belongs to a layer', () => {
+    expect(files.filter((file) => layerOf(groupOf(file)) < 0)).toEqual([]);
+  });
+
+  it('has no import cycle', () => {
+    expect(cycles().map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('no import runs back up a layer or across to another group of its layer', () => {
+    const wrong = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) => {
+          const [from, to] = [groupOf(file), groupOf(target)];
+          if (from === to) return false;
+          const [above, below] = [layerOf(from), layerOf(to)];
+          return below < above || (below === above && above !== SHARED);
+        })
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
+  it('no module is over 250 lines', () => {
+    const long = files.map((file) => [file, texts.get(file)!.split('\n').length - 1] as const).filter(([, lines]) => lines > 250);
+    expect(long).toEqual([]);
+  });
+
+  it("no '/proc' literal outside src/host.ts: every path on the host comes from the one Host value", () => {
+    const literal = /['"`]\/proc(?=[/'"`$])/;
+    expect(files.filter((file) => file !== 'host.ts' && literal.test(code(texts.get(file)!)))).toEqual([]);
+  });
+
+  // doctor and pulse are about nvidia-smi itself and may use its folder; the pipeline sees only
+  // src/sources/source.ts (what a source gives) and src/sources/sources.ts (which one).
+  it('the pipeline does not import from a source folder', () => {
+    const pipeline = (file: string) => file === 'commands/collect.ts' || ['collect', 'state', 'processes', 'publish', 'metrics', 'csvlog', 'exposition', 'collection'].includes(groupOf(file));
+    const reaching = [...graph].flatMap(([file, targets]) =>
+      pipeline(file) ? targets.filter((t) => /^sources\/[^/]+\//.test(t)).map((t) => `${file} -> ${t}`) : [],
+    );
+    expect(reaching).toEqual([]);
+  });
+});

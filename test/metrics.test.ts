@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { failedCollection, type Collection, type GpuSample, type Reading } from '../src/collection.js';
+import { FIELDS, type FieldSpec } from '../src/fields.js';
+import { buildFamilies } from '../src/metrics.js';
+import { expectFamilies } from './families.js';
+
+const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
+const FIELDS_USED = ['index', 'uuid', 'name', 'power.draw', 'compute_mode'].map(field);
+const sample = (gpu: string, readings: Record<string, Reading>): GpuSample => ({ gpu, uuid: `GPU-${gpu}`, readings: new Map(Object.entries(readings)) });
+const gpu0 = { gpu: '0', uuid: 'GPU-0' };
+
+const collection = (samples: GpuSample[], more: Partial<Collection> = {}): Collection => ({
+  fields: FIELDS_USED,
+  samples,
+  down: [],
+  health: { durationSeconds: 0.5, lastSuccessSeconds: 1000 },
+  ...more,
+});
+
+describe('buildFamilies', () => {
+  it('a number reading is a series with the GPU labels; an absent or error reading is none, and an error is named', () => {
+    const families = buildFamilies(
+      collection([
+        sample('0', { 'power.draw': { kind: 'number', value: 70.5, shown: '70.50' } }),
+        sample('1', { 'power.draw': { kind: 'error', error: 'unknown_error' } }),
+        sample('2', { 'power.draw': { kind: 'absent' } }),
+      ]),
+    );
+    expectFamilies(families, {
+      nvidia_gpu_power_draw_watts: [{ labels: gpu0, value: 70.5 }],
+      nvidia_gpu_field_error: [{ labels: { gpu: '1', uuid: 'GPU-1', field: 'power.draw', error: 'unknown_error' }, value: 1 }],
+    });
+  });
+
+  it('a state reading is 1 for the current state, 0 for the others, and a state not in the table is added', () => {
+    const known = buildFamilies(collection([sample('0', { compute_mode: { kind: 'text', text: 'Prohibited' } })]));
+    expectFamilies(known, {
+      nvidia_gpu_compute_mode: ['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'].map((mode) => ({ labels: { ...gpu0, mode }, value: mode === 'Prohibited' ? 1 : 0 })),
+    });
+    const unknown = buildFamilies(collection([sample('0', { compute_mode: { kind: 'text', text: 'Shared' } })]));
+    expectFamilies(unknown, {
+      nvidia_gpu_compute_mode: [
+        ...['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'].map((mode) => ({ labels: { ...gpu0, mode }, value: 0 })),
+        { labels: { ...gpu0, mode: 'Shared' }, value: 1 },
+      ],
+    });
+  });
+
+  it('info carries the label fields (empty when absent); up is 1 for each sample and 0 for each GPU down', () => {
+    const families = buildFamilies(
+      collection([sample('0', { name: { kind: 'text', text: 'NVIDIA H200' } })], { down: [{ gpu: '1', uuid: 'GPU-1', reason: 'gpu_lost' }] }),
+    );
+    expectFamilies(families, {
+      nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200' }, value: 1 }],
+      nvidia_gpu_up: [
+        { labels: gpu0, value: 1 },
+        { labels: { gpu: '1', uuid: 'GPU-1' }, value: 0 },
+      ],
+    });
+  });
+
+  it('a pid on two rows of one GPU (MIG instances) is one series, memory summed; a process of an unknown GPU is left out', () => {
+    const apps = [
+      { uuid: 'GPU-0', pid: 7, name: 'train', user: 'ada', memoryBytes: 100 },
+      { uuid: 'GPU-0', pid: 7, name: 'train', user: 'ada', memoryBytes: 50 },
+      { uuid: 'GPU-9', pid: 8, name: 'other', user: 'bob', memoryBytes: 1 },
+    ];
+    const families = buildFamilies(collection([sample('0', {})], { processes: { apps, dropped: 2, skipped: 1 } }));
+    expectFamilies(families, {
+      nvidia_gpu_processes: [{ labels: gpu0, value: 1 }],
+      nvidia_gpu_process_memory_used_bytes: [{ labels: { ...gpu0, pid: '7', process_name: 'train', user: 'ada' }, value: 150 }],
+      nvidia_gpu_collector_processes_dropped: [{ labels: {}, value: 2 }],
+      nvidia_gpu_collector_process_rows_skipped: [{ labels: {}, value: 1 }],
+    });
+  });
+
+  it('a failed collection carries the health families only, with the reason and the last success carried over', () => {
+    const families = buildFamilies(failedCollection({ reason: 'timeout', message: 'slow' }, 10, 900), [['site', 'x']]);
+    expectFamilies(families, {
+      nvidia_gpu_info: [],
+      nvidia_gpu_up: [],
+      nvidia_gpu_collector_success: [{ labels: { site: 'x' }, value: 0 }],
+      nvidia_gpu_collector_error: [{ labels: { site: 'x', reason: 'timeout' }, value: 1 }],
+      nvidia_gpu_collector_duration_seconds: [{ labels: { site: 'x' }, value: 10 }],
+      nvidia_gpu_collector_last_success_timestamp_seconds: [{ labels: { site: 'x' }, value: 900 }],
+    });
+    // Without a process query there is nothing to have dropped.
+    expect(families.map((f) => f.name)).not.toContain('nvidia_gpu_collector_processes_dropped');
+  });
+});
