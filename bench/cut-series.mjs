@@ -16,14 +16,19 @@ const ms = (text) => {
   return m ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6], +m[7]) : Number.NaN;
 };
 // What the recorders saw before load.py's first phase (python starting, before torch takes the GPU) is an idle recording too.
-const phases = [{ name: 'idle-before-load', start: -Infinity }, ...readFileSync(join(dir, 'phases.txt'), 'utf8')
-  .split('\n')
-  .flatMap((line) => {
-    const m = /^phase (\S+) \S+ (.+)$/.exec(line);
-    return m ? [{ name: m[1], start: ms(m[2]) }] : [];
-  })];
+const phases = [
+  { name: 'idle-before-load', start: -Infinity },
+  ...readFileSync(join(dir, 'phases.txt'), 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const m = /^phase (\S+) \S+ (.+)$/.exec(line);
+      return m ? [{ name: m[1], start: ms(m[2]) }] : [];
+    }),
+];
 for (const file of readdirSync(dir).filter((f) => /^lms\d+\.csv$/.test(f))) {
-  const [header, ...rows] = readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const [header, ...rows] = readFileSync(join(dir, file), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   phases.forEach((phase, i) => {
     const end = phases[i + 1]?.start;
     if (phase.name === 'rest' || phase.name === 'end' || end === undefined) return;

@@ -27,7 +27,14 @@ function time(fields) {
 }
 
 const help = execFileSync(smi, ['--help-query-gpu']).toString();
-const names = [...new Set(help.split('\n').filter((l) => /^"[A-Za-z_][\w.]*"/.test(l)).map((l) => /^"([^"]+)"/.exec(l)[1]))];
+const names = [
+  ...new Set(
+    help
+      .split('\n')
+      .filter((l) => /^"[A-Za-z_][\w.]*"/.test(l))
+      .map((l) => /^"([^"]+)"/.exec(l)[1]),
+  ),
+];
 const base = time('index').ms;
 const rows = names.map((name) => ({ name, ...time(`index,${name}`) })).filter((r) => r.ok);
 rows.sort((a, b) => b.ms - a.ms);

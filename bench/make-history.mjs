@@ -3,7 +3,8 @@
 // stretches, imbalance, gaps and errors that must. Used by the tests and by `npm run bench`.
 // Each row is written the way `collect --csv-dir` writes it.
 
-export const HEADER = 'time,host,task_id,gpu_id,gpu_uuid,gpu_name,status,utilization_percent,memory_used_mib,memory_total_mib,power_draw_w,temperature_c,sm_clock_mhz,mem_clock_mhz';
+export const HEADER =
+  'time,host,task_id,gpu_id,gpu_uuid,gpu_name,status,utilization_percent,memory_used_mib,memory_total_mib,power_draw_w,temperature_c,sm_clock_mhz,mem_clock_mhz';
 
 /** Deterministic noise (mulberry32). */
 export function random(seed) {
@@ -59,7 +60,18 @@ export const PROFILES = {
  *   fail?: (gpu: number, h: number) => string | undefined }} options
  * @returns {string[]}
  */
-export function generateRows({ start, hours, intervalSeconds = 15, host = 'gpu-node-01', task = 'train', gpus, offsetMinutes = 0, seed = 1, skip, fail }) {
+export function generateRows({
+  start,
+  hours,
+  intervalSeconds = 15,
+  host = 'gpu-node-01',
+  task = 'train',
+  gpus,
+  offsetMinutes = 0,
+  seed = 1,
+  skip,
+  fail,
+}) {
   const rand = random(seed);
   const rows = [];
   const profiles = gpus.map((g) => (typeof g === 'function' ? g : PROFILES[g]));
@@ -78,7 +90,9 @@ export function generateRows({ start, hours, intervalSeconds = 15, host = 'gpu-n
       const u = Math.round(util);
       const power = (80 + 6 * u + 10 * rand()).toFixed(2);
       const temp = Math.round(30 + u * 0.4 + 2 * rand());
-      rows.push(`${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201`);
+      rows.push(
+        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201`,
+      );
     });
   }
   return rows;
@@ -96,9 +110,17 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const start = Date.UTC(2026, 0, 1);
   let total = 0;
   for (let day = 0; day < Number(days); day++) {
-    const rows = generateRows({ start: start + day * 24 * HOUR, hours: 24, intervalSeconds: 15, seed: day + 1, gpus: Array(Number(gpus)).fill('training') });
+    const rows = generateRows({
+      start: start + day * 24 * HOUR,
+      hours: 24,
+      intervalSeconds: 15,
+      seed: day + 1,
+      gpus: Array(Number(gpus)).fill('training'),
+    });
     const text = `${HEADER}\n${rows.join('\n')}\n`;
-    const name = isoWithOffset(start + day * 24 * HOUR, 0).slice(0, 10).replace(/-/g, '');
+    const name = isoWithOffset(start + day * 24 * HOUR, 0)
+      .slice(0, 10)
+      .replace(/-/g, '');
     if (day === Number(days) - 1) writeFileSync(`${dir}/train.csv`, text);
     else writeFileSync(`${dir}/train-${name}.csv.gz`, gzipSync(text));
     total += rows.length;

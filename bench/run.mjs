@@ -39,20 +39,25 @@ const warmup = Number(arg('--warmup', hasReal ? 20 : 10));
 const skipReport = process.argv.includes('--no-report');
 const jsonOut = arg('--json');
 // --capture replays that recording through the stand-in, also on a GPU host (the 8-GPU replay).
-const setups = hasReal && !arg('--capture')
-  ? [{ label: `real nvidia-smi (${execFileSync(realSmi, ['-L']).toString().trim().split('\n').length} GPUs)`, smi: realSmi, env: {} }]
-  : (arg('--capture') ? [arg('--capture')] : ['h200x2__580.159.04__linux-idle', 'h200x8-replay__580.159.04__linux-idle']).map((capture) => ({
-      label: `stand-in nvidia-smi replaying ${capture}`,
-      smi: FAKE,
-      env: { FAKE_SMI_CAPTURE: capture.includes('/') ? resolve(capture) : join(ROOT, 'test/fixtures/captures', capture) },
-    }));
+const setups =
+  hasReal && !arg('--capture')
+    ? [{ label: `real nvidia-smi (${execFileSync(realSmi, ['-L']).toString().trim().split('\n').length} GPUs)`, smi: realSmi, env: {} }]
+    : (arg('--capture') ? [arg('--capture')] : ['h200x2__580.159.04__linux-idle', 'h200x8-replay__580.159.04__linux-idle']).map(
+        (capture) => ({
+          label: `stand-in nvidia-smi replaying ${capture}`,
+          smi: FAKE,
+          env: { FAKE_SMI_CAPTURE: capture.includes('/') ? resolve(capture) : join(ROOT, 'test/fixtures/captures', capture) },
+        }),
+      );
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 const ms = (s) => (s * 1000).toFixed(1);
 
 function measure(command, env) {
-  const out = execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command], { env: { ...process.env, ...env } });
+  const out = execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command], {
+    env: { ...process.env, ...env },
+  });
   const result = JSON.parse(out.toString());
   return {
     wall: median(result.wall),
@@ -66,10 +71,15 @@ function measure(command, env) {
 
 /** CPU seconds of a live process, all its threads: schedstat's nanoseconds, not stat's 10 ms ticks. */
 const cpuOf = (pid) =>
-  readdirSync(`/proc/${pid}/task`).reduce((sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9, 0);
+  readdirSync(`/proc/${pid}/task`).reduce(
+    (sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9,
+    0,
+  );
 const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const childrenOf = (pid) =>
-  readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+  readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+  );
 
 /**
  * Runs collect --interval 250ms: own CPU (the node process) and its nvidia-smi's per sample, over
@@ -79,10 +89,27 @@ const childrenOf = (pid) =>
 async function measureLongRunning(smi, env, withCsv) {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
   const csvArgs = withCsv ? ['--csv-dir', join(dir, 'c')] : [];
-  const child = spawn(process.execPath, [CLI, 'collect', '--interval', '250ms', '--no-processes', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...csvArgs, '--nvidia-smi', smi], {
-    env: { ...process.env, ...env },
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'collect',
+      '--interval',
+      '250ms',
+      '--no-processes',
+      '--textfile-dir',
+      join(dir, 't'),
+      '--state-dir',
+      join(dir, 's'),
+      ...csvArgs,
+      '--nvidia-smi',
+      smi,
+    ],
+    {
+      env: { ...process.env, ...env },
+      stdio: 'ignore',
+    },
+  );
   const file = join(dir, 't/nvidia_gpu.prom');
   // Start-up and the first (one-shot) sample are not per-sample cost: start counting at the first file.
   while (!existsSync(file)) await sleep(10);
@@ -121,14 +148,22 @@ async function measureLongRunning(smi, env, withCsv) {
 
 function defaultQuery(smi, env) {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
-  execFileSync(process.execPath, [CLI, 'collect', '--textfile-dir', dir, '--state-dir', dir, '--nvidia-smi', smi], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  execFileSync(process.execPath, [CLI, 'collect', '--textfile-dir', dir, '--state-dir', dir, '--nvidia-smi', smi], {
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
   const names = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')).names;
   rmSync(dir, { recursive: true, force: true });
   return Object.values(names).join(',');
 }
 
-const report = { machine: { host: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString() }, setups: [] };
-console.log(`gpu-textfile bench: ${report.machine.date}, ${report.machine.host}, ${report.machine.cpus} x ${report.machine.cpu}, Node ${process.version}, ${runs} runs each\n`);
+const report = {
+  machine: { host: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString() },
+  setups: [],
+};
+console.log(
+  `gpu-textfile bench: ${report.machine.date}, ${report.machine.host}, ${report.machine.cpus} x ${report.machine.cpu}, Node ${process.version}, ${runs} runs each\n`,
+);
 
 for (const setup of setups) {
   const query = defaultQuery(setup.smi, setup.env);
@@ -136,11 +171,17 @@ for (const setup of setups) {
   const cache = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-cache-'));
   const cached = { ...setup.env, NODE_COMPILE_CACHE: cache };
   // The first run learns the names (state) and, with NODE_COMPILE_CACHE, writes the code cache.
-  execFileSync(process.execPath, [CLI, 'collect', '--textfile-dir', work, '--state-dir', work, '--nvidia-smi', setup.smi], { env: { ...process.env, ...cached }, stdio: 'ignore' });
+  execFileSync(process.execPath, [CLI, 'collect', '--textfile-dir', work, '--state-dir', work, '--nvidia-smi', setup.smi], {
+    env: { ...process.env, ...cached },
+    stdio: 'ignore',
+  });
   const collectArgs = [process.execPath, CLI, 'collect', '--textfile-dir', work, '--state-dir', work, '--nvidia-smi', setup.smi];
   const cases = [
     ['nvidia-smi --query-gpu (default fields)', [setup.smi, `--query-gpu=${query}`, '--format=csv,noheader,nounits']],
-    ['nvidia-smi --query-compute-apps', [setup.smi, '--query-compute-apps=gpu_uuid,pid,process_name,used_gpu_memory', '--format=csv,noheader,nounits']],
+    [
+      'nvidia-smi --query-compute-apps',
+      [setup.smi, '--query-compute-apps=gpu_uuid,pid,process_name,used_gpu_memory', '--format=csv,noheader,nounits'],
+    ],
     ['node -e 0', [process.execPath, '-e', '0']],
     ['gpu-textfile collect (one-shot)', collectArgs],
     ['gpu-textfile collect (one-shot) with NODE_COMPILE_CACHE, as the systemd units run it', collectArgs, cached],
@@ -156,13 +197,23 @@ for (const setup of setups) {
   console.log('| what | wall median (p10-p90) ms | CPU median ms | peak RSS MiB |');
   console.log('|---|---|---|---|');
   for (const [label, r] of Object.entries(results)) {
-    console.log(`| ${label}${r.exits.some((e) => e !== 0) ? ` (exit ${r.exits.join('/')})` : ''} | ${ms(r.wall)} (${ms(r.wallP10)}-${ms(r.wallP90)}) | ${ms(r.cpu)} | ${r.rssMiB.toFixed(1)} |`);
+    console.log(
+      `| ${label}${r.exits.some((e) => e !== 0) ? ` (exit ${r.exits.join('/')})` : ''} | ${ms(r.wall)} (${ms(r.wallP10)}-${ms(r.wallP90)}) | ${ms(r.cpu)} | ${r.rssMiB.toFixed(1)} |`,
+    );
   }
-  for (const [label, r] of [['textfile', long], ['textfile + CSV', longCsv]]) {
-    for (const [phase, p, span] of [[`first ${warmup} s`, r.warmup, ''], [`next ${seconds} s`, r.steady, `${r.rssMin.toFixed(1)}-${r.rssMax.toFixed(1)} over ${warmup + seconds} s`]]) {
+  for (const [label, r] of [
+    ['textfile', long],
+    ['textfile + CSV', longCsv],
+  ]) {
+    for (const [phase, p, span] of [
+      [`first ${warmup} s`, r.warmup, ''],
+      [`next ${seconds} s`, r.steady, `${r.rssMin.toFixed(1)}-${r.rssMax.toFixed(1)} over ${warmup + seconds} s`],
+    ]) {
       // The nvidia-smi child may be between restarts when its CPU is read: then its share is unknown.
       const smi = Number.isNaN(p.smiMsPerSample) ? '' : ` + ${p.smiMsPerSample.toFixed(2)} nvidia-smi`;
-      console.log(`| collect --interval 250ms (${label}), per sample, ${phase} (${p.samples} samples) | - | ${p.ownMsPerSample.toFixed(2)} own${smi} | ${span} |`);
+      console.log(
+        `| collect --interval 250ms (${label}), per sample, ${phase} (${p.samples} samples) | - | ${p.ownMsPerSample.toFixed(2)} own${smi} | ${span} |`,
+      );
     }
   }
 
@@ -177,24 +228,59 @@ for (const setup of setups) {
   console.log('\n| target | measured | limit | verdict |');
   console.log('|---|---|---|---|');
   const row = (what, measured, limit, ok) => console.log(`| ${what} | ${measured} | ${limit} | ${ok ? 'met' : 'NOT met'} |`);
-  for (const [how, r] of [['', collect], [', NODE_COMPILE_CACHE', collectCached]]) {
-    row(`collect${how} wall <= 1.25 x (node -e 0 + its nvidia-smi calls, run concurrently)`, `${ms(r.wall)} ms`, `${ms(targetConcurrent)} ms`, r.wall <= targetConcurrent);
-    row(`collect${how} wall <= 1.25 x (node -e 0 + its nvidia-smi calls, added up)`, `${ms(r.wall)} ms`, `${ms(targetSum)} ms`, r.wall <= targetSum);
+  for (const [how, r] of [
+    ['', collect],
+    [', NODE_COMPILE_CACHE', collectCached],
+  ]) {
+    row(
+      `collect${how} wall <= 1.25 x (node -e 0 + its nvidia-smi calls, run concurrently)`,
+      `${ms(r.wall)} ms`,
+      `${ms(targetConcurrent)} ms`,
+      r.wall <= targetConcurrent,
+    );
+    row(
+      `collect${how} wall <= 1.25 x (node -e 0 + its nvidia-smi calls, added up)`,
+      `${ms(r.wall)} ms`,
+      `${ms(targetSum)} ms`,
+      r.wall <= targetSum,
+    );
   }
-  row('collect peak RSS < 100 MiB', `${Math.max(collect.rssMiB, collectCached.rssMiB).toFixed(1)} MiB`, '100 MiB', Math.max(collect.rssMiB, collectCached.rssMiB) < 100);
-  for (const [label, r] of [['textfile', long], ['textfile + CSV', longCsv]]) {
-    row(`long-running own CPU per sample <= 4 ms (${label}), after the first ${warmup} s`, `${r.steady.ownMsPerSample.toFixed(2)} ms`, '4 ms', r.steady.ownMsPerSample <= 4);
+  row(
+    'collect peak RSS < 100 MiB',
+    `${Math.max(collect.rssMiB, collectCached.rssMiB).toFixed(1)} MiB`,
+    '100 MiB',
+    Math.max(collect.rssMiB, collectCached.rssMiB) < 100,
+  );
+  for (const [label, r] of [
+    ['textfile', long],
+    ['textfile + CSV', longCsv],
+  ]) {
+    row(
+      `long-running own CPU per sample <= 4 ms (${label}), after the first ${warmup} s`,
+      `${r.steady.ownMsPerSample.toFixed(2)} ms`,
+      '4 ms',
+      r.steady.ownMsPerSample <= 4,
+    );
   }
   row('long-running RSS < 120 MiB, flat', `${long.rssMin.toFixed(1)}-${long.rssMax.toFixed(1)} MiB`, '120 MiB', long.rssMax < 120);
-  console.log(`\ncollect vs plain bash script: ${(collect.wall / plain.wall).toFixed(2)}x wall, ${(collect.cpu / plain.cpu).toFixed(2)}x CPU`);
-  console.log(`long-running vs one-shot, CPU per sample: ${((long.steady.ownMsPerSample + long.steady.smiMsPerSample) / (collectCached.cpu * 1000)).toFixed(3)}x\n`);
+  console.log(
+    `\ncollect vs plain bash script: ${(collect.wall / plain.wall).toFixed(2)}x wall, ${(collect.cpu / plain.cpu).toFixed(2)}x CPU`,
+  );
+  console.log(
+    `long-running vs one-shot, CPU per sample: ${((long.steady.ownMsPerSample + long.steady.smiMsPerSample) / (collectCached.cpu * 1000)).toFixed(3)}x\n`,
+  );
   report.setups.push({ label: setup.label, query, results, longRunning: long, longRunningWithCsv: longCsv });
 }
 // The report over a week of 15-second samples of an 8-GPU host: over 300,000 rows, streamed.
 if (!skipReport) {
   const { HEADER, generateRows } = await import('./make-history.mjs');
   const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-history-'));
-  const rows = generateRows({ start: Date.UTC(2026, 10, 23), hours: 7 * 24, intervalSeconds: 15, gpus: ['leak', 'training', 'training', 'training', 'training', 'training', 'training', 'idleWithMemory'] });
+  const rows = generateRows({
+    start: Date.UTC(2026, 10, 23),
+    hours: 7 * 24,
+    intervalSeconds: 15,
+    gpus: ['leak', 'training', 'training', 'training', 'training', 'training', 'training', 'idleWithMemory'],
+  });
   writeFileSync(join(dir, 'train.csv'), `${HEADER}\n${rows.join('\n')}\n`);
   const r = measure([process.execPath, CLI, 'report', '--csv-dir', dir, '--format', 'json', '--out', join(dir, 'report.json')], {});
   const findings = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')).findings.length;
@@ -202,7 +288,9 @@ if (!skipReport) {
   console.log(`## gpu-textfile report over a week of an 8-GPU host (${rows.length} rows, 15 s samples)\n`);
   console.log('| what | wall median (p10-p90) ms | CPU median ms | peak RSS MiB |');
   console.log('|---|---|---|---|');
-  console.log(`| report --format json (${findings} findings) | ${ms(r.wall)} (${ms(r.wallP10)}-${ms(r.wallP90)}) | ${ms(r.cpu)} | ${r.rssMiB.toFixed(1)} |\n`);
+  console.log(
+    `| report --format json (${findings} findings) | ${ms(r.wall)} (${ms(r.wallP10)}-${ms(r.wallP90)}) | ${ms(r.cpu)} | ${r.rssMiB.toFixed(1)} |\n`,
+  );
   report.history = { rows: rows.length, ...r };
 }
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(report, null, 1)}\n`);

@@ -28,7 +28,12 @@ const separateFiles = {
   setup(bundle) {
     bundle.onResolve({ filter: /.*/ }, async (args) => {
       if (args.kind !== 'dynamic-import' || args.pluginData?.resolving) return undefined;
-      const resolved = await bundle.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { resolving: true } });
+      const resolved = await bundle.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: { resolving: true },
+      });
       const output = outputOf.get(resolved.path);
       return output ? { path: output, external: true } : undefined;
     });
@@ -53,12 +58,21 @@ const common = {
 };
 
 rmSync('dist', { recursive: true, force: true });
-await build({ ...common, plugins: [separateFiles], entryPoints: { cli: 'src/cli.ts', ...Object.fromEntries(Object.entries(SEPARATE).map(([source, name]) => [name, source])) } });
+await build({
+  ...common,
+  plugins: [separateFiles],
+  entryPoints: { cli: 'src/cli.ts', ...Object.fromEntries(Object.entries(SEPARATE).map(([source, name]) => [name, source])) },
+});
 // Our bundles require() these files as Node.js requires CommonJS from an ES module: the default export
 // is module.exports itself. So yargs' module.exports is its default export, the function.
 await build({ ...common, entryPoints: { yargs: YARGS }, footer: { js: 'module.exports = module.exports.default;' } });
 const buildId = createHash('sha256').update(readFileSync('dist/cli.js')).digest('hex').slice(0, 16);
-await build({ ...common, entryPoints: { 'gpu-textfile': 'src/launch/main.ts' }, define: { BUILD_ID: JSON.stringify(buildId) }, banner: { js: '#!/usr/bin/env node' } });
+await build({
+  ...common,
+  entryPoints: { 'gpu-textfile': 'src/launch/main.ts' },
+  define: { BUILD_ID: JSON.stringify(buildId) },
+  banner: { js: '#!/usr/bin/env node' },
+});
 // The package is "type": "module"; these files are CommonJS.
 writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
 chmodSync('dist/gpu-textfile.js', 0o755);

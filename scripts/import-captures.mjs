@@ -11,7 +11,8 @@ const peers = join(shared, 'peers/utkuozdemir_nvidia_gpu_exporter');
 
 function write(dir, files, source) {
   mkdirSync(join(out, dir), { recursive: true });
-  for (const [name, text] of Object.entries(files)) if (text !== undefined) writeFileSync(join(out, dir, name), text.endsWith('\n') ? text : `${text}\n`);
+  for (const [name, text] of Object.entries(files))
+    if (text !== undefined) writeFileSync(join(out, dir, name), text.endsWith('\n') ? text : `${text}\n`);
   writeFileSync(join(out, dir, 'SOURCE.md'), `${source.trim()}\n`);
 }
 
@@ -41,15 +42,19 @@ for (const file of readdirSync(peers).filter((f) => /^(linux|windows)-x86_64__.*
   for (const state of ['idle', 'load']) {
     const queryGpu = find(all, state, 'query-gpu');
     if (!queryGpu) continue;
-    write(`${gpu.replace(/^nvidia-/, '')}__${driver}__${os.split('-')[0]}-${state}`, {
-      'query-gpu.csv': queryGpu,
-      'help-query-gpu.txt': find(all, 'capabilities', 'help-query-gpu'),
-      'query-compute-apps.csv': find(all, state, 'query-compute-apps'),
-      'L.txt': find(all, 'capabilities', 'list'),
-    }, `Copied from ../shared/fixtures/peers/utkuozdemir_nvidia_gpu_exporter/${file}
+    write(
+      `${gpu.replace(/^nvidia-/, '')}__${driver}__${os.split('-')[0]}-${state}`,
+      {
+        'query-gpu.csv': queryGpu,
+        'help-query-gpu.txt': find(all, 'capabilities', 'help-query-gpu'),
+        'query-compute-apps.csv': find(all, state, 'query-compute-apps'),
+        'L.txt': find(all, 'capabilities', 'list'),
+      },
+      `Copied from ../shared/fixtures/peers/utkuozdemir_nvidia_gpu_exporter/${file}
 (utkuozdemir/nvidia_gpu_exporter, MIT, internal/captures/; see ../shared/fixtures/peers/SOURCES.md),
 sections "${state} :: query-gpu", "${state} :: query-compute-apps", "capabilities :: help-query-gpu",
-"capabilities :: list (-L)". Recorded with --format=csv (header and units); UUIDs and serials masked.`);
+"capabilities :: list (-L)". Recorded with --format=csv (header and units); UUIDs and serials masked.`,
+    );
   }
 }
 
@@ -60,14 +65,24 @@ for (const [file, dir] of [
 ]) {
   const text = readFileSync(join(peers, file), 'utf8');
   const parts = text.split(/^# nvidia-smi /m).slice(1);
-  const part = (prefix) => parts.find((p) => p.startsWith(prefix))?.split('\n').slice(1).join('\n').trim();
-  write(dir, {
-    'query-gpu.csv': part('--query-gpu'),
-    'help-query-gpu.txt': part('--help-query-gpu'),
-    'L.txt': part('--list-gpus'),
-  }, `Copied from ../shared/fixtures/peers/utkuozdemir_nvidia_gpu_exporter/${file}
+  const part = (prefix) =>
+    parts
+      .find((p) => p.startsWith(prefix))
+      ?.split('\n')
+      .slice(1)
+      .join('\n')
+      .trim();
+  write(
+    dir,
+    {
+      'query-gpu.csv': part('--query-gpu'),
+      'help-query-gpu.txt': part('--help-query-gpu'),
+      'L.txt': part('--list-gpus'),
+    },
+    `Copied from ../shared/fixtures/peers/utkuozdemir_nvidia_gpu_exporter/${file}
 (utkuozdemir/nvidia_gpu_exporter, MIT, samples/ at 49daf497; see ../shared/fixtures/peers/SOURCES.md).
-Throttle-era field names (clocks_throttle_reasons.*); no clock event counters.`);
+Throttle-era field names (clocks_throttle_reasons.*); no clock event counters.`,
+  );
 }
 
 // The 2 x H200 host recorded for this project.
@@ -75,18 +90,28 @@ const h200 = join(shared, 'h200x2/query');
 const read = (f) => (existsSync(join(h200, f)) ? readFileSync(join(h200, f), 'utf8') : undefined);
 const h200Source = (what) => `Copied from ../shared/fixtures/h200x2/query/ (2 x NVIDIA H200, driver 580.159.04, Ubuntu 24.04, recorded
 2026-11-29 for this project; see ../shared/fixtures/h200x2/README.md). ${what}`;
-write('h200x2__580.159.04__linux-idle', {
-  'query-gpu.csv': read('all-fields.csv'),
-  'help-query-gpu.txt': read('help-query-gpu.txt'),
-  'query-compute-apps.csv': read('compute-apps.csv'),
-  'L.txt': read('L.txt'),
-}, h200Source('query-gpu.csv is all-fields.csv (every valid field, --format=csv); query-compute-apps.csv is compute-apps.csv (three processes, one on both GPUs).'));
-write('h200x2__580.159.04__linux-load', {
-  'query-gpu.csv': read('after-load.csv'),
-  'help-query-gpu.txt': read('help-query-gpu.txt'),
-  'query-compute-apps.csv': read('compute-apps.csv'),
-  'L.txt': read('L.txt'),
-}, h200Source('query-gpu.csv is after-load.csv (all fields right after a load).'));
+write(
+  'h200x2__580.159.04__linux-idle',
+  {
+    'query-gpu.csv': read('all-fields.csv'),
+    'help-query-gpu.txt': read('help-query-gpu.txt'),
+    'query-compute-apps.csv': read('compute-apps.csv'),
+    'L.txt': read('L.txt'),
+  },
+  h200Source(
+    'query-gpu.csv is all-fields.csv (every valid field, --format=csv); query-compute-apps.csv is compute-apps.csv (three processes, one on both GPUs).',
+  ),
+);
+write(
+  'h200x2__580.159.04__linux-load',
+  {
+    'query-gpu.csv': read('after-load.csv'),
+    'help-query-gpu.txt': read('help-query-gpu.txt'),
+    'query-compute-apps.csv': read('compute-apps.csv'),
+    'L.txt': read('L.txt'),
+  },
+  h200Source('query-gpu.csv is after-load.csv (all fields right after a load).'),
+);
 
 // Failures: what nvidia-smi printed, and its exit status, for every call while the host was broken.
 const errors = join(shared, 'h200x2/errors');
@@ -95,6 +120,9 @@ for (const [file, dir, code] of [
   ['no-nvml-lib.txt', 'h200x2__580.159.04__nvml-library-missing', 12],
   ['bad-index.txt', 'h200x2__580.159.04__no-devices', 6],
 ]) {
-  write(dir, { 'fail.txt': readFileSync(join(errors, file), 'utf8'), 'fail.exit': String(code) },
-    `Copied from ../shared/fixtures/h200x2/errors/${file} (exit ${code}; see exit-codes.txt there).`);
+  write(
+    dir,
+    { 'fail.txt': readFileSync(join(errors, file), 'utf8'), 'fail.exit': String(code) },
+    `Copied from ../shared/fixtures/h200x2/errors/${file} (exit ${code}; see exit-codes.txt there).`,
+  );
 }

@@ -1,4 +1,14 @@
-import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, INSTALL_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS, UNINSTALL_OPTIONS, type ArgsOf, type OptionTable } from './commands/options.js';
+import {
+  ARCHIVE_OPTIONS,
+  COLLECT_OPTIONS,
+  DOCTOR_OPTIONS,
+  INSTALL_OPTIONS,
+  PULSE_OPTIONS,
+  REPORT_OPTIONS,
+  UNINSTALL_OPTIONS,
+  type ArgsOf,
+  type OptionTable,
+} from './commands/options.js';
 import { envValues, parseOptions } from './commands/parse-options.js';
 
 /** Reads a command's arguments by its option table: the fast parser or yargs. */
@@ -13,7 +23,12 @@ interface Command {
 }
 
 /** Ties a command's handler to its table: the handler takes exactly the arguments the table gives. */
-function command<T extends OptionTable>(name: string, describe: string, options: T, load: () => Promise<(args: ArgsOf<T>) => Promise<number>>): Command {
+function command<T extends OptionTable>(
+  name: string,
+  describe: string,
+  options: T,
+  load: () => Promise<(args: ArgsOf<T>) => Promise<number>>,
+): Command {
   return {
     name,
     describe,
@@ -132,8 +147,13 @@ export async function parseWithYargs(name: string, args: readonly string[], env:
 }
 
 /** parseWithYargs for a command whose table is `table`: yargs parsed by that very table. */
-const yargsArgs = async <T extends OptionTable>(name: string, table: T, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ArgsOf<T>> =>
-  (await parseWithYargs(name, args, env)) as ArgsOf<T>;
+const yargsArgs = async <T extends OptionTable>(
+  name: string,
+  // Only its type is used: it names the ArgsOf the result is.
+  _table: T,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<ArgsOf<T>> => (await parseWithYargs(name, args, env)) as ArgsOf<T>;
 
 /** Runs the command named by argv; resolves to its exit status. */
 export async function main(args: readonly string[]): Promise<number> {
@@ -156,7 +176,9 @@ export async function main(args: readonly string[]): Promise<number> {
     const near = closestCommand(first);
     usageError(`Unknown command: ${first}${near ? `. Did you mean ${near}?` : ''} Commands: ${COMMANDS.map((c) => c.name).join(', ')}`);
   }
-  let cli = (await strictParser(args, 'gpu-textfile')).usage('gpu-textfile COMMAND [OPTIONS]   (gpu-textfile help COMMAND, or COMMAND -h, for its options)');
+  let cli = (await strictParser(args, 'gpu-textfile')).usage(
+    'gpu-textfile COMMAND [OPTIONS]   (gpu-textfile help COMMAND, or COMMAND -h, for its options)',
+  );
   // Each command with its options, for the shell completion (`--get-yargs-completions`); runs go through main above.
   for (const { name, describe, options } of COMMANDS) cli = cli.command(name, describe, (y) => y.options(options));
   await cli

@@ -18,11 +18,12 @@ export const FAILURE_REASONS = {
   no_devices: 'nvidia-smi found no NVIDIA devices (exit 6).',
   gpu_lost: 'A GPU fell off the bus or became inaccessible and no GPU could be read.',
   nvml_unknown_error: 'NVML reported an unknown error (exit 255).',
-  invalid_field: 'nvidia-smi rejected a field even after re-learning the driver\'s field list (exit 2).',
+  invalid_field: "nvidia-smi rejected a field even after re-learning the driver's field list (exit 2).",
   timeout: 'nvidia-smi did not finish within --timeout and was killed.',
   unparsable_output: 'nvidia-smi exited 0 but its output could not be read.',
   nvidia_smi_failed: 'nvidia-smi failed in another way (other exit status or signal).',
-  write_failed: 'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
+  write_failed:
+    'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
   internal_error: 'gpu-textfile itself failed (a bug: please report it).',
 } as const;
 

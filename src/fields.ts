@@ -51,12 +51,14 @@ const MICROSECOND = 1e-6;
 
 const label = (query: string, name: string, aliases?: string[]): FieldSpec => ({ query, kind: 'label', label: name, aliases });
 
-const gauge = (
-  query: string,
-  metric: string,
-  help: string,
-  more: Partial<FieldSpec> = {},
-): FieldSpec => ({ query, kind: 'number', metric: `nvidia_gpu_${metric}`, type: 'gauge', help, ...more });
+const gauge = (query: string, metric: string, help: string, more: Partial<FieldSpec> = {}): FieldSpec => ({
+  query,
+  kind: 'number',
+  metric: `nvidia_gpu_${metric}`,
+  type: 'gauge',
+  help,
+  ...more,
+});
 
 const flag = (query: string, kind: 'enabled' | 'yes-no', metric: string, help: string): FieldSpec => ({
   query,
@@ -92,8 +94,7 @@ const eventReasonTime = (reason: string): FieldSpec => ({
   slow: true,
 });
 
-const ECC_HELP =
-  'ECC errors counted by the GPU: volatile since the driver loaded, aggregate over the board\'s lifetime.';
+const ECC_HELP = "ECC errors counted by the GPU: volatile since the driver loaded, aggregate over the board's lifetime.";
 const ecc = (error: 'corrected' | 'uncorrected', counter: 'volatile' | 'aggregate'): FieldSpec => ({
   query: `ecc.errors.${error}.${counter}.total`,
   kind: 'number',
@@ -120,8 +121,17 @@ export const FIELDS: readonly FieldSpec[] = [
   label('name', 'name', ['gpu_name']),
 
   // Utilization
-  gauge('utilization.gpu', 'utilization_ratio', 'Share of the last sample period in which a kernel ran on the GPU (0-1).', { factor: PERCENT, unit: '%', csv: 'utilization_percent' }),
-  gauge('utilization.memory', 'memory_utilization_ratio', 'Share of the last sample period in which device memory was read or written (0-1).', { factor: PERCENT, unit: '%' }),
+  gauge('utilization.gpu', 'utilization_ratio', 'Share of the last sample period in which a kernel ran on the GPU (0-1).', {
+    factor: PERCENT,
+    unit: '%',
+    csv: 'utilization_percent',
+  }),
+  gauge(
+    'utilization.memory',
+    'memory_utilization_ratio',
+    'Share of the last sample period in which device memory was read or written (0-1).',
+    { factor: PERCENT, unit: '%' },
+  ),
   gauge('utilization.encoder', 'encoder_utilization_ratio', 'Video encoder utilization (0-1).', { factor: PERCENT, unit: '%' }),
   gauge('utilization.decoder', 'decoder_utilization_ratio', 'Video decoder utilization (0-1).', { factor: PERCENT, unit: '%' }),
 
@@ -129,40 +139,114 @@ export const FIELDS: readonly FieldSpec[] = [
   gauge('memory.used', 'memory_used_bytes', 'Framebuffer memory in use, in bytes.', { factor: MIB, unit: 'MiB', csv: 'memory_used_mib' }),
   gauge('memory.total', 'memory_total_bytes', 'Total framebuffer memory, in bytes.', { factor: MIB, unit: 'MiB', csv: 'memory_total_mib' }),
   gauge('memory.free', 'memory_free_bytes', 'Framebuffer memory free, in bytes.', { factor: MIB, unit: 'MiB' }),
-  gauge('memory.reserved', 'memory_reserved_bytes', 'Framebuffer memory reserved by the driver and firmware, in bytes.', { factor: MIB, unit: 'MiB' }),
+  gauge('memory.reserved', 'memory_reserved_bytes', 'Framebuffer memory reserved by the driver and firmware, in bytes.', {
+    factor: MIB,
+    unit: 'MiB',
+  }),
 
   // Power
   gauge('power.draw', 'power_draw_watts', 'Power drawn by the board, in watts.', { unit: 'W', csv: 'power_draw_w' }),
-  gauge('power.draw.instant', 'power_draw_instant_watts', 'Instantaneous power drawn by the board, in watts.', { unit: 'W', aliases: ['gpu.power.draw.instant'] }),
-  gauge('power.limit', 'power_limit_watts', 'Power limit requested for the board, in watts.', { unit: 'W', aliases: ['gpu.power.requested_limit'] }),
-  gauge('enforced.power.limit', 'power_enforced_limit_watts', 'Power limit the driver enforces, in watts.', { unit: 'W', aliases: ['gpu.power.current_limit'] }),
-  gauge('power.default_limit', 'power_default_limit_watts', 'Default power limit of the board, in watts.', { unit: 'W', aliases: ['gpu.power.default_limit'] }),
-  gauge('power.min_limit', 'power_min_limit_watts', 'Lowest power limit that can be set, in watts.', { unit: 'W', aliases: ['gpu.power.min_limit'] }),
-  gauge('power.max_limit', 'power_max_limit_watts', 'Highest power limit that can be set, in watts.', { unit: 'W', aliases: ['gpu.power.max_limit'] }),
+  gauge('power.draw.instant', 'power_draw_instant_watts', 'Instantaneous power drawn by the board, in watts.', {
+    unit: 'W',
+    aliases: ['gpu.power.draw.instant'],
+  }),
+  gauge('power.limit', 'power_limit_watts', 'Power limit requested for the board, in watts.', {
+    unit: 'W',
+    aliases: ['gpu.power.requested_limit'],
+  }),
+  gauge('enforced.power.limit', 'power_enforced_limit_watts', 'Power limit the driver enforces, in watts.', {
+    unit: 'W',
+    aliases: ['gpu.power.current_limit'],
+  }),
+  gauge('power.default_limit', 'power_default_limit_watts', 'Default power limit of the board, in watts.', {
+    unit: 'W',
+    aliases: ['gpu.power.default_limit'],
+  }),
+  gauge('power.min_limit', 'power_min_limit_watts', 'Lowest power limit that can be set, in watts.', {
+    unit: 'W',
+    aliases: ['gpu.power.min_limit'],
+  }),
+  gauge('power.max_limit', 'power_max_limit_watts', 'Highest power limit that can be set, in watts.', {
+    unit: 'W',
+    aliases: ['gpu.power.max_limit'],
+  }),
 
   // Temperatures
   gauge('temperature.gpu', 'temperature_celsius', 'GPU core temperature, in degrees Celsius.', { unit: 'C', csv: 'temperature_c' }),
   gauge('temperature.memory', 'memory_temperature_celsius', 'HBM memory temperature, in degrees Celsius.', { unit: 'C' }),
-  gauge('temperature.gpu.tlimit', 'temperature_limit_margin_celsius', 'Headroom to the temperature at which the GPU starts to slow down, in degrees Celsius.', { unit: 'C' }),
+  gauge(
+    'temperature.gpu.tlimit',
+    'temperature_limit_margin_celsius',
+    'Headroom to the temperature at which the GPU starts to slow down, in degrees Celsius.',
+    { unit: 'C' },
+  ),
 
   // Clocks
-  gauge('clocks.current.sm', 'sm_clock_hertz', 'Current SM clock, in hertz.', { factor: MHZ, unit: 'MHz', aliases: ['clocks.sm'], csv: 'sm_clock_mhz' }),
-  gauge('clocks.current.memory', 'memory_clock_hertz', 'Current memory clock, in hertz.', { factor: MHZ, unit: 'MHz', aliases: ['clocks.mem'], csv: 'mem_clock_mhz' }),
-  gauge('clocks.current.graphics', 'graphics_clock_hertz', 'Current graphics clock, in hertz.', { factor: MHZ, unit: 'MHz', aliases: ['clocks.gr'] }),
-  gauge('clocks.current.video', 'video_clock_hertz', 'Current video clock, in hertz.', { factor: MHZ, unit: 'MHz', aliases: ['clocks.video'] }),
+  gauge('clocks.current.sm', 'sm_clock_hertz', 'Current SM clock, in hertz.', {
+    factor: MHZ,
+    unit: 'MHz',
+    aliases: ['clocks.sm'],
+    csv: 'sm_clock_mhz',
+  }),
+  gauge('clocks.current.memory', 'memory_clock_hertz', 'Current memory clock, in hertz.', {
+    factor: MHZ,
+    unit: 'MHz',
+    aliases: ['clocks.mem'],
+    csv: 'mem_clock_mhz',
+  }),
+  gauge('clocks.current.graphics', 'graphics_clock_hertz', 'Current graphics clock, in hertz.', {
+    factor: MHZ,
+    unit: 'MHz',
+    aliases: ['clocks.gr'],
+  }),
+  gauge('clocks.current.video', 'video_clock_hertz', 'Current video clock, in hertz.', {
+    factor: MHZ,
+    unit: 'MHz',
+    aliases: ['clocks.video'],
+  }),
   gauge('clocks.max.sm', 'sm_clock_max_hertz', 'Highest SM clock the GPU can run at, in hertz.', { factor: MHZ, unit: 'MHz' }),
-  gauge('clocks.max.memory', 'memory_clock_max_hertz', 'Highest memory clock, in hertz.', { factor: MHZ, unit: 'MHz', aliases: ['clocks.max.mem'] }),
-  gauge('clocks.max.graphics', 'graphics_clock_max_hertz', 'Highest graphics clock, in hertz.', { factor: MHZ, unit: 'MHz', aliases: ['clocks.max.gr'] }),
+  gauge('clocks.max.memory', 'memory_clock_max_hertz', 'Highest memory clock, in hertz.', {
+    factor: MHZ,
+    unit: 'MHz',
+    aliases: ['clocks.max.mem'],
+  }),
+  gauge('clocks.max.graphics', 'graphics_clock_max_hertz', 'Highest graphics clock, in hertz.', {
+    factor: MHZ,
+    unit: 'MHz',
+    aliases: ['clocks.max.gr'],
+  }),
 
   // Fan, performance state, modes
   gauge('fan.speed', 'fan_speed_ratio', 'Fan speed the driver asks for, as a share of the maximum (0-1).', { factor: PERCENT, unit: '%' }),
-  { query: 'pstate', kind: 'pstate', metric: 'nvidia_gpu_performance_state', type: 'gauge', help: 'Performance state, 0 (P0, fastest) to 15 (P15, slowest).' },
+  {
+    query: 'pstate',
+    kind: 'pstate',
+    metric: 'nvidia_gpu_performance_state',
+    type: 'gauge',
+    help: 'Performance state, 0 (P0, fastest) to 15 (P15, slowest).',
+  },
   flag('persistence_mode', 'enabled', 'persistence_mode', 'Whether persistence mode is on: 1 on, 0 off.'),
-  { query: 'compute_mode', kind: 'state', metric: 'nvidia_gpu_compute_mode', type: 'gauge', help: 'Compute mode: 1 for the current mode, 0 for the others.', stateLabel: 'mode', states: COMPUTE_MODES },
+  {
+    query: 'compute_mode',
+    kind: 'state',
+    metric: 'nvidia_gpu_compute_mode',
+    type: 'gauge',
+    help: 'Compute mode: 1 for the current mode, 0 for the others.',
+    stateLabel: 'mode',
+    states: COMPUTE_MODES,
+  },
   flag('mig.mode.current', 'enabled', 'mig_mode', 'Whether MIG (Multi-Instance GPU) mode is on: 1 on, 0 off.'),
   flag('mig.mode.pending', 'enabled', 'mig_mode_pending', 'MIG mode after the next GPU reset: 1 on, 0 off.'),
   flag('ecc.mode.current', 'enabled', 'ecc_mode', 'Whether ECC is on: 1 on, 0 off.'),
-  { query: 'gpu_recovery_action', kind: 'state', metric: 'nvidia_gpu_recovery_action', type: 'gauge', help: 'Action the driver asks for to recover the GPU: 1 for the current one, 0 for the others.', stateLabel: 'action', states: RECOVERY_ACTIONS },
+  {
+    query: 'gpu_recovery_action',
+    kind: 'state',
+    metric: 'nvidia_gpu_recovery_action',
+    type: 'gauge',
+    help: 'Action the driver asks for to recover the GPU: 1 for the current one, 0 for the others.',
+    stateLabel: 'action',
+    states: RECOVERY_ACTIONS,
+  },
 
   // PCIe link
   gauge('pcie.link.gen.current', 'pcie_link_generation', 'Current PCIe link generation.'),
@@ -190,12 +274,24 @@ export const FIELDS: readonly FieldSpec[] = [
   ecc('uncorrected', 'volatile'),
   ecc('corrected', 'aggregate'),
   ecc('uncorrected', 'aggregate'),
-  gauge('remapped_rows.correctable', 'remapped_rows', 'Memory rows remapped, by the kind of error that caused it.', { aliases: ['remapped_rows.sbe'], labels: { cause: 'correctable' } }),
-  gauge('remapped_rows.uncorrectable', 'remapped_rows', 'Memory rows remapped, by the kind of error that caused it.', { aliases: ['remapped_rows.dbe'], labels: { cause: 'uncorrectable' } }),
+  gauge('remapped_rows.correctable', 'remapped_rows', 'Memory rows remapped, by the kind of error that caused it.', {
+    aliases: ['remapped_rows.sbe'],
+    labels: { cause: 'correctable' },
+  }),
+  gauge('remapped_rows.uncorrectable', 'remapped_rows', 'Memory rows remapped, by the kind of error that caused it.', {
+    aliases: ['remapped_rows.dbe'],
+    labels: { cause: 'uncorrectable' },
+  }),
   flag('remapped_rows.pending', 'yes-no', 'remapped_rows_pending', 'Whether a row remapping waits for a GPU reset: 1 yes, 0 no.'),
   flag('remapped_rows.failure', 'yes-no', 'remapped_rows_failure', 'Whether a row remapping has failed: 1 yes, 0 no.'),
-  gauge('retired_pages.single_bit_ecc.count', 'retired_pages', 'Memory pages retired, by the kind of error that caused it.', { aliases: ['retired_pages.sbe'], labels: { cause: 'single_bit_ecc' } }),
-  gauge('retired_pages.double_bit.count', 'retired_pages', 'Memory pages retired, by the kind of error that caused it.', { aliases: ['retired_pages.dbe'], labels: { cause: 'double_bit_ecc' } }),
+  gauge('retired_pages.single_bit_ecc.count', 'retired_pages', 'Memory pages retired, by the kind of error that caused it.', {
+    aliases: ['retired_pages.sbe'],
+    labels: { cause: 'single_bit_ecc' },
+  }),
+  gauge('retired_pages.double_bit.count', 'retired_pages', 'Memory pages retired, by the kind of error that caused it.', {
+    aliases: ['retired_pages.dbe'],
+    labels: { cause: 'double_bit_ecc' },
+  }),
   flag('retired_pages.pending', 'yes-no', 'retired_pages_pending', 'Whether a page retirement waits for a reboot: 1 yes, 0 no.'),
 ];
 

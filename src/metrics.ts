@@ -11,17 +11,56 @@ const fixed = (name: string, type: 'gauge' | 'counter', help: string, labels: st
 /** Families that do not come from one field of the table. */
 export const FIXED_FAMILIES = {
   info: fixed('nvidia_gpu_info', 'gauge', 'Identity of each GPU in its labels; the value is always 1.', []),
-  up: fixed('nvidia_gpu_up', 'gauge', 'Whether the GPU answered this collection: 1 yes, 0 no (lost, or its row could not be read).', ['gpu', 'uuid']),
-  fieldError: fixed('nvidia_gpu_field_error', 'gauge', 'A field nvidia-smi answered with an error instead of a value (the series for that field is left out).', ['gpu', 'uuid', 'field', 'error']),
+  up: fixed('nvidia_gpu_up', 'gauge', 'Whether the GPU answered this collection: 1 yes, 0 no (lost, or its row could not be read).', [
+    'gpu',
+    'uuid',
+  ]),
+  fieldError: fixed(
+    'nvidia_gpu_field_error',
+    'gauge',
+    'A field nvidia-smi answered with an error instead of a value (the series for that field is left out).',
+    ['gpu', 'uuid', 'field', 'error'],
+  ),
   processes: fixed('nvidia_gpu_processes', 'gauge', 'Number of compute processes on the GPU.', ['gpu', 'uuid']),
-  processMemory: fixed('nvidia_gpu_process_memory_used_bytes', 'gauge', 'GPU memory used by a compute process, in bytes.', ['gpu', 'uuid', 'pid', 'process_name', 'user']),
-  success: fixed('nvidia_gpu_collector_success', 'gauge', 'Whether the last collection read the GPUs: 1 yes, 0 no (see nvidia_gpu_collector_error).', []),
+  processMemory: fixed('nvidia_gpu_process_memory_used_bytes', 'gauge', 'GPU memory used by a compute process, in bytes.', [
+    'gpu',
+    'uuid',
+    'pid',
+    'process_name',
+    'user',
+  ]),
+  success: fixed(
+    'nvidia_gpu_collector_success',
+    'gauge',
+    'Whether the last collection read the GPUs: 1 yes, 0 no (see nvidia_gpu_collector_error).',
+    [],
+  ),
   error: fixed('nvidia_gpu_collector_error', 'gauge', 'Why the last collection failed; present only when it failed.', ['reason']),
-  diagnosis: fixed('nvidia_gpu_collector_diagnosis', 'gauge', 'What the host\'s files say caused the failure (the verdict of gpu-textfile doctor); present only then.', ['verdict']),
+  diagnosis: fixed(
+    'nvidia_gpu_collector_diagnosis',
+    'gauge',
+    "What the host's files say caused the failure (the verdict of gpu-textfile doctor); present only then.",
+    ['verdict'],
+  ),
   duration: fixed('nvidia_gpu_collector_duration_seconds', 'gauge', 'How long the last collection took, in seconds.', []),
-  lastSuccess: fixed('nvidia_gpu_collector_last_success_timestamp_seconds', 'gauge', 'Unix time of the last successful collection, in seconds.', []),
-  processesDropped: fixed('nvidia_gpu_collector_processes_dropped', 'gauge', 'Compute processes left out of the last collection by --max-processes.', []),
-  processRowsSkipped: fixed('nvidia_gpu_collector_process_rows_skipped', 'gauge', 'Rows of --query-compute-apps output that could not be read in the last collection.', []),
+  lastSuccess: fixed(
+    'nvidia_gpu_collector_last_success_timestamp_seconds',
+    'gauge',
+    'Unix time of the last successful collection, in seconds.',
+    [],
+  ),
+  processesDropped: fixed(
+    'nvidia_gpu_collector_processes_dropped',
+    'gauge',
+    'Compute processes left out of the last collection by --max-processes.',
+    [],
+  ),
+  processRowsSkipped: fixed(
+    'nvidia_gpu_collector_process_rows_skipped',
+    'gauge',
+    'Rows of --query-compute-apps output that could not be read in the last collection.',
+    [],
+  ),
 } as const;
 
 /**
@@ -30,7 +69,11 @@ export const FIXED_FAMILIES = {
  * take none of them (test/metrics-labels.test.ts checks the builders' output against this set).
  */
 export function ownLabelNames(fields: readonly FieldSpec[] = FIELDS): Set<string> {
-  const fromFields = fields.flatMap((field) => [...(field.label ? [field.label] : []), ...Object.keys(field.labels ?? {}), ...(field.stateLabel ? [field.stateLabel] : [])]);
+  const fromFields = fields.flatMap((field) => [
+    ...(field.label ? [field.label] : []),
+    ...Object.keys(field.labels ?? {}),
+    ...(field.stateLabel ? [field.stateLabel] : []),
+  ]);
   return new Set([...Object.values(FIXED_FAMILIES).flatMap((family) => family.labels), ...fromFields]);
 }
 
@@ -63,7 +106,10 @@ function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels): M
   if (reading?.kind === 'number') return [{ labels, value: reading.value }];
   if (reading?.kind === 'text' && field.kind === 'state' && field.stateLabel) {
     const states = field.states ?? [];
-    const known = states.map((state) => ({ labels: [...labels, [field.stateLabel!, state] as const], value: state === reading.text ? 1 : 0 }));
+    const known = states.map((state) => ({
+      labels: [...labels, [field.stateLabel!, state] as const],
+      value: state === reading.text ? 1 : 0,
+    }));
     return states.includes(reading.text) ? known : [...known, { labels: [...labels, [field.stateLabel, reading.text] as const], value: 1 }];
   }
   return [];
@@ -144,7 +190,10 @@ function processFamilies(
   return [
     family(
       FIXED_FAMILIES.processes,
-      samples.map((sample) => ({ labels: gpuLabels(sample), value: [...merged.values()].filter((app) => app.uuid === sample.uuid).length })),
+      samples.map((sample) => ({
+        labels: gpuLabels(sample),
+        value: [...merged.values()].filter((app) => app.uuid === sample.uuid).length,
+      })),
     ),
     family(
       FIXED_FAMILIES.processMemory,
@@ -176,9 +225,22 @@ function healthFamilies(collection: Collection, constant: Labels): MetricFamily[
 /** Every family the collector can emit, with its labels: the README's table and the rules' check use it. */
 export function metricCatalog(): { name: string; type: string; help: string; labels: string[]; unit: string; source: string }[] {
   const infoLabels = FIELDS.filter((field) => field.kind === 'label').map((field) => field.label!);
-  const row = (f: FixedFamily, source: string, labels = f.labels) => ({ name: f.name, type: f.type, help: f.help, labels: [...labels], unit: '', source });
+  const row = (f: FixedFamily, source: string, labels = f.labels) => ({
+    name: f.name,
+    type: f.type,
+    help: f.help,
+    labels: [...labels],
+    unit: '',
+    source,
+  });
   return [
-    row(FIXED_FAMILIES.info, FIELDS.filter((f) => f.kind === 'label').map((f) => f.query).join(', '), infoLabels),
+    row(
+      FIXED_FAMILIES.info,
+      FIELDS.filter((f) => f.kind === 'label')
+        .map((f) => f.query)
+        .join(', '),
+      infoLabels,
+    ),
     row(FIXED_FAMILIES.up, 'whether the GPU answered'),
     ...fieldFamilies(FIELDS).map(({ spec, fields }) => ({
       name: spec.metric!,
@@ -193,7 +255,7 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     row(FIXED_FAMILIES.processMemory, '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd'),
     row(FIXED_FAMILIES.success, 'collector'),
     row(FIXED_FAMILIES.error, 'collector'),
-    row(FIXED_FAMILIES.diagnosis, 'gpu-textfile doctor\'s file checks, when nvidia-smi fails'),
+    row(FIXED_FAMILIES.diagnosis, "gpu-textfile doctor's file checks, when nvidia-smi fails"),
     row(FIXED_FAMILIES.duration, 'collector'),
     row(FIXED_FAMILIES.lastSuccess, 'collector (carried over from the previous file when a run fails)'),
     row(FIXED_FAMILIES.processesDropped, 'collector (--max-processes)'),

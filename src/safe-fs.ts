@@ -1,5 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { OWN_PROC } from './host.js';
 import { makeDirs } from './make-dirs.js';
@@ -68,7 +82,8 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
   } catch (error) {
     const code = errorCode(error);
     // With O_DIRECTORY, Linux answers ENOTDIR for a link (to a directory or not), not ELOOP.
-    if (code === 'ELOOP' || (code === 'ENOTDIR' && isSymlink(path))) throw new UnsafeFileError(`${path} is a symbolic link; refusing to write through it`, 'ELINK');
+    if (code === 'ELOOP' || (code === 'ENOTDIR' && isSymlink(path)))
+      throw new UnsafeFileError(`${path} is a symbolic link; refusing to write through it`, 'ELINK');
     if (code === 'ENOTDIR') throw new UnsafeFileError(`${path} is not a directory`, 'ENOTDIR');
     if (code !== 'ENOENT' || !options.create) throw error;
     makeDirs(path, options.mode ?? 0o755);
@@ -79,7 +94,8 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
     path,
     fdPath: base,
     at: (name) => {
-      if (name === '' || name.includes('/') || name === '.' || name === '..') throw new Error(`not a plain file name: ${JSON.stringify(name)}`);
+      if (name === '' || name.includes('/') || name === '.' || name === '..')
+        throw new Error(`not a plain file name: ${JSON.stringify(name)}`);
       return `${base}/${name}`;
     },
     list: () => readdirSync(base),
@@ -111,7 +127,8 @@ export function openNoFollow(dir: PinnedDir, name: string, flags: number, mode =
   try {
     fd = openSync(dir.at(name), flags | O_NOFOLLOW | O_NONBLOCK, mode);
   } catch (error) {
-    if (errorCode(error) === 'ELOOP') throw new UnsafeFileError(`${dir.path}/${name} is a symbolic link; refusing to write through it`, 'ELINK');
+    if (errorCode(error) === 'ELOOP')
+      throw new UnsafeFileError(`${dir.path}/${name} is a symbolic link; refusing to write through it`, 'ELINK');
     throw error;
   }
   try {
@@ -124,7 +141,8 @@ export function openNoFollow(dir: PinnedDir, name: string, flags: number, mode =
 }
 
 /** Opens NAME for appending (created with `mode` when missing); only a plain file, never through a link. */
-export const openForAppend = (dir: PinnedDir, name: string, mode = 0o644): number => openNoFollow(dir, name, O_WRONLY | O_APPEND | O_CREAT, mode);
+export const openForAppend = (dir: PinnedDir, name: string, mode = 0o644): number =>
+  openNoFollow(dir, name, O_WRONLY | O_APPEND | O_CREAT, mode);
 
 /** A random temp name beside NAME: hidden, and not ending in .prom, so node_exporter ignores it. */
 export const tempName = (name: string): string => `.${name}.${randomBytes(8).toString('hex')}.tmp`;
@@ -183,7 +201,7 @@ export function readSmallFile(dir: PinnedDir, name: string, maxBytes: number): s
     // Read one byte past the limit, whatever fstat said: the file may grow meanwhile.
     const buffer = Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
-    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
+    for (let n: number; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
     return length > maxBytes ? undefined : buffer.toString('utf8', 0, length);
   } catch (error) {
     if (isFileError(error)) return undefined;

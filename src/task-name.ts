@@ -14,7 +14,8 @@ const ARCHIVE_SUFFIX = /-\d{8}(-\d+)?$/;
 export function taskNameProblem(task: string): string | undefined {
   if (task.length > TASK_NAME_MAX_LENGTH) return `--task: ${task.length} characters, at most ${TASK_NAME_MAX_LENGTH}`;
   // JSON.stringify: a newline or a control character in the name shows as \n, keeping the message one line.
-  if (!TASK_NAME.test(task)) return `--task: ${JSON.stringify(task)} must be letters, digits, '.', '_' or '-', starting with a letter or digit`;
+  if (!TASK_NAME.test(task))
+    return `--task: ${JSON.stringify(task)} must be letters, digits, '.', '_' or '-', starting with a letter or digit`;
   if (ARCHIVE_SUFFIX.test(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
   return undefined;
 }

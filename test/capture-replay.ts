@@ -10,7 +10,9 @@ import { CAPTURES, FAKE_SMI, FIXTURES } from './helpers.js';
 
 /** Captures of working GPUs (no failure, no lost GPU). */
 export const healthyCaptures = (): string[] =>
-  readdirSync(CAPTURES).filter((dir) => existsSync(join(CAPTURES, dir, 'query-gpu.csv')) && !existsSync(join(CAPTURES, dir, 'lost-gpu.txt')));
+  readdirSync(CAPTURES).filter(
+    (dir) => existsSync(join(CAPTURES, dir, 'query-gpu.csv')) && !existsSync(join(CAPTURES, dir, 'lost-gpu.txt')),
+  );
 
 /** Fixed clock for goldens: 2026-11-29T18:20:00Z. */
 export const FIXED_NOW = 1_795_976_400_000;

@@ -29,7 +29,8 @@ describe('the field table', () => {
   });
 
   it('percentages become ratios (factor 0.01) named _ratio', () => {
-    for (const field of FIELDS.filter((f) => f.unit === '%')) expect([field.metric, field.factor]).toEqual([expect.stringMatching(/_ratio$/), 0.01]);
+    for (const field of FIELDS.filter((f) => f.unit === '%'))
+      expect([field.metric, field.factor]).toEqual([expect.stringMatching(/_ratio$/), 0.01]);
   });
 
   it('fields that share a family share its type and HELP, and differ by a label', () => {
@@ -57,20 +58,71 @@ describe('the field table', () => {
   it('covers what the collector issue asks for', () => {
     const queries = new Set(FIELDS.map((f) => f.query));
     for (const query of [
-      'index', 'uuid', 'name', 'pci.bus_id', 'serial', 'vbios_version', 'driver_version', 'compute_cap',
-      'utilization.gpu', 'utilization.memory', 'utilization.encoder', 'utilization.decoder',
-      'memory.total', 'memory.used', 'memory.free', 'memory.reserved',
-      'power.draw', 'power.draw.instant', 'power.limit', 'enforced.power.limit', 'power.default_limit', 'power.min_limit', 'power.max_limit',
-      'temperature.gpu', 'temperature.memory', 'temperature.gpu.tlimit',
-      'clocks.current.sm', 'clocks.current.memory', 'clocks.current.graphics', 'clocks.current.video', 'clocks.max.sm', 'clocks.max.memory', 'clocks.max.graphics',
-      'fan.speed', 'pstate', 'persistence_mode', 'compute_mode',
-      'ecc.errors.corrected.volatile.total', 'ecc.errors.uncorrected.volatile.total', 'ecc.errors.corrected.aggregate.total', 'ecc.errors.uncorrected.aggregate.total',
-      'remapped_rows.correctable', 'remapped_rows.uncorrectable', 'remapped_rows.pending', 'remapped_rows.failure',
-      'retired_pages.single_bit_ecc.count', 'retired_pages.double_bit.count', 'retired_pages.pending',
-      'pcie.link.gen.current', 'pcie.link.width.current', 'mig.mode.current', 'gpu_recovery_action',
-    ]) expect([query, queries.has(query)]).toEqual([query, true]);
+      'index',
+      'uuid',
+      'name',
+      'pci.bus_id',
+      'serial',
+      'vbios_version',
+      'driver_version',
+      'compute_cap',
+      'utilization.gpu',
+      'utilization.memory',
+      'utilization.encoder',
+      'utilization.decoder',
+      'memory.total',
+      'memory.used',
+      'memory.free',
+      'memory.reserved',
+      'power.draw',
+      'power.draw.instant',
+      'power.limit',
+      'enforced.power.limit',
+      'power.default_limit',
+      'power.min_limit',
+      'power.max_limit',
+      'temperature.gpu',
+      'temperature.memory',
+      'temperature.gpu.tlimit',
+      'clocks.current.sm',
+      'clocks.current.memory',
+      'clocks.current.graphics',
+      'clocks.current.video',
+      'clocks.max.sm',
+      'clocks.max.memory',
+      'clocks.max.graphics',
+      'fan.speed',
+      'pstate',
+      'persistence_mode',
+      'compute_mode',
+      'ecc.errors.corrected.volatile.total',
+      'ecc.errors.uncorrected.volatile.total',
+      'ecc.errors.corrected.aggregate.total',
+      'ecc.errors.uncorrected.aggregate.total',
+      'remapped_rows.correctable',
+      'remapped_rows.uncorrectable',
+      'remapped_rows.pending',
+      'remapped_rows.failure',
+      'retired_pages.single_bit_ecc.count',
+      'retired_pages.double_bit.count',
+      'retired_pages.pending',
+      'pcie.link.gen.current',
+      'pcie.link.width.current',
+      'mig.mode.current',
+      'gpu_recovery_action',
+    ])
+      expect([query, queries.has(query)]).toEqual([query, true]);
     const reasons = FIELDS.filter((f) => f.metric === 'nvidia_gpu_clocks_event_reason_active').map((f) => f.labels!.reason);
-    expect(reasons).toEqual(['gpu_idle', 'applications_clocks_setting', 'sw_power_cap', 'hw_slowdown', 'hw_thermal_slowdown', 'hw_power_brake_slowdown', 'sw_thermal_slowdown', 'sync_boost']);
+    expect(reasons).toEqual([
+      'gpu_idle',
+      'applications_clocks_setting',
+      'sw_power_cap',
+      'hw_slowdown',
+      'hw_thermal_slowdown',
+      'hw_power_brake_slowdown',
+      'sw_thermal_slowdown',
+      'sync_boost',
+    ]);
   });
 });
 
@@ -83,7 +135,11 @@ describe('--exclude-fields globs', () => {
   ])('%s matches %s: %s', (glob, name, expected) => expect(globMatches(glob, name)).toBe(expected));
   it('slow fields only when asked for', () => {
     expect(selectFields(FIELDS, []).some((f) => f.slow)).toBe(false);
-    expect(selectFields(FIELDS, [], true).filter((f) => f.slow).map((f) => f.query)).toEqual(FIELDS.filter((f) => f.slow).map((f) => f.query));
+    expect(
+      selectFields(FIELDS, [], true)
+        .filter((f) => f.slow)
+        .map((f) => f.query),
+    ).toEqual(FIELDS.filter((f) => f.slow).map((f) => f.query));
     expect(FIELDS.filter((f) => f.slow).every((f) => f.query.startsWith('clocks_event_reasons_counters.'))).toBe(true);
   });
   it('match by metric name too', () => {

@@ -83,7 +83,9 @@ describe('golden values, recomputed from the recorded CSV', () => {
   it('covers the recorded captures', () => expect(capturesWithGoldens.length).toBeGreaterThan(15));
 
   it.each(capturesWithGoldens)('%s', (dir) => {
-    const [header, ...rows] = readFileSync(join(CAPTURES, dir, 'query-gpu.csv'), 'utf8').split('\n').filter((line) => line.trim() !== '');
+    const [header, ...rows] = readFileSync(join(CAPTURES, dir, 'query-gpu.csv'), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
     const columns = header!.split(', ').map((column) => {
       const match = /^(.+?)(?: \[(.+)\])?$/.exec(column.trim())!;
       return { name: match[1]!, unit: match[2] };
@@ -100,7 +102,10 @@ describe('golden values, recomputed from the recorded CSV', () => {
         const target = COLUMN_METRICS[column.name];
         if (!target) return;
         const expected = toBaseUnits(cells[i]!, column.unit);
-        const found = golden.filter((s) => s.name === target.metric && s.labels.gpu === gpu && Object.entries(target.labels ?? {}).every(([k, v]) => s.labels[k] === v));
+        const found = golden.filter(
+          (s) =>
+            s.name === target.metric && s.labels.gpu === gpu && Object.entries(target.labels ?? {}).every(([k, v]) => s.labels[k] === v),
+        );
         const where = `${dir} gpu ${gpu} ${column.name} "${cells[i]}"`;
         if (expected === undefined) {
           expect([where, found]).toEqual([where, []]);

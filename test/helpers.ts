@@ -23,11 +23,20 @@ export async function tempDir(prefix = 'gpu-textfile-'): Promise<string> {
 /** Environment for a CLI run: no GPU_TEXTFILE_* from the caller, the stand-in capture if given. */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('GPU_TEXTFILE_') && !key.startsWith('FAKE_SMI_') && key !== 'NODE_COMPILE_CACHE') env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !key.startsWith('GPU_TEXTFILE_') && !key.startsWith('FAKE_SMI_') && key !== 'NODE_COMPILE_CACHE')
+      env[key] = value;
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }
 
 /** Runs the built CLI; never rejects. */
 export const runCli = (args: readonly string[], env: Record<string, string | undefined> = {}, timeoutMs = 20_000) =>
-  execa(process.execPath, [CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false, timeout: timeoutMs, stdin: 'ignore', stripFinalNewline: false });
+  execa(process.execPath, [CLI, ...args], {
+    env: cliEnv(env),
+    extendEnv: false,
+    reject: false,
+    timeout: timeoutMs,
+    stdin: 'ignore',
+    stripFinalNewline: false,
+  });

@@ -6,7 +6,13 @@ import { tempDir } from './helpers.js';
 
 describe('hostAt', () => {
   it('puts proc, sys, dev and etc/passwd under the root', () => {
-    expect(hostAt('/host')).toEqual({ root: '/host', proc: '/host/proc', sys: '/host/sys', dev: '/host/dev', etcPasswd: '/host/etc/passwd' });
+    expect(hostAt('/host')).toEqual({
+      root: '/host',
+      proc: '/host/proc',
+      sys: '/host/sys',
+      dev: '/host/dev',
+      etcPasswd: '/host/etc/passwd',
+    });
     expect(hostAt()).toEqual({ root: '/', proc: '/proc', sys: '/sys', dev: '/dev', etcPasswd: '/etc/passwd' });
   });
 });

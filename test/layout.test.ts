@@ -48,8 +48,12 @@ function sourceFiles(dir = SRC): string[] {
 
 /** Relative imports of a module (static, re-exports, dynamic import()), as paths under src/. */
 function importsOf(file: string, text: string): string[] {
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]!);
-  return specifiers.filter((s) => s.startsWith('.')).map((s) => relative(SRC, resolve(dirname(join(SRC, file)), s)).replace(/\.js$/, '.ts'));
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g)].map(
+    (m) => m[1] ?? m[2]!,
+  );
+  return specifiers
+    .filter((s) => s.startsWith('.'))
+    .map((s) => relative(SRC, resolve(dirname(join(SRC, file)), s)).replace(/\.js$/, '.ts'));
 }
 
 /** The text without comments: a path in a comment is documentation, not a literal. */
@@ -118,7 +122,9 @@ describe('src/ layout', () => {
   // doctor and pulse are about nvidia-smi itself and may use its folder; the pipeline sees only
   // src/sources/source.ts (what a source gives) and src/sources/sources.ts (which one).
   it('the pipeline does not import from a source folder', () => {
-    const pipeline = (file: string) => file === 'commands/collect.ts' || ['collect', 'state', 'processes', 'publish', 'metrics', 'csvlog', 'exposition', 'collection'].includes(groupOf(file));
+    const pipeline = (file: string) =>
+      file === 'commands/collect.ts' ||
+      ['collect', 'state', 'processes', 'publish', 'metrics', 'csvlog', 'exposition', 'collection'].includes(groupOf(file));
     const reaching = [...graph].flatMap(([file, targets]) =>
       pipeline(file) ? targets.filter((t) => /^sources\/[^/]+\//.test(t)).map((t) => `${file} -> ${t}`) : [],
     );

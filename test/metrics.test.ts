@@ -6,7 +6,11 @@ import { expectFamilies } from './families.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
 const FIELDS_USED = ['index', 'uuid', 'name', 'power.draw', 'compute_mode'].map(field);
-const sample = (gpu: string, readings: Record<string, Reading>): GpuSample => ({ gpu, uuid: `GPU-${gpu}`, readings: new Map(Object.entries(readings)) });
+const sample = (gpu: string, readings: Record<string, Reading>): GpuSample => ({
+  gpu,
+  uuid: `GPU-${gpu}`,
+  readings: new Map(Object.entries(readings)),
+});
 const gpu0 = { gpu: '0', uuid: 'GPU-0' };
 
 const collection = (samples: GpuSample[], more: Partial<Collection> = {}): Collection => ({
@@ -35,7 +39,10 @@ describe('buildFamilies', () => {
   it('a state reading is 1 for the current state, 0 for the others, and a state not in the table is added', () => {
     const known = buildFamilies(collection([sample('0', { compute_mode: { kind: 'text', text: 'Prohibited' } })]));
     expectFamilies(known, {
-      nvidia_gpu_compute_mode: ['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'].map((mode) => ({ labels: { ...gpu0, mode }, value: mode === 'Prohibited' ? 1 : 0 })),
+      nvidia_gpu_compute_mode: ['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'].map((mode) => ({
+        labels: { ...gpu0, mode },
+        value: mode === 'Prohibited' ? 1 : 0,
+      })),
     });
     const unknown = buildFamilies(collection([sample('0', { compute_mode: { kind: 'text', text: 'Shared' } })]));
     expectFamilies(unknown, {
@@ -48,7 +55,9 @@ describe('buildFamilies', () => {
 
   it('info carries the label fields (empty when absent); up is 1 for each sample and 0 for each GPU down', () => {
     const families = buildFamilies(
-      collection([sample('0', { name: { kind: 'text', text: 'NVIDIA H200' } })], { down: [{ gpu: '1', uuid: 'GPU-1', reason: 'gpu_lost' }] }),
+      collection([sample('0', { name: { kind: 'text', text: 'NVIDIA H200' } })], {
+        down: [{ gpu: '1', uuid: 'GPU-1', reason: 'gpu_lost' }],
+      }),
     );
     expectFamilies(families, {
       nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200' }, value: 1 }],

@@ -4,7 +4,11 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FAKE_SMI, ROOT, capture, cliEnv, tempDir } from './helpers.js';
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 describe('the npm package', () => {
   // What `npm pack` makes is what users install: the bundle must run from it alone, with no
@@ -14,15 +18,32 @@ describe('the npm package', () => {
     const env = cliEnv({ npm_config_cache: join(work, 'npm-cache'), npm_config_update_notifier: 'false' });
     // --ignore-scripts: dist/ is already built (global set-up); rebuilding it here would pull it
     // from under the CLI tests running beside this one.
-    const pack = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, env, extendEnv: false });
+    const pack = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+    });
     const [{ filename, files }] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
     const paths = files.map((file) => file.path);
-    for (const path of ['LICENSE', 'README.md', 'package.json', 'dist/gpu-textfile.js', 'dist/cli.js', 'systemd/gpu-textfile.timer', 'cron/gpu-textfile', 'examples/alerts.yml'])
+    for (const path of [
+      'LICENSE',
+      'README.md',
+      'package.json',
+      'dist/gpu-textfile.js',
+      'dist/cli.js',
+      'systemd/gpu-textfile.timer',
+      'cron/gpu-textfile',
+      'examples/alerts.yml',
+    ])
       expect([path, paths.includes(path)]).toEqual([path, true]);
     expect(paths.filter((path) => path.startsWith('src/') || path.startsWith('test/'))).toEqual([]);
 
     const prefix = join(work, 'prefix');
-    const install = await execa('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', join(work, filename)], { env, extendEnv: false, reject: false });
+    const install = await execa(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', join(work, filename)],
+      { env, extendEnv: false, reject: false },
+    );
     expect({ exit: install.exitCode, err: install.stderr }).toMatchObject({ exit: 0 });
     const installed = join(prefix, 'lib/node_modules/gpu-textfile');
     // Nothing pulled in: no node_modules beside the package, no other package installed.

@@ -11,10 +11,16 @@ import { tempDir } from './helpers.js';
 import { fillLeaving, smallTmpfs } from './small-tmpfs.js';
 
 const GPU = { gpu: '0', uuid: 'GPU-d9041e44-0000-0000-0000-000000000000', busId: '00000000:00:06.0' };
-const NAMES = { index: 'index', uuid: 'uuid', 'temperature.gpu': 'temperature.gpu', 'clocks.current.sm': 'clocks.sm', 'memory.reserved': '' };
+const NAMES = {
+  index: 'index',
+  uuid: 'uuid',
+  'temperature.gpu': 'temperature.gpu',
+  'clocks.current.sm': 'clocks.sm',
+  'memory.reserved': '',
+};
 
 describe('validState', () => {
-  it('keeps names that are the field\'s own (query name, alias, or none) and well-formed GPUs', () => {
+  it("keeps names that are the field's own (query name, alias, or none) and well-formed GPUs", () => {
     const state = { driverVersion: '580.159.04', names: NAMES, gpus: [GPU, { ...GPU, gpu: '', uuid: '' }] };
     expect(validState(state)).toEqual(state);
   });
@@ -34,7 +40,16 @@ describe('validState', () => {
   });
 
   it('keeps only GPUs fit to pass to nvidia-smi -i', () => {
-    const gpus = [GPU, { ...GPU, uuid: '--help' }, { ...GPU, busId: '0; reboot' }, { ...GPU, gpu: 'x' }, { gpu: '1', uuid: '', busId: '' }, { ...GPU, extra: 1 }, 'GPU-1', null];
+    const gpus = [
+      GPU,
+      { ...GPU, uuid: '--help' },
+      { ...GPU, busId: '0; reboot' },
+      { ...GPU, gpu: 'x' },
+      { gpu: '1', uuid: '', busId: '' },
+      { ...GPU, extra: 1 },
+      'GPU-1',
+      null,
+    ];
     expect(validState({ gpus }).gpus).toEqual([GPU, GPU]);
   });
 });
@@ -45,7 +60,9 @@ describe('readState', () => {
     const dir = await tempDir();
     writeFileSync(join(dir, 'state.json'), JSON.stringify({ ...learned, names: { ...learned.names, 'temperature.gpu': 'power.draw' } }));
     const { collection } = await collectCapture('h200x2__580.159.04__linux-idle', { state: readState(dir) });
-    const temperature = checkExposition(render(buildFamilies(collection))).samples.find((s) => s.name === 'nvidia_gpu_temperature_celsius' && s.labels.gpu === '0');
+    const temperature = checkExposition(render(buildFamilies(collection))).samples.find(
+      (s) => s.name === 'nvidia_gpu_temperature_celsius' && s.labels.gpu === '0',
+    );
     expect(temperature?.value).toBe(27);
   });
 

@@ -28,7 +28,8 @@ export interface DaemonLoopInput {
 }
 
 /** Restart delays after the stream breaks: from one interval (at least 1 s), doubling up to a minute. */
-export const backoffMs = (intervalMs: number, failures: number): number => Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
+export const backoffMs = (intervalMs: number, failures: number): number =>
+  Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
 
 /**
  * What one sample of the daemon mode cost, in seconds: nvidia-smi -lms sleeps the interval after
@@ -89,7 +90,8 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       querying = false;
     }
   };
-  const processTimer = input.processesIntervalMs === undefined ? undefined : setInterval(() => void refreshProcesses(), input.processesIntervalMs);
+  const processTimer =
+    input.processesIntervalMs === undefined ? undefined : setInterval(() => void refreshProcesses(), input.processesIntervalMs);
   signal.addEventListener('abort', () => clearInterval(processTimer), { once: true });
 
   const recover = async () => {
@@ -159,7 +161,10 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       if (done.samples.length === 0 || rows >= MAX_BATCH_ROWS) {
         garbage++;
         const why = rows >= MAX_BATCH_ROWS ? `${rows} rows without a GPU repeating` : (done.problems[0]?.message ?? 'no rows');
-        const failure: Failure = { reason: 'unparsable_output', message: `${child.what}: ${why}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"` };
+        const failure: Failure = {
+          reason: 'unparsable_output',
+          message: `${child.what}: ${why}: "${done.problems[0]?.line.slice(0, 120) ?? ''}"`,
+        };
         void publish(failedCollection(failure, 0, lastSuccessSeconds));
         if (garbage >= GARBAGE_BATCHES) {
           broken = { ...failure, message: `${failure.message} (${GARBAGE_BATCHES} batches in a row)` };
@@ -173,11 +178,10 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       if (++good >= RECOVERED_BATCHES) failures = 0;
       expected = done.samples.length + done.problems.length;
       const now = input.now();
-      const { collection, warnings } = toCollection(
-        { samples: done.samples, problems: done.problems, lost: [], fields },
-        processes,
-        { durationSeconds: sampleSeconds(done.startedAt, previousStart, now, input.intervalMs), nowSeconds: now / 1000 },
-      );
+      const { collection, warnings } = toCollection({ samples: done.samples, problems: done.problems, lost: [], fields }, processes, {
+        durationSeconds: sampleSeconds(done.startedAt, previousStart, now, input.intervalMs),
+        nowSeconds: now / 1000,
+      });
       previousStart = done.startedAt;
       lastSuccessSeconds = collection.health.lastSuccessSeconds;
       for (const warning of warnings) input.say(warning);
@@ -190,7 +194,10 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
         // short by our SIGTERM is not garbage, and a flood is not read on.
         if (broken || signal.aborted) continue;
         clearTimeout(watchdog);
-        watchdog = setTimeout(() => stall(`no line from ${child.what} for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`), stallMs);
+        watchdog = setTimeout(
+          () => stall(`no line from ${child.what} for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`),
+          stallMs,
+        );
         if (row === undefined) continue;
         // A GPU seen twice starts the next batch: nvidia-smi prints every GPU once per interval.
         if (batch && row.gpu !== undefined && [...batch.samples, ...batch.problems].some((r) => r.gpu === row.gpu)) flush();
@@ -219,12 +226,14 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
   }
 }
 
-
 /**
  * Publishes one collection at a time; while one is being written, only the newest waiting one is
  * kept. A child printing faster than the disk takes them cannot queue collections without bound.
  */
-export function latestOnly(write: (collection: Collection) => Promise<void>): { publish: (collection: Collection) => Promise<void>; idle: () => Promise<void> } {
+export function latestOnly(write: (collection: Collection) => Promise<void>): {
+  publish: (collection: Collection) => Promise<void>;
+  idle: () => Promise<void>;
+} {
   let waiting: Collection | undefined;
   let running: Promise<void> | undefined;
   const drain = async () => {

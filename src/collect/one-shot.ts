@@ -18,7 +18,11 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
 });
 
 /** One collection from the plan's source; a failed one carries doctor's file checks' verdict. */
-export async function collectOnce(plan: CollectPlan, state: CollectorState, previousSuccessSeconds: number | undefined): Promise<CollectOutput> {
+export async function collectOnce(
+  plan: CollectPlan,
+  state: CollectorState,
+  previousSuccessSeconds: number | undefined,
+): Promise<CollectOutput> {
   const output = await collect({
     reads: openSource(plan.source, plan).reads(),
     fields: plan.fields,
@@ -35,7 +39,8 @@ export async function collectOnce(plan: CollectPlan, state: CollectorState, prev
 }
 
 /** `collect` without --interval: one collection, published. Returns the exit status. */
-export const runOneShot = (plan: CollectPlan, io: CollectIo): Promise<number> => withCollectLock(plan, io, () => collectAndPublish(plan, io));
+export const runOneShot = (plan: CollectPlan, io: CollectIo): Promise<number> =>
+  withCollectLock(plan, io, () => collectAndPublish(plan, io));
 
 async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Promise<number> {
   const state = readState(plan.stateDir);
@@ -50,7 +55,10 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   const { health } = collected.collection;
   // A failed run carries the last good run's time over from the file it replaces.
   const result = health.failure
-    ? { ...collected, collection: { ...collected.collection, health: { ...health, lastSuccessSeconds: await previousSuccessSeconds(publishTarget) } } }
+    ? {
+        ...collected,
+        collection: { ...collected.collection, health: { ...health, lastSuccessSeconds: await previousSuccessSeconds(publishTarget) } },
+      }
     : collected;
   const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
   const diagnosis = result.collection.health.diagnosis;

@@ -19,7 +19,11 @@ export async function archiveArgsProblem(args: { csvDir: string; keep: number })
 }
 
 /** report: the directory exists, and the span is not empty. */
-export async function reportArgsProblem(args: { csvDir: string }, since: number | undefined, until: number | undefined): Promise<string | undefined> {
+export async function reportArgsProblem(
+  args: { csvDir: string },
+  since: number | undefined,
+  until: number | undefined,
+): Promise<string | undefined> {
   if (since !== undefined && until !== undefined && since >= until) {
     return `--since (${new Date(since).toISOString()}) is not before --until (${new Date(until).toISOString()}): no time is left to report on`;
   }

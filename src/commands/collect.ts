@@ -15,11 +15,15 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
   const timeoutMs = parseDuration(args.timeout);
   if (timeoutMs === undefined || timeoutMs <= 0) return `--timeout: "${args.timeout}" is not a duration (use 10, 10s or 500ms)`;
   const intervalMs = args.interval === undefined ? undefined : parseDuration(args.interval);
-  if (args.interval !== undefined && (intervalMs === undefined || intervalMs < 100)) return `--interval: "${args.interval}" must be a duration of at least 100ms`;
+  if (args.interval !== undefined && (intervalMs === undefined || intervalMs < 100))
+    return `--interval: "${args.interval}" must be a duration of at least 100ms`;
   const processesIntervalMs = parseDuration(args.processesInterval);
-  if (processesIntervalMs === undefined || processesIntervalMs < 1000) return `--processes-interval: "${args.processesInterval}" must be a duration of at least 1s`;
-  if (!args.fileName.endsWith('.prom') || args.fileName.includes('/')) return `--file-name: "${args.fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
-  if (args.maxProcesses !== undefined && !(Number.isInteger(args.maxProcesses) && args.maxProcesses >= 0)) return '--max-processes must be a whole number';
+  if (processesIntervalMs === undefined || processesIntervalMs < 1000)
+    return `--processes-interval: "${args.processesInterval}" must be a duration of at least 1s`;
+  if (!args.fileName.endsWith('.prom') || args.fileName.includes('/'))
+    return `--file-name: "${args.fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
+  if (args.maxProcesses !== undefined && !(Number.isInteger(args.maxProcesses) && args.maxProcesses >= 0))
+    return '--max-processes must be a whole number';
   const taskProblem = taskNameProblem(args.task);
   if (taskProblem) return taskProblem;
   const labels = parseLabels(args.label);

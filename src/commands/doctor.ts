@@ -39,7 +39,9 @@ export async function runDoctor(args: DoctorArgs, io = { out: process.stdout, er
   const [{ facts, unfinished }, kernelLog, outcome] = await Promise.all([
     readHostFacts(host, signal),
     beforeDeadline(readKernelLog(host, signal), signal),
-    smiNeeded ? runSmi(args.nvidiaSmi, ['--query-gpu=index,pci.bus_id,persistence_mode', '--format=csv,noheader'], { timeoutMs }) : undefined,
+    smiNeeded
+      ? runSmi(args.nvidiaSmi, ['--query-gpu=index,pci.bus_id,persistence_mode', '--format=csv,noheader'], { timeoutMs })
+      : undefined,
   ]);
   const late = kernelLog === LATE ? [...unfinished, 'kernelLog'] : unfinished;
   const smi = outcome && { outcome, persistence: outcome.kind === 'ok' ? outcome.stdout.trim().split('\n') : [] };

@@ -9,7 +9,9 @@ export function usageLine(command: string, table: OptionTable): string {
     if (spec.type === 'boolean') return spec.default === true ? `--no-${name}` : `--${name}`;
     return `--${name} ${spec.placeholder ?? (spec.type === 'number' ? 'N' : 'VALUE')}`;
   };
-  const words = Object.entries(table).map(([name, spec]) => (spec.demandOption ? word(name, spec) : `[${word(name, spec)}]${spec.array ? '…' : ''}`));
+  const words = Object.entries(table).map(([name, spec]) =>
+    spec.demandOption ? word(name, spec) : `[${word(name, spec)}]${spec.array ? '…' : ''}`,
+  );
   return `gpu-textfile ${command} ${words.join(' ')}`;
 }
 
@@ -70,4 +72,5 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
 };
 
 /** The text after the option list: exit statuses and the variables. */
-export const epilogue = (command: string): string => `Exit status: ${COMMAND_HELP[command]?.exit ?? '0 done, 2 bad options'}.\n\n${ENVIRONMENT}`;
+export const epilogue = (command: string): string =>
+  `Exit status: ${COMMAND_HELP[command]?.exit ?? '0 done, 2 bad options'}.\n\n${ENVIRONMENT}`;

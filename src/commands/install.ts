@@ -2,7 +2,15 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { ALL_UNITS, parseEnvironmentFile, renderEnvironmentFile, renderUnit, unitNames, type EnvSetting, type InstallChoices } from '../deploy/units.js';
+import {
+  ALL_UNITS,
+  parseEnvironmentFile,
+  renderEnvironmentFile,
+  renderUnit,
+  unitNames,
+  type EnvSetting,
+  type InstallChoices,
+} from '../deploy/units.js';
 import { hiddenFromUnits, installProgram, INSTALLED_SCRIPT, PROGRAM_DIR } from '../deploy/program.js';
 import { COLLECT_OPTIONS, defaultTextfileDir, PASSED_ON, type ArgsOf, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './options.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
@@ -23,14 +31,17 @@ const packageRoot = () => resolve(dirname(realpathSync(process.argv[1]!)), '..')
 
 // C0 and C1 controls: a newline in a path would end its line in a unit or the environment file and
 // start a directive of its own.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point here.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** The collect options given to install, by option name: what the environment file is to hold. */
 export const givenSettings = (args: InstallArgs): Record<string, EnvSetting> =>
-  Object.fromEntries(PASSED_ON.flatMap((name) => {
-    const value = (args as Record<string, unknown>)[camel(name)];
-    return value === undefined ? [] : [[name, value as EnvSetting]];
-  }));
+  Object.fromEntries(
+    PASSED_ON.flatMap((name) => {
+      const value = (args as Record<string, unknown>)[camel(name)];
+      return value === undefined ? [] : [[name, value as EnvSetting]];
+    }),
+  );
 
 /** The one line that says what is wrong with install's options, or undefined: checked before anything is written. */
 export function installArgsProblem(args: InstallArgs): string | undefined {
@@ -49,13 +60,18 @@ export function installArgsProblem(args: InstallArgs): string | undefined {
   }
   for (const option of ['textfile-dir', 'csv-dir'] as const) {
     const path = settings[option];
-    if (typeof path === 'string' && !isAbsolute(path)) return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
+    if (typeof path === 'string' && !isAbsolute(path))
+      return `--${option}: "${path}" must be an absolute path (ReadWritePaths= takes no other)`;
   }
-  if (settings.interval !== undefined && !args.daemon) return '--interval is the daemon mode\'s cadence: add --daemon (the timer runs every 15 s)';
+  if (settings.interval !== undefined && !args.daemon)
+    return "--interval is the daemon mode's cadence: add --daemon (the timer runs every 15 s)";
   // Whatever collect would refuse is refused now, not at the first timer run.
   const defaults = parseOptions(COLLECT_OPTIONS, [], {});
   if (typeof defaults === 'string') return defaults;
-  const collectArgs = { ...defaults, ...Object.fromEntries(Object.entries(settings).map(([name, value]) => [camel(name), value])) } as CollectArgs;
+  const collectArgs = {
+    ...defaults,
+    ...Object.fromEntries(Object.entries(settings).map(([name, value]) => [camel(name), value])),
+  } as CollectArgs;
   const problem = parseCollectArgs(collectArgs);
   return typeof problem === 'string' ? problem : undefined;
 }
@@ -116,12 +132,24 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
   const keepFile = before !== undefined && Object.keys(given).length === 0;
   const { 'textfile-dir': textfileDir, 'csv-dir': csvDir, task, ...collect } = given as Record<string, EnvSetting | undefined>;
   const choices: InstallChoices = keepFile
-    ? { daemon: args.daemon, textfileDir: before.get(envName('textfile-dir')) || defaultTextfileDir(), csvDir: before.get(envName('csv-dir')) || undefined }
-    : { daemon: args.daemon, textfileDir: (textfileDir as string | undefined) ?? defaultTextfileDir(), csvDir: csvDir as string | undefined, task: task as string | undefined, collect: collect as Record<string, EnvSetting> };
+    ? {
+        daemon: args.daemon,
+        textfileDir: before.get(envName('textfile-dir')) || defaultTextfileDir(),
+        csvDir: before.get(envName('csv-dir')) || undefined,
+      }
+    : {
+        daemon: args.daemon,
+        textfileDir: (textfileDir as string | undefined) ?? defaultTextfileDir(),
+        csvDir: csvDir as string | undefined,
+        task: task as string | undefined,
+        collect: collect as Record<string, EnvSetting>,
+      };
   const program = { node: process.execPath, script: INSTALLED_SCRIPT };
   const hidden = hiddenFromUnits(program.node);
   if (hidden) {
-    io.err.write(`gpu-textfile: warning: the units will run ${program.node}, under ${hidden}, which their sandbox hides (ProtectHome=, PrivateTmp=): they cannot start; install Node.js where every user can reach it (e.g. /usr/bin/node) and run install with it\n`);
+    io.err.write(
+      `gpu-textfile: warning: the units will run ${program.node}, under ${hidden}, which their sandbox hides (ProtectHome=, PrivateTmp=): they cannot start; install Node.js where every user can reach it (e.g. /usr/bin/node) and run install with it\n`,
+    );
   }
   const wanted = unitNames(choices);
   // The other mode's units (timer or daemon), and the archive pair without a CSV trail, are taken out.
@@ -130,9 +158,15 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
 
   if (live && args.enable && started(stale).length > 0) steps.push(systemctl('disable', '--now', ...started(stale)));
   for (const name of stale) steps.push({ describe: `remove ${at(join(UNIT_DIR, name))}`, run: () => rm(at(join(UNIT_DIR, name))) });
-  steps.push({ describe: `install the program: copy ${packageRoot()}/{dist,systemd} to ${at(PROGRAM_DIR)}`, run: async () => void (await installProgram(packageRoot(), at(PROGRAM_DIR))) });
+  steps.push({
+    describe: `install the program: copy ${packageRoot()}/{dist,systemd} to ${at(PROGRAM_DIR)}`,
+    run: async () => void (await installProgram(packageRoot(), at(PROGRAM_DIR))),
+  });
   for (const dir of [choices.textfileDir, STATE_DIR, ...(choices.csvDir ? [choices.csvDir] : [])]) {
-    steps.push({ describe: `create ${at(dir)} (mode 0755)`, run: async () => void (await mkdir(at(dir), { recursive: true, mode: 0o755 })) });
+    steps.push({
+      describe: `create ${at(dir)} (mode 0755)`,
+      run: async () => void (await mkdir(at(dir), { recursive: true, mode: 0o755 })),
+    });
   }
   for (const name of wanted) {
     steps.push({
@@ -181,9 +215,11 @@ export async function runUninstall(args: UninstallArgs, io = { out: process.stdo
   for (const path of [...installed.map((name) => join(UNIT_DIR, name)), ENV_FILE]) {
     if (existsSync(at(path))) steps.push({ describe: `remove ${at(path)}`, run: () => rm(at(path)) });
   }
-  if (existsSync(at(PROGRAM_DIR))) steps.push({ describe: `remove ${at(PROGRAM_DIR)}`, run: () => rm(at(PROGRAM_DIR), { recursive: true }) });
+  if (existsSync(at(PROGRAM_DIR)))
+    steps.push({ describe: `remove ${at(PROGRAM_DIR)}`, run: () => rm(at(PROGRAM_DIR), { recursive: true }) });
   const prom = join(textfileDir, fileName);
-  if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/') && existsSync(at(prom))) steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
+  if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/') && existsSync(at(prom)))
+    steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
   // A unit whose last run failed stays loaded, "not-found failed", after its file is gone (in
   // systemctl --failed and node_exporter's systemd metrics until a reboot): reset it. The pattern
   // matches nothing quietly where nothing failed.

@@ -32,7 +32,9 @@ export type OptionTable = Readonly<Record<string, OptionSpec>>;
 /** "max-processes" -> "maxProcesses", as yargs and parseOptions key the values. */
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
 type ValueOf<O extends OptionSpec> = (O['type'] extends 'string' ? string : O['type'] extends 'number' ? number : boolean) extends infer V
-  ? O extends { array: true } ? V[] : V
+  ? O extends { array: true }
+    ? V[]
+    : V
   : never;
 /** An option always has a value when it has a default or must be given. */
 type Always<O extends OptionSpec> = O extends { default: unknown } ? true : O extends { demandOption: true } ? true : false;
@@ -52,29 +54,104 @@ const HOST = 'Host:';
 
 /** collect's options. */
 export const COLLECT_OPTIONS = {
-  'textfile-dir': { type: 'string', placeholder: 'DIR', group: OUTPUT, describe: `node_exporter's textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]` },
-  'file-name': { type: 'string', placeholder: 'NAME', group: OUTPUT, default: 'nvidia_gpu.prom', describe: 'Name of the file written there (must end in .prom)' },
+  'textfile-dir': {
+    type: 'string',
+    placeholder: 'DIR',
+    group: OUTPUT,
+    describe: `node_exporter's textfile directory [default: ${DEBIAN_TEXTFILE_DIR} if it exists, else ${UPSTREAM_TEXTFILE_DIR}]`,
+  },
+  'file-name': {
+    type: 'string',
+    placeholder: 'NAME',
+    group: OUTPUT,
+    default: 'nvidia_gpu.prom',
+    describe: 'Name of the file written there (must end in .prom)',
+  },
   'dry-run': { type: 'boolean', group: OUTPUT, default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
-  'nvidia-smi': { type: 'string', placeholder: 'PATH', group: SMI, default: 'nvidia-smi', describe: 'nvidia-smi to run (a path, or a name looked up on PATH)' },
-  timeout: { type: 'string', placeholder: 'DURATION', group: SMI, default: '10s', describe: 'Deadline for all nvidia-smi calls of one collection: seconds, or with a unit (500ms, 10s)' },
+  'nvidia-smi': {
+    type: 'string',
+    placeholder: 'PATH',
+    group: SMI,
+    default: 'nvidia-smi',
+    describe: 'nvidia-smi to run (a path, or a name looked up on PATH)',
+  },
+  timeout: {
+    type: 'string',
+    placeholder: 'DURATION',
+    group: SMI,
+    default: '10s',
+    describe: 'Deadline for all nvidia-smi calls of one collection: seconds, or with a unit (500ms, 10s)',
+  },
   processes: { type: 'boolean', group: SMI, default: true, describe: 'Query compute processes (--no-processes to skip)' },
   'max-processes': { type: 'number', placeholder: 'N', group: SMI, describe: 'Keep only the N processes using the most memory' },
-  label: { type: 'string', array: true, placeholder: 'KEY=VALUE', group: OUTPUT, default: [], describe: 'Constant label key=value on every series (repeatable)' },
-  'exclude-fields': { type: 'string', array: true, placeholder: 'GLOB', group: SMI, default: [], describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)' },
-  'slow-fields': { type: 'boolean', group: SMI, default: false, describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)' },
-  'state-dir': { type: 'string', placeholder: 'DIR', group: OUTPUT, default: '/var/lib/gpu-textfile', describe: "Where the driver's accepted field names are remembered (optional: works without)" },
-  'host-root': { type: 'string', placeholder: 'DIR', group: HOST, default: '/', describe: "The host's root directory, where its /proc and /etc/passwd are read (e.g. /host in a container)" },
+  label: {
+    type: 'string',
+    array: true,
+    placeholder: 'KEY=VALUE',
+    group: OUTPUT,
+    default: [],
+    describe: 'Constant label key=value on every series (repeatable)',
+  },
+  'exclude-fields': {
+    type: 'string',
+    array: true,
+    placeholder: 'GLOB',
+    group: SMI,
+    default: [],
+    describe: 'Leave out fields whose nvidia-smi name or metric matches this glob (repeatable)',
+  },
+  'slow-fields': {
+    type: 'boolean',
+    group: SMI,
+    default: false,
+    describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)',
+  },
+  'state-dir': {
+    type: 'string',
+    placeholder: 'DIR',
+    group: OUTPUT,
+    default: '/var/lib/gpu-textfile',
+    describe: "Where the driver's accepted field names are remembered (optional: works without)",
+  },
+  'host-root': {
+    type: 'string',
+    placeholder: 'DIR',
+    group: HOST,
+    default: '/',
+    describe: "The host's root directory, where its /proc and /etc/passwd are read (e.g. /host in a container)",
+  },
   'csv-dir': { type: 'string', placeholder: 'DIR', group: CSV, describe: 'Also append one row per GPU to <csv-dir>/<task>.csv' },
-  task: { type: 'string', placeholder: 'NAME', group: CSV, default: 'default', describe: 'Task name: the CSV file name and its task_id column' },
-  interval: { type: 'string', placeholder: 'DURATION', group: LONG, describe: 'Run on: keep one nvidia-smi -lms child and publish every sample (e.g. 15s, 250ms; at least 100ms)' },
-  'processes-interval': { type: 'string', placeholder: 'DURATION', group: LONG, default: '60s', describe: 'With --interval: how often to query compute processes' },
+  task: {
+    type: 'string',
+    placeholder: 'NAME',
+    group: CSV,
+    default: 'default',
+    describe: 'Task name: the CSV file name and its task_id column',
+  },
+  interval: {
+    type: 'string',
+    placeholder: 'DURATION',
+    group: LONG,
+    describe: 'Run on: keep one nvidia-smi -lms child and publish every sample (e.g. 15s, 250ms; at least 100ms)',
+  },
+  'processes-interval': {
+    type: 'string',
+    placeholder: 'DURATION',
+    group: LONG,
+    default: '60s',
+    describe: 'With --interval: how often to query compute processes',
+  },
 } as const satisfies OptionTable;
 
 /** archive's options. */
 export const ARCHIVE_OPTIONS = {
   'csv-dir': { type: 'string', placeholder: 'DIR', demandOption: true, describe: 'Directory holding the live <task>.csv files' },
   keep: { type: 'number', placeholder: 'N', default: 14, describe: 'Archives kept per task' },
-  'max-age': { type: 'number', placeholder: 'DAYS', describe: 'Remove archives rotated more than this many days ago (no row younger than that is removed)' },
+  'max-age': {
+    type: 'number',
+    placeholder: 'DAYS',
+    describe: 'Remove archives rotated more than this many days ago (no row younger than that is removed)',
+  },
   compress: { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' },
   'delay-compress': { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' },
   'min-size': { type: 'number', placeholder: 'BYTES', default: 0, describe: 'Leave live files smaller than this many bytes alone' },
@@ -84,21 +161,54 @@ const INSTALL = 'Install:';
 const WRITTEN = 'Written to /etc/default/gpu-textfile for collect:';
 
 /** One of collect's options as install takes it: no default, so that "not given" can be told apart. */
-function passedOn<N extends PassedOn>(name: N, describe?: string): Omit<(typeof COLLECT_OPTIONS)[N], 'default' | 'group'> & { group: string } {
+function passedOn<N extends PassedOn>(
+  name: N,
+  describe?: string,
+): Omit<(typeof COLLECT_OPTIONS)[N], 'default' | 'group'> & { group: string } {
   const { default: _default, group: _group, ...spec }: OptionSpec = COLLECT_OPTIONS[name];
-  return { ...spec, group: WRITTEN, ...(describe ? { describe } : {}) } as Omit<(typeof COLLECT_OPTIONS)[N], 'default' | 'group'> & { group: string };
+  return { ...spec, group: WRITTEN, ...(describe ? { describe } : {}) } as Omit<(typeof COLLECT_OPTIONS)[N], 'default' | 'group'> & {
+    group: string;
+  };
 }
 
 /** The collect options install writes into /etc/default/gpu-textfile (as GPU_TEXTFILE_*). */
-export const PASSED_ON = ['textfile-dir', 'file-name', 'csv-dir', 'task', 'label', 'exclude-fields', 'slow-fields', 'timeout', 'processes', 'max-processes', 'interval'] as const;
+export const PASSED_ON = [
+  'textfile-dir',
+  'file-name',
+  'csv-dir',
+  'task',
+  'label',
+  'exclude-fields',
+  'slow-fields',
+  'timeout',
+  'processes',
+  'max-processes',
+  'interval',
+] as const;
 type PassedOn = (typeof PASSED_ON)[number];
 const PASSED = Object.fromEntries(PASSED_ON.map((name) => [name, passedOn(name)])) as { [N in PassedOn]: ReturnType<typeof passedOn<N>> };
 
 /** install's options. */
 export const INSTALL_OPTIONS = {
-  root: { type: 'string', placeholder: 'DIR', group: INSTALL, default: '/', describe: 'Install under this directory instead of / (then nothing is enabled)' },
-  daemon: { type: 'boolean', group: INSTALL, default: false, describe: 'Install the daemon service (daemon mode: collect --interval) instead of the 15 s timer (and remove the other)' },
-  enable: { type: 'boolean', group: INSTALL, default: true, describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)' },
+  root: {
+    type: 'string',
+    placeholder: 'DIR',
+    group: INSTALL,
+    default: '/',
+    describe: 'Install under this directory instead of / (then nothing is enabled)',
+  },
+  daemon: {
+    type: 'boolean',
+    group: INSTALL,
+    default: false,
+    describe: 'Install the daemon service (daemon mode: collect --interval) instead of the 15 s timer (and remove the other)',
+  },
+  enable: {
+    type: 'boolean',
+    group: INSTALL,
+    default: true,
+    describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)',
+  },
   'dry-run': { type: 'boolean', group: INSTALL, default: false, describe: 'Print what would be done; change nothing' },
   ...PASSED,
   'csv-dir': passedOn('csv-dir', 'Also keep the CSV trail here, archived daily (e.g. /var/log/gpu-textfile)'),
@@ -107,7 +217,12 @@ export const INSTALL_OPTIONS = {
 
 /** uninstall's options: it reads what install recorded in /etc/default/gpu-textfile. */
 export const UNINSTALL_OPTIONS = {
-  root: { type: 'string', placeholder: 'DIR', default: '/', describe: 'Uninstall from under this directory instead of / (then nothing is disabled)' },
+  root: {
+    type: 'string',
+    placeholder: 'DIR',
+    default: '/',
+    describe: 'Uninstall from under this directory instead of / (then nothing is disabled)',
+  },
   enable: { type: 'boolean', default: true, describe: 'systemctl disable --now the units and daemon-reload (--no-enable to skip)' },
   'dry-run': { type: 'boolean', default: false, describe: 'Print what would be done; change nothing' },
 } as const satisfies OptionTable;
@@ -115,30 +230,75 @@ export const UNINSTALL_OPTIONS = {
 /** doctor's options. */
 export const DOCTOR_OPTIONS = {
   json: { type: 'boolean', default: false, describe: 'Print { verdict, checks: [{ id, status, summary, evidence, fix }] }' },
-  'host-root': { type: 'string', placeholder: 'DIR', alias: 'root', default: '/', describe: 'Read every system path under this directory (a test tree, a mounted disk image, /host in a container)' },
+  'host-root': {
+    type: 'string',
+    placeholder: 'DIR',
+    alias: 'root',
+    default: '/',
+    describe: 'Read every system path under this directory (a test tree, a mounted disk image, /host in a container)',
+  },
   'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
-  timeout: { type: 'string', placeholder: 'DURATION', default: '10s', describe: 'Deadline for the whole diagnosis: file reads and nvidia-smi; checks not finished by then are marked so' },
-  only: { type: 'string', array: true, placeholder: 'CHECK', default: [], describe: `Run only these checks (repeatable): ${DOCTOR_CHECKS.join(', ')}` },
+  timeout: {
+    type: 'string',
+    placeholder: 'DURATION',
+    default: '10s',
+    describe: 'Deadline for the whole diagnosis: file reads and nvidia-smi; checks not finished by then are marked so',
+  },
+  only: {
+    type: 'string',
+    array: true,
+    placeholder: 'CHECK',
+    default: [],
+    describe: `Run only these checks (repeatable): ${DOCTOR_CHECKS.join(', ')}`,
+  },
 } as const satisfies OptionTable;
 
 /** pulse's options. */
 export const PULSE_OPTIONS = {
   gpu: { type: 'string', placeholder: 'INDEX', default: '0', describe: 'GPU index (or UUID) to look at' },
   seconds: { type: 'number', placeholder: 'N', default: 15, describe: 'How long to sample' },
-  interval: { type: 'string', placeholder: 'DURATION', default: '200ms', describe: 'Sampling interval: faster sees shorter stalls (100ms to 500ms)' },
-  from: { type: 'string', placeholder: 'FILE', describe: 'Read a recording (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,… --format=csv -lms N) instead' },
+  interval: {
+    type: 'string',
+    placeholder: 'DURATION',
+    default: '200ms',
+    describe: 'Sampling interval: faster sees shorter stalls (100ms to 500ms)',
+  },
+  from: {
+    type: 'string',
+    placeholder: 'FILE',
+    describe: 'Read a recording (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,… --format=csv -lms N) instead',
+  },
   json: { type: 'boolean', default: false, describe: 'Print the verdict, evidence and next steps as JSON' },
   'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
 } as const satisfies OptionTable;
 
 /** report's options. */
 export const REPORT_OPTIONS = {
-  'csv-dir': { type: 'string', placeholder: 'DIR', demandOption: true, describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped)' },
+  'csv-dir': {
+    type: 'string',
+    placeholder: 'DIR',
+    demandOption: true,
+    describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped)',
+  },
   task: { type: 'string', placeholder: 'NAME', describe: 'Only this task' },
   host: { type: 'string', placeholder: 'HOST', describe: 'Only this host' },
-  since: { type: 'string', placeholder: 'WHEN', describe: 'From this time (2026-11-28T06:00:00+01:00, 2026-11-28) or span back from now (24h, 7d)' },
+  since: {
+    type: 'string',
+    placeholder: 'WHEN',
+    describe: 'From this time (2026-11-28T06:00:00+01:00, 2026-11-28) or span back from now (24h, 7d)',
+  },
   until: { type: 'string', placeholder: 'WHEN', describe: 'Until this time (exclusive), same forms' },
-  by: { type: 'string', placeholder: 'hour|day|task|gpu', default: 'hour', describe: 'Rows per hour or per day (in this machine\'s time zone), or the summary per host x task (task) or per GPU (gpu)' },
-  format: { type: 'string', placeholder: 'FORMAT', default: 'table', describe: 'table, csv, json or html (one self-contained page with charts)' },
+  by: {
+    type: 'string',
+    placeholder: 'hour|day|task|gpu',
+    default: 'hour',
+    describe: "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task) or per GPU (gpu)",
+  },
+  format: {
+    type: 'string',
+    placeholder: 'FORMAT',
+    default: 'table',
+    describe: 'table, csv, json or html (one self-contained page with charts)',
+  },
   out: { type: 'string', placeholder: 'FILE', describe: 'Write to this file instead of stdout' },
 } as const satisfies OptionTable;

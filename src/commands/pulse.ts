@@ -39,7 +39,8 @@ async function record(args: PulseArgs, intervalMs: number, say: (line: string) =
   child.stop();
   const outcome = await child.ended;
   await reading;
-  if (lines.length < 2 && outcome.kind !== 'ok' && !(outcome.kind === 'killed')) return { error: classifyFailure(outcome, 'nvidia-smi -lms').message };
+  if (lines.length < 2 && outcome.kind !== 'ok' && !(outcome.kind === 'killed'))
+    return { error: classifyFailure(outcome, 'nvidia-smi -lms').message };
   return lines.join('\n');
 }
 
@@ -51,7 +52,9 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
     say(`--interval: "${args.interval}" must be a duration of at least 20ms`);
     return 2;
   }
-  const text = args.from ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` })) : await record(args, intervalMs, say);
+  const text = args.from
+    ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` }))
+    : await record(args, intervalMs, say);
   if (typeof text !== 'string') {
     say(text.error);
     return 1;

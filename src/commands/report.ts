@@ -56,7 +56,13 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
   const title = `GPU report: ${args.csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   const text =
-    args.format === 'json' ? reportJson(report) : args.format === 'csv' ? reportCsv(report) : args.format === 'html' ? reportHtml(report, title) : reportTable(report);
+    args.format === 'json'
+      ? reportJson(report)
+      : args.format === 'csv'
+        ? reportCsv(report)
+        : args.format === 'html'
+          ? reportHtml(report, title)
+          : reportTable(report);
   if (args.out) {
     const error = await writeFile(args.out, text).then(
       () => undefined,

@@ -27,7 +27,15 @@ const emptyValues = (): string[] => CSV_FIELDS.map(() => '');
  * known) whose status is the failure reason and whose values are empty.
  */
 export function csvRows(collection: Collection, context: RowContext, knownGpus: readonly { gpu: string; uuid: string }[]): string[] {
-  const head = (gpu: string, uuid: string, name: string, status: string) => [context.time, context.host, context.task, gpu, uuid, name, status];
+  const head = (gpu: string, uuid: string, name: string, status: string) => [
+    context.time,
+    context.host,
+    context.task,
+    gpu,
+    uuid,
+    name,
+    status,
+  ];
   const failure = collection.health.failure;
   if (failure) {
     const gpus = knownGpus.length > 0 ? knownGpus : [{ gpu: '', uuid: '' }];
@@ -35,7 +43,10 @@ export function csvRows(collection: Collection, context: RowContext, knownGpus: 
   }
   return [
     ...collection.samples.map((sample) =>
-      csvLine([...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'), ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query))]),
+      csvLine([
+        ...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'),
+        ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query)),
+      ]),
     ),
     ...collection.down.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', gpu.reason), ...emptyValues()])),
   ];
@@ -117,7 +128,9 @@ export async function appendCsvSample(
   }
   try {
     // The lock too is named through the pinned directory: a directory swapped for a link cannot send it elsewhere.
-    const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () => appendWhole(pinned, liveName(task), lines.join('')));
+    const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () =>
+      appendWhole(pinned, liveName(task), lines.join('')),
+    );
     return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;
   } finally {
     pinned.close();

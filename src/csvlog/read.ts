@@ -189,7 +189,10 @@ const VALUE_COLUMNS = {
 };
 
 /** Lines of one file -> rows, one at a time (`undefined` at the end of the file); odd lines go to `skip`. */
-function rowParser(path: string, skip: (file: string, why: string, line: string) => void): (line: Line | undefined) => HistoryRow | undefined {
+function rowParser(
+  path: string,
+  skip: (file: string, why: string, line: string) => void,
+): (line: Line | undefined) => HistoryRow | undefined {
   let columns = new Map(CSV_HEADER.map((name, i) => [name, i]));
   let pending = '';
   return (line) => {

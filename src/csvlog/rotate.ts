@@ -2,7 +2,16 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipArchive } from './compress.js';
 import { copyTruncate } from './copy-truncate.js';
-import { ARCHIVE_LOCK_NAME, archiveName, csvLockName, isArchiveTemp, liveName, liveTask, parseArchiveName, type ArchiveFile } from './paths.js';
+import {
+  ARCHIVE_LOCK_NAME,
+  archiveName,
+  csvLockName,
+  isArchiveTemp,
+  liveName,
+  liveTask,
+  parseArchiveName,
+  type ArchiveFile,
+} from './paths.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
 
@@ -65,13 +74,17 @@ async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions):
   const existing = archivesOf(dir, task);
   const result = await withFileLock({ dir, name: csvLockName(task) }, 30_000, async (): Promise<ArchiveAction> => {
     const outcome = copyTruncate(dir, task, (tail) => nextArchiveName(existing, task, archiveDay(tail, options.now)), options);
-    return outcome.kind === 'copied' ? { kind: 'rotated', task, archive: outcome.archive, rows: outcome.rows, unsynced: outcome.unsynced } : { kind: 'skipped', task, why: outcome.why };
-  }).catch((error: unknown): ArchiveAction => ({
-    kind: 'failed',
-    task,
-    // An UnsafeFileError's message names the file already.
-    message: showPinned(dir, error instanceof UnsafeFileError ? error.message : `${live}: ${describeFileError(error)}`),
-  }));
+    return outcome.kind === 'copied'
+      ? { kind: 'rotated', task, archive: outcome.archive, rows: outcome.rows, unsynced: outcome.unsynced }
+      : { kind: 'skipped', task, why: outcome.why };
+  }).catch(
+    (error: unknown): ArchiveAction => ({
+      kind: 'failed',
+      task,
+      // An UnsafeFileError's message names the file already.
+      message: showPinned(dir, error instanceof UnsafeFileError ? error.message : `${live}: ${describeFileError(error)}`),
+    }),
+  );
   return isLockError(result) ? { kind: 'failed', task, message: showPinned(dir, result.lockError) } : result;
 }
 
@@ -96,7 +109,8 @@ async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Pr
       }
     }
   }
-  const cutoffDay = options.maxAgeDays === undefined ? undefined : localDay(new Date(options.now.getTime() - options.maxAgeDays * 86_400_000));
+  const cutoffDay =
+    options.maxAgeDays === undefined ? undefined : localDay(new Date(options.now.getTime() - options.maxAgeDays * 86_400_000));
   const remaining = archivesOf(dir, task);
   const doomed = remaining.filter((a, i) => i < remaining.length - options.keep || (cutoffDay !== undefined && a.day < cutoffDay));
   for (const archive of doomed) {
@@ -141,7 +155,10 @@ function pinCsvDir(dir: string): PinnedDir | undefined | { error: string } {
  * after the rotation day. Only names inside the pinned directory are opened, linked or removed;
  * a live file that is a link is refused. A directory-wide lock makes two runs take turns.
  */
-export async function archiveDirectory(dir: string, options: ArchiveOptions): Promise<{ actions: ArchiveAction[]; problems: string[] } | { error: string }> {
+export async function archiveDirectory(
+  dir: string,
+  options: ArchiveOptions,
+): Promise<{ actions: ArchiveAction[]; problems: string[] } | { error: string }> {
   const pinned = pinCsvDir(dir);
   if (pinned === undefined) return { actions: [], problems: [] };
   if ('error' in pinned) return pinned;
@@ -158,7 +175,10 @@ export async function archiveDirectory(dir: string, options: ArchiveOptions): Pr
         }
       }
       // Listed under the lock: a run that waited must see the archives the one before it made.
-      const tasks = readdirSync(pinned.fdPath).map(liveTask).filter((task): task is string => task !== undefined).sort();
+      const tasks = readdirSync(pinned.fdPath)
+        .map(liveTask)
+        .filter((task): task is string => task !== undefined)
+        .sort();
       for (const task of tasks) {
         const done = await archiveTask(pinned, task, options);
         actions.push(done.action);

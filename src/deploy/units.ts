@@ -88,4 +88,10 @@ export const unitNames = (choices: InstallChoices): string[] => [
   ...(choices.csvDir ? ['gpu-textfile-archive.service', 'gpu-textfile-archive.timer'] : []),
 ];
 
-export const ALL_UNITS = ['gpu-textfile.service', 'gpu-textfile.timer', 'gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile-daemon.service'];
+export const ALL_UNITS = [
+  'gpu-textfile.service',
+  'gpu-textfile.timer',
+  'gpu-textfile-archive.service',
+  'gpu-textfile-archive.timer',
+  'gpu-textfile-daemon.service',
+];

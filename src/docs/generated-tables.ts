@@ -6,15 +6,20 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 /** docs/metrics.md's metric table, derived from the field table so it cannot drift. */
 export function metricTable(): string {
-  const rows = metricCatalog().map((m) =>
-    `| \`${m.name}\` | ${m.type} | ${m.unit ? cell(m.unit) : ''} | ${m.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(m.source)} | ${cell(m.help)} |`,
+  const rows = metricCatalog().map(
+    (m) =>
+      `| \`${m.name}\` | ${m.type} | ${m.unit ? cell(m.unit) : ''} | ${m.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(m.source)} | ${cell(m.help)} |`,
   );
   return ['| metric | type | nvidia-smi unit | labels | source | meaning |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** docs/metrics.md's failure reasons, from the same list the collector uses. */
 export function reasonTable(): string {
-  return ['| reason | meaning |', '|---|---|', ...Object.entries(FAILURE_REASONS).map(([reason, text]) => `| \`${reason}\` | ${cell(text)} |`)].join('\n');
+  return [
+    '| reason | meaning |',
+    '|---|---|',
+    ...Object.entries(FAILURE_REASONS).map(([reason, text]) => `| \`${reason}\` | ${cell(text)} |`),
+  ].join('\n');
 }
 
 /** The CSV's header line. */

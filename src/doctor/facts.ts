@@ -71,7 +71,13 @@ export async function readPci(host: Host): Promise<PciDevice[]> {
 }
 
 /** /proc/modules -> loaded module names. */
-export const parseModules = (text: string): Set<string> => new Set(text.split('\n').map((line) => line.split(' ')[0]!).filter(Boolean));
+export const parseModules = (text: string): Set<string> =>
+  new Set(
+    text
+      .split('\n')
+      .map((line) => line.split(' ')[0]!)
+      .filter(Boolean),
+  );
 
 /** "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." -> "580.159.04" */
 export const parseDriverVersion = (text: string): string | undefined => /Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)/.exec(text)?.[1];
@@ -193,10 +199,13 @@ export async function readHostFacts(host: Host, signal: AbortSignal): Promise<Ga
     ),
     libModulesVisible: kernelReleases.then((all) => all.length > 0),
     nouveauBlacklisted: readNouveauBlacklist(host),
-    deviceNodes: Promise.all([pci, gpuDirs]).then(([devices, dirs]) => readDeviceNodes(host, Math.max(devices.filter((d) => d.vendor === NVIDIA_VENDOR).length, dirs.length))),
-    kernelModuleVersion: Promise.all([readIfExists(host, 'proc/driver/nvidia/version'), readIfExists(host, 'sys/module/nvidia/version')]).then(
-      ([versionText, sysVersion]) => (versionText && parseDriverVersion(versionText)) ?? sysVersion?.trim(),
+    deviceNodes: Promise.all([pci, gpuDirs]).then(([devices, dirs]) =>
+      readDeviceNodes(host, Math.max(devices.filter((d) => d.vendor === NVIDIA_VENDOR).length, dirs.length)),
     ),
+    kernelModuleVersion: Promise.all([
+      readIfExists(host, 'proc/driver/nvidia/version'),
+      readIfExists(host, 'sys/module/nvidia/version'),
+    ]).then(([versionText, sysVersion]) => (versionText && parseDriverVersion(versionText)) ?? sysVersion?.trim()),
     nvmlLibraries: findNvml(host),
     container: detectContainer(host),
     primeProfile: readIfExists(host, 'etc/prime-discrete').then((t) => t?.trim()),
@@ -216,5 +225,7 @@ export async function readHostFacts(host: Host, signal: AbortSignal): Promise<Ga
 /** /dev/nvidiactl, one /dev/nvidiaN per GPU, /dev/nvidia-uvm. */
 async function readDeviceNodes(host: Host, gpuCount: number): Promise<DeviceNode[]> {
   const nodePaths = ['dev/nvidiactl', ...Array.from({ length: gpuCount }, (_, i) => `dev/nvidia${i}`), 'dev/nvidia-uvm'];
-  return Promise.all(nodePaths.map(async (path) => ({ path: `/${path}`, exists: await exists(host, path), readWritable: await readWritable(host, path) })));
+  return Promise.all(
+    nodePaths.map(async (path) => ({ path: `/${path}`, exists: await exists(host, path), readWritable: await readWritable(host, path) })),
+  );
 }

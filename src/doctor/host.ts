@@ -80,11 +80,19 @@ export async function list(host: Host, path: string): Promise<string[]> {
   return names;
 }
 
-export const exists = (host: Host, path: string): Promise<boolean> => stat(hostPath(host, path)).then(() => true, (error: unknown) => unreadable(error) ?? false);
+export const exists = (host: Host, path: string): Promise<boolean> =>
+  stat(hostPath(host, path)).then(
+    () => true,
+    (error: unknown) => unreadable(error) ?? false,
+  );
 
 /** The name a symlink points at (a sysfs `driver` link -> "nvidia"). */
-export const linkName = (host: Host, path: string): Promise<string | undefined> => readlink(hostPath(host, path)).then((target) => basename(target), unreadable);
+export const linkName = (host: Host, path: string): Promise<string | undefined> =>
+  readlink(hostPath(host, path)).then((target) => basename(target), unreadable);
 
 /** Whether this process may read and write the path (device nodes; plain files stand in for them in test trees). */
 export const readWritable = (host: Host, path: string): Promise<boolean> =>
-  access(hostPath(host, path), constants.R_OK | constants.W_OK).then(() => true, (error: unknown) => unreadable(error) ?? false);
+  access(hostPath(host, path), constants.R_OK | constants.W_OK).then(
+    () => true,
+    (error: unknown) => unreadable(error) ?? false,
+  );

@@ -19,7 +19,11 @@ const KMSG_RDEV = (1 << 8) | 11;
  * Reads records from a /dev/kmsg descriptor, oldest first, until its end (EAGAIN: the descriptor is
  * non-blocking), READ_CAP_BYTES or the deadline; keeps the newest KEEP_BYTES.
  */
-export async function readRecords(handle: FileHandle, signal: AbortSignal, limits = { keep: KEEP_BYTES, readCap: READ_CAP_BYTES }): Promise<string> {
+export async function readRecords(
+  handle: FileHandle,
+  signal: AbortSignal,
+  limits = { keep: KEEP_BYTES, readCap: READ_CAP_BYTES },
+): Promise<string> {
   const records: string[] = [];
   let first = 0;
   let kept = 0;

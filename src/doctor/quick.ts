@@ -26,7 +26,11 @@ const QUICK_DEADLINE_MS = 2000;
  * When nvidia-smi failed, the cheap checks (files only, no nvidia-smi) name the likely cause:
  * it goes into the health block as nvidia_gpu_collector_diagnosis{verdict} and into the message.
  */
-export async function withDiagnosis(collection: Collection, host: Host = SYSTEM_HOST, signal = AbortSignal.timeout(QUICK_DEADLINE_MS)): Promise<Collection> {
+export async function withDiagnosis(
+  collection: Collection,
+  host: Host = SYSTEM_HOST,
+  signal = AbortSignal.timeout(QUICK_DEADLINE_MS),
+): Promise<Collection> {
   const failure = collection.health.failure;
   if (!failure || !EXPLAINABLE.has(failure.reason)) return collection;
   const { facts, unfinished } = await readHostFacts(host, signal);

@@ -111,14 +111,20 @@ export function checkExposition(text: string): ParsedExposition {
     if (parts.length > 1) problems.push(`line ${line}: has a timestamp`);
     const value = parts[0] === '+Inf' ? Infinity : parts[0] === '-Inf' ? -Infinity : Number(parts[0]);
     if (parts[0] !== 'NaN' && Number.isNaN(value)) problems.push(`line ${line}: invalid value ${parts[0]}`);
-    const family = types.has(name) ? name : (SUFFIXES.filter((s) => name.endsWith(s)).map((s) => name.slice(0, -s.length)).find((b) => types.has(b)) ?? name);
+    const family = types.has(name)
+      ? name
+      : (SUFFIXES.filter((s) => name.endsWith(s))
+          .map((s) => name.slice(0, -s.length))
+          .find((b) => types.has(b)) ?? name);
     withSamples.add(family);
     enter(family, line);
     const sortedNames = Object.keys(labels).sort();
-    for (const label of sortedNames) if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`line ${line}: invalid label name ${label}`);
+    for (const label of sortedNames)
+      if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`line ${line}: invalid label name ${label}`);
     const names = sortedNames.join(',');
     const before = labelNames.get(family);
-    if (before !== undefined && before !== names) problems.push(`line ${line}: ${family} has labels {${names}} here and {${before}} before`);
+    if (before !== undefined && before !== names)
+      problems.push(`line ${line}: ${family} has labels {${names}} here and {${before}} before`);
     labelNames.set(family, names);
     const key = `${name}\u0000${sortedNames.map((k) => `${k}\u0001${labels[k]}`).join('\u0000')}`;
     if (seen.has(key)) problems.push(`line ${line}: duplicate series ${raw.slice(0, raw.lastIndexOf(' '))}`);
@@ -162,7 +168,8 @@ export function checkFamilies(families: readonly { name: string; samples: readon
       const { names: labelNames, values, invalid } = describe(sample.labels);
       if (labelNames !== first) problems.push(`${family.name} has labels {${labelNames}} and {${first}}`);
       for (const label of invalid) problems.push(`${family.name}: invalid label name ${label}`);
-      if (series.has(values)) problems.push(`duplicate series ${family.name}{${sample.labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`);
+      if (series.has(values))
+        problems.push(`duplicate series ${family.name}{${sample.labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`);
       series.add(values);
     }
   }

@@ -5,8 +5,7 @@ const HELP_SPECIAL = /[\\\n]/;
 const LABEL_SPECIAL = /[\\"\n]/;
 
 /** HELP text: backslash and line feed are escaped. */
-export const escapeHelp = (text: string): string =>
-  HELP_SPECIAL.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text;
+export const escapeHelp = (text: string): string => (HELP_SPECIAL.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text);
 
 // Most values (indices, UUIDs, numbers) need no escaping: test once before three replaces.
 /** Label values: backslash, double quote and line feed are escaped. */

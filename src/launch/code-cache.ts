@@ -8,7 +8,8 @@ const PREFIX = 'gpu-textfile-';
 const SUFFIX = '.v8cache';
 
 /** One cache file per build of the bundle and Node.js binary: V8 checks only the source's length. */
-export const cacheFileName = (buildId: string, nodeVersion: string, arch: string): string => `${PREFIX}${buildId}-${nodeVersion}-${arch}${SUFFIX}`;
+export const cacheFileName = (buildId: string, nodeVersion: string, arch: string): string =>
+  `${PREFIX}${buildId}-${nodeVersion}-${arch}${SUFFIX}`;
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -34,7 +35,8 @@ export function readOwnCache(path: string, uid: number): Buffer | undefined {
 }
 
 /** Our cache files and the temp files a killed run left while writing one. */
-const isOurs = (name: string): boolean => (name.startsWith(PREFIX) && name.endsWith(SUFFIX)) || (name.startsWith(`.${PREFIX}`) && name.endsWith('.tmp'));
+const isOurs = (name: string): boolean =>
+  (name.startsWith(PREFIX) && name.endsWith(SUFFIX)) || (name.startsWith(`.${PREFIX}`) && name.endsWith('.tmp'));
 
 /**
  * Writes the cache beside its final name (creating the directory, as Node.js does for its own cache)

@@ -1,7 +1,16 @@
 import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnsafeFileError, describeFileError, openNoFollow, pinDir, tempName, tempNamePattern, writeAll, type PinnedDir } from '../safe-fs.js';
+import {
+  UnsafeFileError,
+  describeFileError,
+  openNoFollow,
+  pinDir,
+  tempName,
+  tempNamePattern,
+  writeAll,
+  type PinnedDir,
+} from '../safe-fs.js';
 import { currentOwner, formatOwner, isAlive, parseOwner, type Owner } from './owner.js';
 
 // A lock is a file whose one line names its owner (pid, start time, boot: see owner.ts). It is

@@ -74,7 +74,11 @@ export async function publish(collection: Collection, target: PublishTarget, now
   let csvError: string | undefined;
   if (target.csv) {
     const { appendCsvSample } = await import('../csvlog/append.js');
-    csvError = await appendCsvSample(target.csv.dir, target.csv.task, collection, { host: target.csv.host, now, knownGpus: target.csv.knownGpus() });
+    csvError = await appendCsvSample(target.csv.dir, target.csv.task, collection, {
+      host: target.csv.host,
+      now,
+      knownGpus: target.csv.knownGpus(),
+    });
   }
   return { failure, textfileError, csvError };
 }

@@ -1,6 +1,16 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile, tempNamePattern, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
+import {
+  describeFileError,
+  isFileError,
+  pinDir,
+  pinDirIfAny,
+  readSmallFile,
+  replaceFile,
+  tempNamePattern,
+  UnsafeFileError,
+  type PinnedDir,
+} from '../safe-fs.js';
 import { escapeRegExp } from '../regex.js';
 
 // write-file-atomic is not used here: it resolves the target with realpath (a link planted at the

@@ -122,12 +122,16 @@ const NEXT_STEPS: Record<PulseVerdict, string[]> = {
  * lowest seen) are left out, as long as most of the recording remains: they say when the recording
  * began, not how the job behaves.
  */
-export function trimIdleEnds(samples: readonly SeriesSample[], t = PULSE_THRESHOLDS): { samples: readonly SeriesSample[]; trimmed: number } {
+export function trimIdleEnds(
+  samples: readonly SeriesSample[],
+  t = PULSE_THRESHOLDS,
+): { samples: readonly SeriesSample[]; trimmed: number } {
   const powers = samples.flatMap((s) => (s.powerW === undefined ? [] : [s.powerW]));
   const floor = powers.length ? Math.min(...powers) : undefined;
   // A sample that hit the power cap is no idle sample, whatever its utilization reads.
   const capped = (s: SeriesSample) => s.reasons !== undefined && (s.reasons & REASON_BITS.sw_power_cap!) !== 0n;
-  const quiet = (s: SeriesSample) => s.utilization <= t.nearZero && !capped(s) && (floor === undefined || s.powerW === undefined || s.powerW <= 1.6 * floor);
+  const quiet = (s: SeriesSample) =>
+    s.utilization <= t.nearZero && !capped(s) && (floor === undefined || s.powerW === undefined || s.powerW <= 1.6 * floor);
   let start = 0;
   let end = samples.length;
   while (start < end && quiet(samples[start]!)) start++;
@@ -141,7 +145,10 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   const { samples, trimmed } = trimIdleEnds(all, t);
   const gpu = samples[0]?.gpu ?? '';
   const util = samples.map((s) => s.utilization);
-  const intervals = samples.slice(1).map((s, i) => s.time - samples[i]!.time).filter((d) => d > 0);
+  const intervals = samples
+    .slice(1)
+    .map((s, i) => s.time - samples[i]!.time)
+    .filter((d) => d > 0);
   let swings = 0;
   for (let i = 1; i < util.length; i++) if (util[i - 1]! >= t.high !== util[i]! >= t.high) swings++;
   const powers = samples.flatMap((s) => (s.powerW === undefined ? [] : [s.powerW]));
@@ -163,13 +170,21 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   const quietPowers = all.flatMap((s) => (s.powerW === undefined || s.utilization > t.nearZero ? [] : [s.powerW]));
   const idleFloor = quietPowers.length ? Math.min(...quietPowers) : undefined;
   const powerShare = powerMean !== undefined && powerLimit ? powerMean / powerLimit : undefined;
-  const nearIdlePower = powerMean === undefined ? undefined : powerShare !== undefined ? powerShare <= t.idlePowerShare : idleFloor !== undefined ? powerMean <= t.idleFloorFactor * idleFloor : undefined;
+  const nearIdlePower =
+    powerMean === undefined
+      ? undefined
+      : powerShare !== undefined
+        ? powerShare <= t.idlePowerShare
+        : idleFloor !== undefined
+          ? powerMean <= t.idleFloorFactor * idleFloor
+          : undefined;
   const clockMax = maxClocks.length ? Math.max(...maxClocks) : clocks.length ? Math.max(...clocks) : undefined;
   const busyClocks = busy.flatMap((s) => (s.smClockMHz === undefined ? [] : [s.smClockMHz]));
   const smClockShare = clockMax && busyClocks.length ? mean(busyClocks) / clockMax : undefined;
   const bursts = findBursts(samples, t.nearZero);
   const nearZero = samples.filter((s) => s.utilization <= t.nearZero && s.reasons !== undefined);
-  const cappedWhileNearZeroShare = nearZero.length >= 5 ? nearZero.filter((s) => (s.reasons! & REASON_BITS.sw_power_cap!) !== 0n).length / nearZero.length : undefined;
+  const cappedWhileNearZeroShare =
+    nearZero.length >= 5 ? nearZero.filter((s) => (s.reasons! & REASON_BITS.sw_power_cap!) !== 0n).length / nearZero.length : undefined;
   const throttlingShare = busy.length
     ? busy.filter((s) => s.reasons !== undefined && THROTTLING.some((r) => (s.reasons! & REASON_BITS[r]!) !== 0n)).length / busy.length
     : 0;
@@ -200,11 +215,17 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   const cappedBetweenSamples = (cappedWhileNearZeroShare ?? 0) >= t.cappedWhileNearZeroShare;
   // Near-0 gaps between recurring spikes, or between samples that hit the power cap: a job that
   // computes for a moment, then waits. Counted in bursts, not in the busy share, which short bursts never reach.
-  const burstsWithGaps = evidence.nearZeroShare >= t.burstGapShare && ((bursts.count >= t.burstsMin && (bursts.peakMedian ?? 0) >= t.burstPeak) || cappedBetweenSamples);
+  const burstsWithGaps =
+    evidence.nearZeroShare >= t.burstGapShare &&
+    ((bursts.count >= t.burstsMin && (bursts.peakMedian ?? 0) >= t.burstPeak) || cappedBetweenSamples);
   const burstsText = () =>
     `utilization ${evidence.utilizationMean.toFixed(1)} % on average, ` +
-    (bursts.count === 0 ? `near 0 in ${pct(evidence.nearZeroShare)} of samples` : `in ${bursts.count} bursts${bursts.spacingMs !== undefined ? `, one every ${(bursts.spacingMs / 1000).toFixed(1)} s` : ''} (median peak ${bursts.peakMedian} %), near 0 in ${pct(evidence.nearZeroShare)} of samples between them`) +
-    (cappedBetweenSamples ? `; the power cap was hit in ${pct(cappedWhileNearZeroShare!)} of the near-0 samples, so heavy work ran between samples` : '') +
+    (bursts.count === 0
+      ? `near 0 in ${pct(evidence.nearZeroShare)} of samples`
+      : `in ${bursts.count} bursts${bursts.spacingMs !== undefined ? `, one every ${(bursts.spacingMs / 1000).toFixed(1)} s` : ''} (median peak ${bursts.peakMedian} %), near 0 in ${pct(evidence.nearZeroShare)} of samples between them`) +
+    (cappedBetweenSamples
+      ? `; the power cap was hit in ${pct(cappedWhileNearZeroShare!)} of the near-0 samples, so heavy work ran between samples`
+      : '') +
     ': the GPU computes for a moment, then waits for its input';
   let verdict: PulseVerdict;
   let explanation: string;
@@ -213,14 +234,21 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     // The utilization counter missed the bursts: the power meter did not.
     verdict = 'data_starved';
     explanation = `utilization reads ${evidence.utilizationMean.toFixed(0)} % but power says busy (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): short bursts fall between samples, the pattern of a job waiting on its input`;
-    notes.push(`power says busy while utilization says idle: sample faster (--interval 100ms) to see the bursts (this recording: every ${evidence.intervalMs} ms)`);
+    notes.push(
+      `power says busy while utilization says idle: sample faster (--interval 100ms) to see the bursts (this recording: every ${evidence.intervalMs} ms)`,
+    );
   } else if (evidence.utilizationMean < t.idleMean && burstsWithGaps) {
     verdict = 'data_starved';
     explanation = burstsText();
   } else if (evidence.utilizationMean < t.idleMean) {
     verdict = 'idle';
     explanation = `utilization ${evidence.utilizationMean.toFixed(1)} % on average${powerMean !== undefined ? `, power ${powerMean.toFixed(0)} W` : ''}`;
-  } else if (busy.length > 0 && smClockShare !== undefined && smClockShare <= t.throttledClockShare && throttlingShare >= t.throttledShare) {
+  } else if (
+    busy.length > 0 &&
+    smClockShare !== undefined &&
+    smClockShare <= t.throttledClockShare &&
+    throttlingShare >= t.throttledShare
+  ) {
     verdict = 'throttled';
     explanation = `busy, but the SM clock averages ${pct(smClockShare)} of its maximum with ${THROTTLING.filter((r) => activeReasons[r]).join(', ')} active`;
   } else if (evidence.utilizationMean >= t.busyAtIdlePowerMean && nearIdlePower === true && evidence.nearZeroShare < t.burstGapShare) {
@@ -230,8 +258,14 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   } else if (evidence.utilizationMean >= t.saturatedMean && lowShare < t.lowShareSaturated) {
     verdict = 'saturated';
     explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, ${pct(evidence.nearFullShare)} of samples at 90 % or more`;
-    if (activeReasons.sw_power_cap && powerShare !== undefined && powerShare >= 0.9) notes.push(`power-bound: drawing ${pct(powerShare)} of the power limit, clocks capped by it (sw_power_cap), which is normal at full load`);
-    if (nearIdlePower === undefined) notes.push('no power to compare with idle (no power column, or no power limit and no quiet sample): host-device copies and tiny kernels also read near 100 %, and only power tells them from real load');
+    if (activeReasons.sw_power_cap && powerShare !== undefined && powerShare >= 0.9)
+      notes.push(
+        `power-bound: drawing ${pct(powerShare)} of the power limit, clocks capped by it (sw_power_cap), which is normal at full load`,
+      );
+    if (nearIdlePower === undefined)
+      notes.push(
+        'no power to compare with idle (no power column, or no power limit and no quiet sample): host-device copies and tiny kernels also read near 100 %, and only power tells them from real load',
+      );
   } else if (lowShare >= t.starvedLowShare && evidence.swingsPer10 >= t.starvedSwingsPer10 && evidence.utilizationMean >= t.idleMean) {
     verdict = 'data_starved';
     explanation = `utilization swings between low and high (${evidence.swingsPer10.toFixed(1)} swings per 10 samples, busy ${pct(evidence.dutyCycle)} of the time, near 0 in ${pct(evidence.nearZeroShare)})`;
@@ -242,6 +276,7 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     verdict = 'mixed';
     explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, busy ${pct(evidence.dutyCycle)} of the time, no single pattern`;
   }
-  if (evidence.intervalMs >= 400 && verdict !== 'data_starved') notes.push(`sampled every ${evidence.intervalMs} ms: short stalls can hide between samples (--interval 100ms sees them)`);
+  if (evidence.intervalMs >= 400 && verdict !== 'data_starved')
+    notes.push(`sampled every ${evidence.intervalMs} ms: short stalls can hide between samples (--interval 100ms sees them)`);
   return { gpu, verdict, explanation, notes, nextSteps: NEXT_STEPS[verdict], evidence };
 }

@@ -13,9 +13,21 @@ export function formatPulse(pulse: Pulse): string {
     `  utilization          mean ${e.utilizationMean.toFixed(1)} %, busy (>= 50 %) ${pct(e.dutyCycle)}, near 0 ${pct(e.nearZeroShare)}, near 100 ${pct(e.nearFullShare)}, ${e.swingsPer10.toFixed(1)} swings per 10 samples`,
     `  bursts               ${e.bursts}${e.burstSpacingMs !== undefined ? `, one every ${(e.burstSpacingMs / 1000).toFixed(1)} s` : ''}${e.burstPeakMedian !== undefined ? `, median peak ${e.burstPeakMedian} %` : ''}`,
     ...(e.cappedWhileNearZeroShare !== undefined ? [`  power cap while ~0   ${pct(e.cappedWhileNearZeroShare)} of near-0 samples`] : []),
-    ...(e.powerMeanW !== undefined ? [`  power                mean ${e.powerMeanW.toFixed(0)} W${e.powerLimitW ? ` of ${e.powerLimitW.toFixed(0)} W (${pct(e.powerShare!)})` : ''}`] : []),
-    ...(e.smClockMeanMHz !== undefined ? [`  SM clock             mean ${e.smClockMeanMHz.toFixed(0)} MHz${e.smClockMaxMHz ? ` of ${e.smClockMaxMHz} MHz max` : ''}${e.smClockShare !== undefined ? ` (${pct(e.smClockShare)} while busy)` : ''}`] : []),
-    `  clock event reasons  ${Object.entries(e.activeReasons).map(([r, s]) => `${r} ${pct(s)}`).join(', ') || 'none'}`,
+    ...(e.powerMeanW !== undefined
+      ? [
+          `  power                mean ${e.powerMeanW.toFixed(0)} W${e.powerLimitW ? ` of ${e.powerLimitW.toFixed(0)} W (${pct(e.powerShare!)})` : ''}`,
+        ]
+      : []),
+    ...(e.smClockMeanMHz !== undefined
+      ? [
+          `  SM clock             mean ${e.smClockMeanMHz.toFixed(0)} MHz${e.smClockMaxMHz ? ` of ${e.smClockMaxMHz} MHz max` : ''}${e.smClockShare !== undefined ? ` (${pct(e.smClockShare)} while busy)` : ''}`,
+        ]
+      : []),
+    `  clock event reasons  ${
+      Object.entries(e.activeReasons)
+        .map(([r, s]) => `${r} ${pct(s)}`)
+        .join(', ') || 'none'
+    }`,
     ...pulse.notes.map((n) => `  note: ${n}`),
     '',
     '  next steps:',

@@ -68,7 +68,16 @@ export function periodStart(time: number, period: Period): number {
   return d.getTime();
 }
 
-export const emptyBucket = (): Bucket => ({ samples: 0, errors: 0, utilSum: 0, utilN: 0, powerSum: 0, powerN: 0, idleHeld: 0, missingMs: 0 });
+export const emptyBucket = (): Bucket => ({
+  samples: 0,
+  errors: 0,
+  utilSum: 0,
+  utilN: 0,
+  powerSum: 0,
+  powerN: 0,
+  idleHeld: 0,
+  missingMs: 0,
+});
 
 const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
@@ -196,7 +205,10 @@ export class Aggregator {
         });
       }
     }
-    return out.sort((a, b) => a.period - b.period || a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || Number(a.gpu_id) - Number(b.gpu_id));
+    return out.sort(
+      (a, b) =>
+        a.period - b.period || a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || Number(a.gpu_id) - Number(b.gpu_id),
+    );
   }
 
   private hostOf(row: HistoryRow): HostStats {
@@ -204,7 +216,12 @@ export class Aggregator {
     let host = this.hosts.get(key);
     if (!host) {
       const hourly = new Map<number, { samples: number; missingMs: number }>();
-      host = { host: own(row.host), task: own(row.task), hourly, timeline: new Timeline((gap, _missing, _tag, interval) => spreadGap(hourly, gap, interval)) };
+      host = {
+        host: own(row.host),
+        task: own(row.task),
+        hourly,
+        timeline: new Timeline((gap, _missing, _tag, interval) => spreadGap(hourly, gap, interval)),
+      };
       this.hosts.set(own(key), host);
     }
     return host;
@@ -220,7 +237,16 @@ export class Aggregator {
         spreadGap(hourly, gap, interval);
         if (ran) countGap(ownGaps, gap, missing);
       });
-      stats = { host: own(row.host), task: own(row.task), gpu: own(row.gpu), uuid: own(row.uuid), hourly, errorsByReason: new Map(), timeline, ownGaps };
+      stats = {
+        host: own(row.host),
+        task: own(row.task),
+        gpu: own(row.gpu),
+        uuid: own(row.uuid),
+        hourly,
+        errorsByReason: new Map(),
+        timeline,
+        ownGaps,
+      };
       this.series.set(own(key), stats);
     }
     return stats;
@@ -228,7 +254,9 @@ export class Aggregator {
 }
 
 /** Hourly points of one series, oldest first: average utilization and peak memory. */
-export function hourlyPoints(stats: SeriesStats): { hour: number; utilization?: number; memoryMiB?: number; memoryTotalMiB?: number; samples: number }[] {
+export function hourlyPoints(
+  stats: SeriesStats,
+): { hour: number; utilization?: number; memoryMiB?: number; memoryTotalMiB?: number; samples: number }[] {
   return [...stats.hourly.entries()]
     .sort(([a], [b]) => a - b)
     .map(([hour, b]) => ({

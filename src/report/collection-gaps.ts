@@ -2,7 +2,12 @@ import type { HostStats, SeriesStats } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
 import type { GapTotals } from './timeline.js';
 
-function gapFinding(where: Pick<Finding, 'host' | 'task_id' | 'gpu_id' | 'gpu_uuid'>, who: string, totals: GapTotals, interval: number): Finding {
+function gapFinding(
+  where: Pick<Finding, 'host' | 'task_id' | 'gpu_id' | 'gpu_uuid'>,
+  who: string,
+  totals: GapTotals,
+  interval: number,
+): Finding {
   const longest = totals.longest!;
   const seconds = Math.round((longest.to - longest.from) / 1000);
   return {
@@ -29,5 +34,10 @@ export function hostGaps(host: HostStats, t = FINDING_THRESHOLDS): Finding | und
 export function collectionGaps(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | undefined {
   const { interval, learnedFrom } = stats.timeline;
   if (interval === undefined || learnedFrom < t.gapMinSpacings || stats.ownGaps.missing < t.gapMinMissing) return undefined;
-  return gapFinding({ host: stats.host, task_id: stats.task, gpu_id: stats.gpu, gpu_uuid: stats.uuid }, 'this GPU alone missed', stats.ownGaps, interval);
+  return gapFinding(
+    { host: stats.host, task_id: stats.task, gpu_id: stats.gpu, gpu_uuid: stats.uuid },
+    'this GPU alone missed',
+    stats.ownGaps,
+    interval,
+  );
 }

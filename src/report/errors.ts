@@ -12,7 +12,9 @@ export function errorSamples(stats: SeriesStats): Finding | undefined {
     task_id: stats.task,
     gpu_id: stats.gpu,
     gpu_uuid: stats.uuid,
-    summary: `${total} failed samples: ${Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`).join(', ')}`,
+    summary: `${total} failed samples: ${Object.entries(byReason)
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', ')}`,
     error_samples: total,
     by_reason: byReason,
   };

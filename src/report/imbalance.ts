@@ -7,7 +7,11 @@ export function imbalance(group: readonly SeriesStats[], t = FINDING_THRESHOLDS)
     .map((stats) => {
       const points = hourlyPoints(stats).filter((p) => p.utilization !== undefined);
       const weight = points.reduce((a, p) => a + p.samples, 0);
-      return { stats, hours: points.length, avg: weight ? points.reduce((a, p) => a + p.utilization! * p.samples, 0) / weight : Number.NaN };
+      return {
+        stats,
+        hours: points.length,
+        avg: weight ? points.reduce((a, p) => a + p.utilization! * p.samples, 0) / weight : Number.NaN,
+      };
     })
     .filter((g) => g.hours >= 1 && !Number.isNaN(g.avg));
   if (averages.length < 2) return undefined;

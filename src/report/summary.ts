@@ -50,7 +50,14 @@ function sumsOf(aggregator: Aggregator, stats: SeriesStats): Sums {
     gpus: new Set(stats.gpu === '' ? [] : [stats.uuid || stats.gpu]),
     first: stats.timeline.firstTime ?? Number.NaN,
     last: stats.timeline.lastTime ?? Number.NaN,
-    samples: 0, errors: 0, intervalKnown: interval > 0, okMs: 0, utilMs: 0, utilWeightMs: 0, idleMs: 0, energyWms: 0,
+    samples: 0,
+    errors: 0,
+    intervalKnown: interval > 0,
+    okMs: 0,
+    utilMs: 0,
+    utilWeightMs: 0,
+    idleMs: 0,
+    energyWms: 0,
     missedMs: stats.timeline.totals.missing * interval,
   };
   for (const b of stats.hourly.values()) {
@@ -106,7 +113,9 @@ function row(where: Pick<SummaryRow, 'host' | 'task_id' | 'gpu_id' | 'gpu_uuid'>
 }
 
 const order = (a: SummaryRow, b: SummaryRow) =>
-  a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || (a.gpu_id === undefined ? 0 : Number(a.gpu_id || -1) - Number(b.gpu_id || -1));
+  a.host.localeCompare(b.host) ||
+  a.task_id.localeCompare(b.task_id) ||
+  (a.gpu_id === undefined ? 0 : Number(a.gpu_id || -1) - Number(b.gpu_id || -1));
 
 /** One row per GPU of each host and task. */
 export function summaryByGpu(aggregator: Aggregator): SummaryRow[] {
@@ -128,6 +137,19 @@ export function summaryByTask(aggregator: Aggregator): SummaryRow[] {
 }
 
 export const SUMMARY_COLUMNS = [
-  'host', 'task_id', 'gpu_id', 'gpu_uuid', 'gpus', 'first_sample', 'last_sample', 'samples', 'error_samples',
-  'gpu_hours', 'busy_percent', 'idle_with_memory_hours', 'energy_kwh', 'missed_gpu_hours', 'peak_memory_used_mib',
+  'host',
+  'task_id',
+  'gpu_id',
+  'gpu_uuid',
+  'gpus',
+  'first_sample',
+  'last_sample',
+  'samples',
+  'error_samples',
+  'gpu_hours',
+  'busy_percent',
+  'idle_with_memory_hours',
+  'energy_kwh',
+  'missed_gpu_hours',
+  'peak_memory_used_mib',
 ] as const;

@@ -11,7 +11,8 @@ export interface SourceOptions {
 
 /** Every source, by name: a second one (NVML) is a sibling folder and one more line here. */
 const SOURCES = {
-  'nvidia-smi': (options: SourceOptions) => nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
+  'nvidia-smi': (options: SourceOptions) =>
+    nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
 } satisfies Record<string, (options: SourceOptions) => Source>;
 
 export type SourceName = keyof typeof SOURCES;

@@ -16,10 +16,13 @@ describe('every recorded capture', () => {
     const { collection, warnings } = await collectCapture(dir);
     expect(collection.health.failure).toBeUndefined();
     // Old captures recorded no --query-compute-apps: the stand-in refuses it, and the run says so.
-    const appsRecorded = existsSync(join(CAPTURES, dir, 'query-compute-apps.csv')) || existsSync(join(CAPTURES, dir, 'query-compute-apps.raw'));
+    const appsRecorded =
+      existsSync(join(CAPTURES, dir, 'query-compute-apps.csv')) || existsSync(join(CAPTURES, dir, 'query-compute-apps.raw'));
     const expected = [
       ...(appsRecorded ? [] : [expect.stringMatching(/^processes left out: /)]),
-      ...(dir.endsWith('comma-in-name') ? [expect.stringMatching(/^nvidia-smi --query-gpu: row has \d+ cells, the query asked for \d+: "1, GPU-697e/)] : []),
+      ...(dir.endsWith('comma-in-name')
+        ? [expect.stringMatching(/^nvidia-smi --query-gpu: row has \d+ cells, the query asked for \d+: "1, GPU-697e/)]
+        : []),
     ];
     expect(warnings).toEqual(expected);
     const text = render(buildFamilies(collection));
@@ -75,7 +78,10 @@ describe('collect', () => {
 
   it('relearns when the driver rejects a remembered name, and still collects', async () => {
     const calls: string[][] = [];
-    const stale = { driverVersion: '610.57.04', names: { index: 'index', uuid: 'uuid', 'clocks_event_reasons.gpu_idle': 'clocks_event_reasons.gpu_idle' } };
+    const stale = {
+      driverVersion: '610.57.04',
+      names: { index: 'index', uuid: 'uuid', 'clocks_event_reasons.gpu_idle': 'clocks_event_reasons.gpu_idle' },
+    };
     const { collection, state } = await collectCapture('geforce-rtx-2080-super__465.27__linux', { calls, state: stale });
     expect(collection.health.failure).toBeUndefined();
     expect(calls.map((args) => args[0]!.split('=')[0])).toContain('--help-query-gpu');
@@ -86,7 +92,11 @@ describe('collect', () => {
   it('old and new names map to the same metrics', async () => {
     const old = render(buildFamilies((await collectCapture('geforce-rtx-2080-super__465.27__linux')).collection));
     const current = render(buildFamilies((await collectCapture('geforce-rtx-2080-super__610.57.04__linux-idle')).collection));
-    const reasons = (text: string) => checkExposition(text).samples.filter((s) => s.name === 'nvidia_gpu_clocks_event_reason_active').map((s) => s.labels.reason).sort();
+    const reasons = (text: string) =>
+      checkExposition(text)
+        .samples.filter((s) => s.name === 'nvidia_gpu_clocks_event_reason_active')
+        .map((s) => s.labels.reason)
+        .sort();
     expect(reasons(old).length).toBeGreaterThan(5);
     expect(reasons(old)).toEqual(reasons(current));
   });
@@ -96,7 +106,10 @@ describe('collect', () => {
     const { collection, warnings } = await collectCapture('h200x2__580.159.04__gpu-lost', { state: healthy.state });
     expect(collection.health.failure).toBeUndefined();
     const samples = checkExposition(render(buildFamilies(collection))).samples;
-    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([['0', 1], ['1', 0]]);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([
+      ['0', 1],
+      ['1', 0],
+    ]);
     expect(samples.some((s) => s.name === 'nvidia_gpu_power_draw_watts' && s.labels.gpu === '1')).toBe(false);
     expect(warnings.join('\n')).toMatch(/GPU 1 .* did not answer: .*Unable to determine the device handle/);
   });
@@ -110,29 +123,38 @@ describe('collect', () => {
   it('a row with a comma inside the GPU name is unreadable, not shifted; the other GPU reports', async () => {
     const { collection } = await collectCapture('h200x2__580.159.04__comma-in-name');
     const samples = checkExposition(render(buildFamilies(collection))).samples;
-    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([['0', 1], ['1', 0]]);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([
+      ['0', 1],
+      ['1', 0],
+    ]);
     expect(samples.filter((s) => s.name === 'nvidia_gpu_power_draw_watts').map((s) => s.labels.gpu)).toEqual(['0']);
   });
 
   it('error tokens drop the series and are exported per field; strings never become numbers', async () => {
     const { collection } = await collectCapture('h200x2__580.159.04__field-errors');
     const samples = checkExposition(render(buildFamilies(collection))).samples;
-    const errors = samples.filter((s) => s.name === 'nvidia_gpu_field_error').map((s) => `${s.labels.gpu} ${s.labels.field} ${s.labels.error}`);
-    expect(errors.sort()).toEqual([
-      '0 fan.speed err',
-      '0 power.draw unknown_error',
-      '0 temperature.gpu gpu_requires_reset',
-      '0 clocks.current.sm insufficient_permissions',
-      '1 utilization.gpu unparsable',
-      '1 memory.used unrecognized',
-      '1 pstate unparsable',
-    ].sort());
+    const errors = samples
+      .filter((s) => s.name === 'nvidia_gpu_field_error')
+      .map((s) => `${s.labels.gpu} ${s.labels.field} ${s.labels.error}`);
+    expect(errors.sort()).toEqual(
+      [
+        '0 fan.speed err',
+        '0 power.draw unknown_error',
+        '0 temperature.gpu gpu_requires_reset',
+        '0 clocks.current.sm insufficient_permissions',
+        '1 utilization.gpu unparsable',
+        '1 memory.used unrecognized',
+        '1 pstate unparsable',
+      ].sort(),
+    );
     const has = (name: string, gpu: string) => samples.some((s) => s.name === name && s.labels.gpu === gpu);
     expect(has('nvidia_gpu_power_draw_watts', '0')).toBe(false);
     expect(has('nvidia_gpu_power_draw_watts', '1')).toBe(true);
     expect(has('nvidia_gpu_memory_used_bytes', '1')).toBe(false);
     expect(has('nvidia_gpu_performance_state', '1')).toBe(false);
-    const mode = samples.filter((s) => s.name === 'nvidia_gpu_compute_mode' && s.labels.gpu === '1' && s.value === 1).map((s) => s.labels.mode);
+    const mode = samples
+      .filter((s) => s.name === 'nvidia_gpu_compute_mode' && s.labels.gpu === '1' && s.value === 1)
+      .map((s) => s.labels.mode);
     expect(mode).toEqual(['Exclusive_Something']);
   });
 

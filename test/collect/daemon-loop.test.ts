@@ -20,7 +20,12 @@ describe('backoffMs', () => {
 // logic is about time.
 const FIELDS_2 = FIELDS.filter((field) => field.query === 'index' || field.query === 'uuid');
 const ROWS = ['0, GPU-d9041e44-56fa-e7d7-44d1-12664904be3d', '1, GPU-697eaabb-1770-71c5-54ee-1d10ad7a70cb'];
-const good = (lastSuccessSeconds: number): Collection => ({ fields: FIELDS_2, samples: [], down: [], health: { durationSeconds: 0, lastSuccessSeconds } });
+const good = (lastSuccessSeconds: number): Collection => ({
+  fields: FIELDS_2,
+  samples: [],
+  down: [],
+  health: { durationSeconds: 0, lastSuccessSeconds },
+});
 
 /** A stand-in -lms child: `feed` gives it lines, `stop` ends them (with `lastWords` first: what a killed child still had in the pipe). */
 function fakeChild(lastWords: string[] = []) {
@@ -51,7 +56,13 @@ function fakeChild(lastWords: string[] = []) {
     },
     ended: new Promise<SmiOutcome>((resolve) => (resolveEnded = resolve)),
   };
-  return Object.assign(child, { stream, feed: (...more: string[]) => (queue.push(...more), wake()) });
+  return Object.assign(child, {
+    stream,
+    feed: (...more: string[]) => {
+      queue.push(...more);
+      wake();
+    },
+  });
 }
 
 /** daemonLoop with fakes all round; `children` are the -lms children it started, in order. */
@@ -80,7 +91,17 @@ function loop(overrides: Partial<DaemonLoopInput> & { child?: () => ReturnType<t
     initialState: { names: { index: 'index', uuid: 'uuid' } },
     ...rest,
   });
-  return { children, published, said, stop: async () => (stop.abort(), await done), abort: () => stop.abort(), done };
+  return {
+    children,
+    published,
+    said,
+    stop: async () => {
+      stop.abort();
+      await done;
+    },
+    abort: () => stop.abort(),
+    done,
+  };
 }
 
 const reasons = (published: Collection[]) => published.map((c) => c.health.failure?.reason ?? (c.samples.length > 0 ? 'sample' : 'start'));
@@ -112,7 +133,9 @@ describe('daemonLoop', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(silent.children[0]?.stopped).toBe(true);
     await vi.advanceTimersByTimeAsync(0);
-    expect(silent.said[0]).toMatch(/^nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms within 10000 ms of its start; killed it/);
+    expect(silent.said[0]).toMatch(
+      /^nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms within 10000 ms of its start; killed it/,
+    );
     silent.abort();
 
     const stalled = loop();
@@ -130,7 +153,11 @@ describe('daemonLoop', () => {
   it('at most one process query is in flight, however short --processes-interval is', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const pending: (() => void)[] = [];
-    const run = loop({ startupGraceMs: 60_000, processesIntervalMs: 1000, queryProcesses: () => new Promise((resolve) => void pending.push(() => resolve({}))) });
+    const run = loop({
+      startupGraceMs: 60_000,
+      processesIntervalMs: 1000,
+      queryProcesses: () => new Promise((resolve) => void pending.push(() => resolve({}))),
+    });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(pending.length).toBe(1);
     pending[0]!();

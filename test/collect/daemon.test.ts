@@ -26,11 +26,28 @@ async function runUntil(enough: (seen: Seen) => boolean, env: Record<string, str
   const dir = await tempDir();
   // The stand-in through a link in this test's directory: its children are told apart by their command line.
   await symlink(FAKE_SMI, join(dir, 'nvidia-smi'));
-  const child = execa(process.execPath, [CLI, 'collect', '--interval', interval, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'c'), '--nvidia-smi', join(dir, 'nvidia-smi')], {
-    env: cliEnv({ FAKE_SMI_CAPTURE: H200, ...env }),
-    extendEnv: false,
-    reject: false,
-  });
+  const child = execa(
+    process.execPath,
+    [
+      CLI,
+      'collect',
+      '--interval',
+      interval,
+      '--textfile-dir',
+      join(dir, 't'),
+      '--state-dir',
+      join(dir, 's'),
+      '--csv-dir',
+      join(dir, 'c'),
+      '--nvidia-smi',
+      join(dir, 'nvidia-smi'),
+    ],
+    {
+      env: cliEnv({ FAKE_SMI_CAPTURE: H200, ...env }),
+      extendEnv: false,
+      reject: false,
+    },
+  );
   const seen: Seen = { reasons: new Set(), changes: [], rows: [], stderr: '' };
   child.stderr!.on('data', (chunk: Buffer) => (seen.stderr += String(chunk)));
   const csvRows = async () => (await readFile(join(dir, 'c/default.csv'), 'utf8').catch(() => '')).trim().split('\n').slice(1);
@@ -50,7 +67,8 @@ async function runUntil(enough: (seen: Seen) => boolean, env: Record<string, str
 }
 
 /** Whether `first` was seen and `then` after it. */
-const followed = (changes: string[], first: string, then: string) => changes.includes(first) && changes.slice(changes.indexOf(first)).includes(then);
+const followed = (changes: string[], first: string, then: string) =>
+  changes.includes(first) && changes.slice(changes.indexOf(first)).includes(then);
 
 const smiChildren = async (dir: string) => {
   const { stdout } = await promisify(execFile)('ps', ['-eo', 'args']);
@@ -71,8 +89,11 @@ describe('collect --interval (daemon mode)', () => {
   });
 
   it('a child that stalls is killed, the file says timeout meanwhile, and a new child takes over', async () => {
-    const stalled = /nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms for 600 ms \(3 intervals\); killed it; restarting in 1 s/;
-    const { result, changes, rows } = await runUntil((seen) => stalled.test(seen.stderr) && followed(seen.changes, 'timeout', 'ok'), { FAKE_SMI_LOOP_STALL_AFTER: '2' });
+    const stalled =
+      /nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms for 600 ms \(3 intervals\); killed it; restarting in 1 s/;
+    const { result, changes, rows } = await runUntil((seen) => stalled.test(seen.stderr) && followed(seen.changes, 'timeout', 'ok'), {
+      FAKE_SMI_LOOP_STALL_AFTER: '2',
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toMatch(stalled);
     expect(followed(changes, 'timeout', 'ok')).toBe(true);
@@ -94,7 +115,10 @@ describe('collect --interval (daemon mode)', () => {
   });
 
   it('garbage becomes unparsable_output, never numbers, and three garbage batches restart the child', async () => {
-    const { result, reasons } = await runUntil((seen) => /\(3 batches in a row\)/.test(seen.stderr) && seen.reasons.has('unparsable_output'), { FAKE_SMI_LOOP_GARBAGE_AFTER: '1' });
+    const { result, reasons } = await runUntil(
+      (seen) => /\(3 batches in a row\)/.test(seen.stderr) && seen.reasons.has('unparsable_output'),
+      { FAKE_SMI_LOOP_GARBAGE_AFTER: '1' },
+    );
     expect(result.exitCode).toBe(0);
     expect(reasons.has('unparsable_output')).toBe(true);
     expect(result.stderr).toMatch(/nvidia-smi -lms stopped: unparsable_output: .*\(3 batches in a row\)/);
@@ -103,11 +127,28 @@ describe('collect --interval (daemon mode)', () => {
   it('SIGTERM while nvidia-smi is mid-line leaves the last good sample, not unparsable_output', async () => {
     const dir = await tempDir();
     const mark = join(dir, 'mid-line');
-    const child = execa(process.execPath, [CLI, 'collect', '--interval', '1s', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'c'), '--nvidia-smi', join(FAKE_BIN, 'partial-line')], {
-      env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_PARTIAL_MARK: mark }),
-      extendEnv: false,
-      reject: false,
-    });
+    const child = execa(
+      process.execPath,
+      [
+        CLI,
+        'collect',
+        '--interval',
+        '1s',
+        '--textfile-dir',
+        join(dir, 't'),
+        '--state-dir',
+        join(dir, 's'),
+        '--csv-dir',
+        join(dir, 'c'),
+        '--nvidia-smi',
+        join(FAKE_BIN, 'partial-line'),
+      ],
+      {
+        env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_PARTIAL_MARK: mark }),
+        extendEnv: false,
+        reject: false,
+      },
+    );
     // Two rows from the one-shot start, two from the stream's one sample: then it is mid-line.
     const csvRows = async () => (await readFile(join(dir, 'c/default.csv'), 'utf8').catch(() => '')).trim().split('\n').length - 1;
     for (const until = Date.now() + 20_000; !(existsSync(mark) && (await csvRows()) >= 4); await sleep(40)) {
@@ -119,12 +160,22 @@ describe('collect --interval (daemon mode)', () => {
     const samples = checkExposition(await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8')).samples;
     expect(samples.find((s) => s.name === 'nvidia_gpu_collector_error')).toBeUndefined();
     expect(samples.find((s) => s.name === 'nvidia_gpu_collector_success')?.value).toBe(1);
-    expect((await readFile(join(dir, 'c/default.csv'), 'utf8')).trim().split('\n').slice(1).every((row) => row.split(',')[6] === 'ok')).toBe(true);
+    expect(
+      (await readFile(join(dir, 'c/default.csv'), 'utf8'))
+        .trim()
+        .split('\n')
+        .slice(1)
+        .every((row) => row.split(',')[6] === 'ok'),
+    ).toBe(true);
   });
 
   it('rejects an interval under 100 ms', async () => {
     const dir = await tempDir();
-    const result = await execa(process.execPath, [CLI, 'collect', '--interval', '50ms', '--textfile-dir', dir], { reject: false, env: cliEnv(), extendEnv: false });
+    const result = await execa(process.execPath, [CLI, 'collect', '--interval', '50ms', '--textfile-dir', dir], {
+      reject: false,
+      env: cliEnv(),
+      extendEnv: false,
+    });
     expect([result.exitCode, result.stderr]).toEqual([2, 'gpu-textfile: --interval: "50ms" must be a duration of at least 100ms']);
   });
 });

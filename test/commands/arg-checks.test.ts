@@ -19,7 +19,10 @@ describe('archive', () => {
     await writeFile(join(dir, 'job.csv'), HEADER);
     await writeFile(join(dir, 'job-20261127.csv.gz'), 'the only archive');
     const result = await runCli(['archive', '--csv-dir', dir, '--keep', '0']);
-    expect([result.exitCode, result.stderr]).toEqual([2, 'gpu-textfile: --keep 0 would delete every archive, the one just made too: keep at least 1\n']);
+    expect([result.exitCode, result.stderr]).toEqual([
+      2,
+      'gpu-textfile: --keep 0 would delete every archive, the one just made too: keep at least 1\n',
+    ]);
     expect((await readdir(dir)).sort()).toEqual(['job-20261127.csv.gz', 'job.csv']);
     expect(await readFile(join(dir, 'job-20261127.csv.gz'), 'utf8')).toBe('the only archive');
   });

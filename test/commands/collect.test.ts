@@ -13,7 +13,14 @@ async function dirs() {
 }
 
 const collectArgs = (d: { textfile: string; state: string }, smi = FAKE_SMI, ...more: string[]) => [
-  'collect', '--textfile-dir', d.textfile, '--state-dir', d.state, '--nvidia-smi', smi, ...more,
+  'collect',
+  '--textfile-dir',
+  d.textfile,
+  '--state-dir',
+  d.state,
+  '--nvidia-smi',
+  smi,
+  ...more,
 ];
 
 const familiesIn = (text: string) => new Set(checkExposition(text).samples.map((s) => s.name));
@@ -35,9 +42,13 @@ describe('gpu-textfile collect', () => {
   it('--host-root reads process owners under that directory', async () => {
     const d = await dirs();
     const host = join(FIXTURES, 'hosts/process-owners');
-    const result = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', '--host-root', host), { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') });
+    const result = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', '--host-root', host), {
+      FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load'),
+    });
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
-    const users = checkExposition(result.stdout).samples.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes').map((s) => [s.labels.pid, s.labels.user]);
+    const users = checkExposition(result.stdout)
+      .samples.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes')
+      .map((s) => [s.labels.pid, s.labels.user]);
     expect(users).toContainEqual(['2006', 'alice']);
     expect(users).toContainEqual(['2008', '1234']);
   });
@@ -73,7 +84,10 @@ describe('gpu-textfile collect', () => {
     await writeFile(log, '');
     const second = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOG: log });
     expect(second.exitCode).toBe(0);
-    const calls = (await readFile(log, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as string[])[0]!.split('=')[0]);
+    const calls = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as string[])[0]!.split('=')[0]);
     expect(calls.sort()).toEqual(['--query-compute-apps', '--query-gpu']);
   });
 
@@ -110,9 +124,14 @@ describe('gpu-textfile collect', () => {
     await writeFile(join(smiCapture, 'query-gpu.csv'), [...lines.slice(0, 3), lines[2], ...lines.slice(3)].join('\n'));
     const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: smiCapture });
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toMatch(/^gpu-textfile: nvidia-smi --query-gpu: GPU 1 \(GPU-697eaabb[^)]*\) is on more than one row: "[^\n]*"\n$/);
+    expect(result.stderr).toMatch(
+      /^gpu-textfile: nvidia-smi --query-gpu: GPU 1 \(GPU-697eaabb[^)]*\) is on more than one row: "[^\n]*"\n$/,
+    );
     const samples = checkExposition(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).samples;
-    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([['0', 1], ['1', 0]]);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([
+      ['0', 1],
+      ['1', 0],
+    ]);
     expect(samples.filter((s) => s.name === 'nvidia_gpu_power_draw_watts').map((s) => s.labels.gpu)).toEqual(['0']);
   });
 
@@ -139,11 +158,26 @@ describe('gpu-textfile collect', () => {
 const failures: [title: string, smi: (d: { root: string }) => string, env: Record<string, string>, reason: string, timeout?: string][] = [
   ['nvidia-smi missing', (d) => join(d.root, 'no-such-nvidia-smi'), {}, 'nvidia_smi_not_found'],
   ['driver unreachable (exit 9)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('constructed__driver-unreachable') }, 'driver_unreachable'],
-  ['NVML library missing (exit 12)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__nvml-library-missing') }, 'nvml_library_missing'],
-  ['GPU access blocked (exit 17)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__gpu-access-blocked') }, 'gpu_access_blocked'],
+  [
+    'NVML library missing (exit 12)',
+    () => FAKE_SMI,
+    { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__nvml-library-missing') },
+    'nvml_library_missing',
+  ],
+  [
+    'GPU access blocked (exit 17)',
+    () => FAKE_SMI,
+    { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__gpu-access-blocked') },
+    'gpu_access_blocked',
+  ],
   ['no devices (exit 6)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__no-devices') }, 'no_devices'],
   ['NVML unknown error (exit 255)', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('constructed__nvml-unknown-error') }, 'nvml_unknown_error'],
-  ['driver/library mismatch', () => FAKE_SMI, { FAKE_SMI_CAPTURE: capture('constructed__driver-library-mismatch') }, 'driver_library_mismatch'],
+  [
+    'driver/library mismatch',
+    () => FAKE_SMI,
+    { FAKE_SMI_CAPTURE: capture('constructed__driver-library-mismatch') },
+    'driver_library_mismatch',
+  ],
   ['other exit status', () => join(FAKE_BIN, 'exit'), { FAKE_SMI_EXIT: '3' }, 'nvidia_smi_failed'],
   ['garbage on stdout', () => join(FAKE_BIN, 'garbage'), {}, 'unparsable_output'],
   ['hang, SIGTERM ignored', () => join(FAKE_BIN, 'hang'), {}, 'timeout', '700ms'],
@@ -163,7 +197,11 @@ describe('gpu-textfile collect when nvidia-smi fails', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(result.stderr.trimEnd()).toMatch(new RegExp(`^gpu-textfile: ${reason}: .*\\(wrote .* with the health block only; (try: gpu-textfile doctor|gpu-textfile doctor says [a-z_]+: .*)\\)$`));
+    expect(result.stderr.trimEnd()).toMatch(
+      new RegExp(
+        `^gpu-textfile: ${reason}: .*\\(wrote .* with the health block only; (try: gpu-textfile doctor|gpu-textfile doctor says [a-z_]+: .*)\\)$`,
+      ),
+    );
 
     const text = await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8');
     const { samples, problems } = checkExposition(text);
@@ -195,9 +233,14 @@ describe('gpu-textfile collect when nvidia-smi fails', () => {
     await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
     const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__gpu-lost') });
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toMatch(/^gpu-textfile: GPU 1 \(GPU-697eaabb[^)]*\) did not answer: .*Unable to determine the device handle for GPU 00000000:00:07.0: Unknown Error\n$/);
+    expect(result.stderr).toMatch(
+      /^gpu-textfile: GPU 1 \(GPU-697eaabb[^)]*\) did not answer: .*Unable to determine the device handle for GPU 00000000:00:07.0: Unknown Error\n$/,
+    );
     const samples = checkExposition(await readFile(join(d.textfile, 'nvidia_gpu.prom'), 'utf8')).samples;
-    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([['0', 1], ['1', 0]]);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.value])).toEqual([
+      ['0', 1],
+      ['1', 0],
+    ]);
     expect(samples.filter((s) => s.name === 'nvidia_gpu_temperature_celsius').map((s) => s.labels.gpu)).toEqual(['0']);
   });
 

@@ -15,7 +15,15 @@ const cases: [string[], Record<string, string>][] = [
   [['--no-processes', '--max-processes', '5'], {}],
   [['--label', 'a=b', '--label', 'c=d', '--exclude-fields', 'ecc.*'], {}],
   [['--interval', '250ms', '--processes-interval', '30s', '--csv-dir', '/var/log/x', '--task', 't1'], {}],
-  [[], { GPU_TEXTFILE_TEXTFILE_DIR: '/env/tf', GPU_TEXTFILE_PROCESSES: 'false', GPU_TEXTFILE_MAX_PROCESSES: '7', GPU_TEXTFILE_LABEL: 'site=x' }],
+  [
+    [],
+    {
+      GPU_TEXTFILE_TEXTFILE_DIR: '/env/tf',
+      GPU_TEXTFILE_PROCESSES: 'false',
+      GPU_TEXTFILE_MAX_PROCESSES: '7',
+      GPU_TEXTFILE_LABEL: 'site=x',
+    },
+  ],
   [['--textfile-dir', '/cli/wins'], { GPU_TEXTFILE_TEXTFILE_DIR: '/env/loses' }],
   [['--processes=false', '--dry-run=true'], {}],
   // Lists in one variable: commas or white space separate items.
@@ -25,12 +33,14 @@ const cases: [string[], Record<string, string>][] = [
   [[], { GPU_TEXTFILE_LABEL: '' }],
 ];
 
-describe('collect\'s fast option parser', () => {
+describe("collect's fast option parser", () => {
   it.each(cases)('reads %j %j as yargs does (with GPU_TEXTFILE_* read by the same rules)', async (args, env) => {
     expect(parseOptions(COLLECT_OPTIONS, args, env)).toEqual(await viaYargs(args, env));
   });
   it('splits a list variable at commas and white space', () => {
-    expect(parseOptions(COLLECT_OPTIONS, [], { GPU_TEXTFILE_LABEL: 'env=prod site=x', GPU_TEXTFILE_EXCLUDE_FIELDS: 'ecc*, power*' })).toMatchObject({
+    expect(
+      parseOptions(COLLECT_OPTIONS, [], { GPU_TEXTFILE_LABEL: 'env=prod site=x', GPU_TEXTFILE_EXCLUDE_FIELDS: 'ecc*, power*' }),
+    ).toMatchObject({
       label: ['env=prod', 'site=x'],
       excludeFields: ['ecc*', 'power*'],
     });
@@ -43,6 +53,8 @@ describe('collect\'s fast option parser', () => {
     [['--timeout'], 'Not enough arguments following: timeout'],
   ])('rejects %j', (args, message) => expect(parseOptions(COLLECT_OPTIONS, args, {})).toBe(message));
   it('names the variable a bad value came from', () => {
-    expect(parseOptions(COLLECT_OPTIONS, [], { GPU_TEXTFILE_MAX_PROCESSES: 'many' })).toBe('GPU_TEXTFILE_MAX_PROCESSES: "many" is not a number');
+    expect(parseOptions(COLLECT_OPTIONS, [], { GPU_TEXTFILE_MAX_PROCESSES: 'many' })).toBe(
+      'GPU_TEXTFILE_MAX_PROCESSES: "many" is not a number',
+    );
   });
 });

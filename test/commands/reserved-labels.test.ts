@@ -9,8 +9,18 @@ import { buildFamilies } from '../../src/metrics.js';
 import { ROOT, runCli, tempDir } from '../helpers.js';
 
 const DEFAULTS: CollectArgs = {
-  fileName: 'nvidia_gpu.prom', dryRun: false, nvidiaSmi: 'nvidia-smi', timeout: '10s', processes: true, label: [],
-  excludeFields: [], slowFields: false, stateDir: '/var/lib/gpu-textfile', task: 'default', processesInterval: '60s', hostRoot: '/',
+  fileName: 'nvidia_gpu.prom',
+  dryRun: false,
+  nvidiaSmi: 'nvidia-smi',
+  timeout: '10s',
+  processes: true,
+  label: [],
+  excludeFields: [],
+  slowFields: false,
+  stateDir: '/var/lib/gpu-textfile',
+  task: 'default',
+  processesInterval: '60s',
+  hostRoot: '/',
 };
 const withLabel = (pair: string) => parseCollectArgs({ ...DEFAULTS, label: [pair] });
 
@@ -19,7 +29,8 @@ async function goldenLabelNames(): Promise<Set<string>> {
   const dir = join(ROOT, 'test/golden');
   const names = new Set<string>();
   for (const file of (await readdir(dir)).filter((f) => f.endsWith('.prom'))) {
-    for (const sample of checkExposition(await readFile(join(dir, file), 'utf8')).samples) for (const name of Object.keys(sample.labels)) names.add(name);
+    for (const sample of checkExposition(await readFile(join(dir, file), 'utf8')).samples)
+      for (const name of Object.keys(sample.labels)) names.add(name);
   }
   return names;
 }
@@ -28,7 +39,11 @@ async function goldenLabelNames(): Promise<Set<string>> {
 function everyReading(): GpuSample {
   const readings = new Map<string, Reading>(
     FIELDS.map((field): [string, Reading] =>
-      field.kind === 'label' ? [field.query, { kind: 'text', text: 'x' }] : field.kind === 'state' ? [field.query, { kind: 'text', text: 'Unheard Of' }] : [field.query, { kind: 'number', value: 1, shown: '1' }],
+      field.kind === 'label'
+        ? [field.query, { kind: 'text', text: 'x' }]
+        : field.kind === 'state'
+          ? [field.query, { kind: 'text', text: 'Unheard Of' }]
+          : [field.query, { kind: 'number', value: 1, shown: '1' }],
     ),
   );
   readings.set(FIELDS.find((f) => f.kind === 'number')!.query, { kind: 'error', error: 'unknown_error' });
@@ -42,7 +57,12 @@ function builtLabelNames(): Set<string> {
     samples: [everyReading()],
     down: [{ gpu: '1', uuid: 'GPU-2', reason: 'gpu_lost' }],
     processes: { apps: [{ uuid: 'GPU-1', pid: 7, name: 'python3', memoryBytes: 1, user: 'root' }], dropped: 0, skipped: 0 },
-    health: { failure: { reason: 'gpu_lost', message: 'm' }, diagnosis: { verdict: 'gpu_lost', summary: 's' }, durationSeconds: 1, lastSuccessSeconds: 1 },
+    health: {
+      failure: { reason: 'gpu_lost', message: 'm' },
+      diagnosis: { verdict: 'gpu_lost', summary: 's' },
+      durationSeconds: 1,
+      lastSuccessSeconds: 1,
+    },
   };
   return new Set(buildFamilies(collection).flatMap((family) => family.samples.flatMap((sample) => sample.labels.map(([name]) => name))));
 }
@@ -51,13 +71,15 @@ describe('--label may not take a label name gpu-textfile sets itself', () => {
   it('refuses every label name in the golden files', async () => {
     const names = [...(await goldenLabelNames())].sort();
     expect(names.length).toBeGreaterThan(10);
-    for (const name of names) expect([name, withLabel(`${name}=x`)]).toEqual([name, `--label: "${name}" is a label gpu-textfile sets itself`]);
+    for (const name of names)
+      expect([name, withLabel(`${name}=x`)]).toEqual([name, `--label: "${name}" is a label gpu-textfile sets itself`]);
   });
 
   it('refuses every label name of the health, diagnosis, failure and process families', () => {
     const names = [...builtLabelNames()].sort();
     expect(names).toEqual(expect.arrayContaining(['reason', 'verdict', 'pid', 'process_name', 'user', 'field', 'error', 'name', 'serial']));
-    for (const name of names) expect([name, withLabel(`${name}=x`)]).toEqual([name, `--label: "${name}" is a label gpu-textfile sets itself`]);
+    for (const name of names)
+      expect([name, withLabel(`${name}=x`)]).toEqual([name, `--label: "${name}" is a label gpu-textfile sets itself`]);
   });
 
   it('takes other names', () => {
@@ -67,7 +89,11 @@ describe('--label may not take a label name gpu-textfile sets itself', () => {
   it('the CLI exits 2 with one line and writes nothing', async () => {
     const root = await tempDir();
     const result = await runCli(['collect', '--textfile-dir', join(root, 'tf'), '--state-dir', join(root, 'state'), '--label', 'serial=x']);
-    expect({ exit: result.exitCode, stderr: result.stderr, stdout: result.stdout }).toEqual({ exit: 2, stderr: 'gpu-textfile: --label: "serial" is a label gpu-textfile sets itself\n', stdout: '' });
+    expect({ exit: result.exitCode, stderr: result.stderr, stdout: result.stdout }).toEqual({
+      exit: 2,
+      stderr: 'gpu-textfile: --label: "serial" is a label gpu-textfile sets itself\n',
+      stdout: '',
+    });
     expect(await readdir(root)).toEqual([]);
   });
 });

@@ -42,8 +42,20 @@ const number = (shown: string): Reading => ({ kind: 'number', value: Number(show
 describe('CSV columns', () => {
   it('are named exactly, in this order', () => {
     expect(CSV_HEADER.slice(0, 14)).toEqual([
-      'time', 'host', 'task_id', 'gpu_id', 'gpu_uuid', 'gpu_name', 'status', 'utilization_percent',
-      'memory_used_mib', 'memory_total_mib', 'power_draw_w', 'temperature_c', 'sm_clock_mhz', 'mem_clock_mhz',
+      'time',
+      'host',
+      'task_id',
+      'gpu_id',
+      'gpu_uuid',
+      'gpu_name',
+      'status',
+      'utilization_percent',
+      'memory_used_mib',
+      'memory_total_mib',
+      'power_draw_w',
+      'temperature_c',
+      'sm_clock_mhz',
+      'mem_clock_mhz',
     ]);
   });
 
@@ -58,7 +70,18 @@ describe('CSV columns', () => {
   it('quotes odd GPU names (RFC 4180) and leaves missing values empty, never 0', () => {
     const collection: Collection = {
       fields: [],
-      samples: [{ gpu: '0', uuid: 'GPU-1', readings: new Map<string, Reading>([['name', { kind: 'text', text: 'NVIDIA "H200", rev\nB' }], ['utilization.gpu', number('87')], ['power.draw', { kind: 'absent' }], ['memory.used', { kind: 'error', error: 'unknown_error' }]]) }],
+      samples: [
+        {
+          gpu: '0',
+          uuid: 'GPU-1',
+          readings: new Map<string, Reading>([
+            ['name', { kind: 'text', text: 'NVIDIA "H200", rev\nB' }],
+            ['utilization.gpu', number('87')],
+            ['power.draw', { kind: 'absent' }],
+            ['memory.used', { kind: 'error', error: 'unknown_error' }],
+          ]),
+        },
+      ],
       down: [],
       health: { durationSeconds: 0 },
     };
@@ -67,9 +90,22 @@ describe('CSV columns', () => {
   });
 
   it('a failed sample leaves one row per known GPU with the reason and empty values', () => {
-    const collection: Collection = { fields: [], samples: [], down: [], health: { durationSeconds: 0, failure: { reason: 'driver_unreachable', message: 'x' } } };
-    const rows = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job' }, [{ gpu: '0', uuid: 'GPU-a' }, { gpu: '1', uuid: 'GPU-b' }]).join(''));
-    expect(rows.map((r) => r.slice(3, 7))).toEqual([['0', 'GPU-a', '', 'driver_unreachable'], ['1', 'GPU-b', '', 'driver_unreachable']]);
+    const collection: Collection = {
+      fields: [],
+      samples: [],
+      down: [],
+      health: { durationSeconds: 0, failure: { reason: 'driver_unreachable', message: 'x' } },
+    };
+    const rows = parseCsv(
+      csvRows(collection, { time: 't', host: 'h', task: 'job' }, [
+        { gpu: '0', uuid: 'GPU-a' },
+        { gpu: '1', uuid: 'GPU-b' },
+      ]).join(''),
+    );
+    expect(rows.map((r) => r.slice(3, 7))).toEqual([
+      ['0', 'GPU-a', '', 'driver_unreachable'],
+      ['1', 'GPU-b', '', 'driver_unreachable'],
+    ]);
     expect(rows.every((r) => r.slice(7).every((cell) => cell === ''))).toBe(true);
   });
 });
@@ -78,7 +114,19 @@ describe('gpu-textfile collect --csv-dir', () => {
   it('appends one row per GPU per sample, header first, times in the TZ zone', async () => {
     const dir = await tempDir();
     const env = { FAKE_SMI_CAPTURE: H200, TZ: 'Asia/Shanghai' };
-    const args = ['collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI, '--csv-dir', join(dir, 'csv'), '--task', 'train-42'];
+    const args = [
+      'collect',
+      '--textfile-dir',
+      join(dir, 't'),
+      '--state-dir',
+      join(dir, 's'),
+      '--nvidia-smi',
+      FAKE_SMI,
+      '--csv-dir',
+      join(dir, 'csv'),
+      '--task',
+      'train-42',
+    ];
     expect((await runCli(args, env)).exitCode).toBe(0);
     expect((await runCli(args, env)).exitCode).toBe(0);
     const rows = parseCsv(await readFile(join(dir, 'csv/train-42.csv'), 'utf8'));
@@ -94,7 +142,17 @@ describe('gpu-textfile collect --csv-dir', () => {
 
   it('writes the header again after someone truncated the file, and failure rows carry the reason', async () => {
     const dir = await tempDir();
-    const base = ['collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'csv'), '--task', 'job'];
+    const base = [
+      'collect',
+      '--textfile-dir',
+      join(dir, 't'),
+      '--state-dir',
+      join(dir, 's'),
+      '--csv-dir',
+      join(dir, 'csv'),
+      '--task',
+      'job',
+    ];
     await runCli([...base, '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: H200 });
     await truncate(join(dir, 'csv/job.csv'), 0);
     const failed = await runCli([...base, '--nvidia-smi', join(dir, 'missing-smi')]);
@@ -119,7 +177,11 @@ describe('gpu-textfile collect --csv-dir', () => {
     await writeFile(join(dir, 'job.csv'), csvLine(CSV_HEADER));
     const collection = (i: number): Collection => ({
       fields: [],
-      samples: [0, 1, 2, 3, 4, 5, 6, 7].map((g) => ({ gpu: String(g), uuid: `GPU-${i}`, readings: new Map<string, Reading>([['utilization.gpu', number(String(i))]]) })),
+      samples: [0, 1, 2, 3, 4, 5, 6, 7].map((g) => ({
+        gpu: String(g),
+        uuid: `GPU-${i}`,
+        readings: new Map<string, Reading>([['utilization.gpu', number(String(i))]]),
+      })),
       down: [],
       health: { durationSeconds: 0 },
     });
@@ -134,7 +196,11 @@ describe('gpu-textfile collect --csv-dir', () => {
 describe('appending to the CSV trail in a hostile or full directory', () => {
   const one = (gpus: number): Collection => ({
     fields: [],
-    samples: Array.from({ length: gpus }, (_, g) => ({ gpu: String(g), uuid: `GPU-${g}`, readings: new Map<string, Reading>([['utilization.gpu', number('42')]]) })),
+    samples: Array.from({ length: gpus }, (_, g) => ({
+      gpu: String(g),
+      uuid: `GPU-${g}`,
+      readings: new Map<string, Reading>([['utilization.gpu', number('42')]]),
+    })),
     down: [],
     health: { durationSeconds: 0 },
   });
@@ -146,7 +212,9 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     const victim = join(await tempDir(), 'shadow');
     await writeFile(victim, 'root:x:0:0\n', { mode: 0o600 });
     await symlink(victim, join(dir, 'job.csv'));
-    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toMatch(/^write_failed: .*\/job\.csv: .*symbolic link.*; no row of this sample was kept$/);
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toMatch(
+      /^write_failed: .*\/job\.csv: .*symbolic link.*; no row of this sample was kept$/,
+    );
     await unlink(join(dir, 'job.csv'));
     await link(victim, join(dir, 'job.csv'));
     expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toMatch(/^write_failed: .*\/job\.csv: .*2 hard links/);
@@ -173,7 +241,9 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     const before = await readFile(join(dir, 'job.csv'), 'utf8');
     expect(rowsOf(one(8)).length).toBeGreaterThan(40);
 
-    expect(await appendCsvSample(dir, 'job', one(8), { host: 'h', now })).toMatch(/^write_failed: .*\/job\.csv: ENOSPC.*; no row of this sample was kept$/);
+    expect(await appendCsvSample(dir, 'job', one(8), { host: 'h', now })).toMatch(
+      /^write_failed: .*\/job\.csv: ENOSPC.*; no row of this sample was kept$/,
+    );
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(before);
 
     await unlink(join(disk, 'filler'));

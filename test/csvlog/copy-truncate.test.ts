@@ -11,7 +11,8 @@ import { CLI, cliEnv, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 
 const HEADER = csvLine(CSV_HEADER);
-const row = (i: number, extra = '') => csvLine(['2026-11-27T10:00:00.000+00:00', 'h', 'job', String(i % 8), 'GPU-x', 'n', 'ok', String(i), extra, '', '', '', '', '']);
+const row = (i: number, extra = '') =>
+  csvLine(['2026-11-27T10:00:00.000+00:00', 'h', 'job', String(i % 8), 'GPU-x', 'n', 'ok', String(i), extra, '', '', '', '', '']);
 const archive = (dir: string, ...more: string[]) => runCli(['archive', '--csv-dir', dir, ...more]);
 
 describe('archive refuses a live file that is a link', () => {
@@ -74,8 +75,16 @@ describe('archive of a large live file', () => {
     closeSync(fd);
     // The archiver's peak resident set (VmHWM), read by itself as it exits.
     const peak = join(dir, 'peak');
-    await writeFile(join(dir, 'peak.cjs'), `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(peak)}, /VmHWM:\\s*(\\d+) kB/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]));\n`);
-    const result = await execa(process.execPath, ['-r', join(dir, 'peak.cjs'), CLI, 'archive', '--csv-dir', dir], { env: cliEnv(), extendEnv: false, reject: false, timeout: 120_000 });
+    await writeFile(
+      join(dir, 'peak.cjs'),
+      `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(peak)}, /VmHWM:\\s*(\\d+) kB/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]));\n`,
+    );
+    const result = await execa(process.execPath, ['-r', join(dir, 'peak.cjs'), CLI, 'archive', '--csv-dir', dir], {
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      timeout: 120_000,
+    });
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     expect(Number(await readFile(peak, 'utf8')) * 1024).toBeLessThan(100 * 2 ** 20);
 

@@ -3,8 +3,20 @@ import { archiveName, csvLockName, endsLikeArchive, isArchiveTemp, liveName, liv
 
 describe('names in a CSV directory', () => {
   it('an archive name parses back into its task, day and counter', () => {
-    expect(parseArchiveName('train-7-20261129-3.csv.gz')).toEqual({ file: 'train-7-20261129-3.csv.gz', task: 'train-7', day: '20261129', counter: 3, gzip: true });
-    expect(parseArchiveName(archiveName('train-7', '20261129', 1))).toEqual({ file: 'train-7-20261129.csv', task: 'train-7', day: '20261129', counter: 1, gzip: false });
+    expect(parseArchiveName('train-7-20261129-3.csv.gz')).toEqual({
+      file: 'train-7-20261129-3.csv.gz',
+      task: 'train-7',
+      day: '20261129',
+      counter: 3,
+      gzip: true,
+    });
+    expect(parseArchiveName(archiveName('train-7', '20261129', 1))).toEqual({
+      file: 'train-7-20261129.csv',
+      task: 'train-7',
+      day: '20261129',
+      counter: 1,
+      gzip: false,
+    });
     expect(parseArchiveName(archiveName('train-7', '20261129', 2))?.counter).toBe(2);
     expect(parseArchiveName('train-7.csv')).toBeUndefined();
   });
@@ -22,7 +34,7 @@ describe('names in a CSV directory', () => {
     expect(endsLikeArchive('job-2026')).toBe(false);
   });
 
-  it('only an archive\'s temp file counts as an archiver\'s leftover', () => {
+  it("only an archive's temp file counts as an archiver's leftover", () => {
     expect(isArchiveTemp('.train-20261129.csv.gz.0123456789abcdef.tmp')).toBe(true);
     expect(isArchiveTemp('.train.csv.0123456789abcdef.tmp')).toBe(false);
     expect(isArchiveTemp('.train-20261129.csv.gz.0123.tmp')).toBe(false);

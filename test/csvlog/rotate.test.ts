@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { appendCsvSample } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
-import { parseArchiveName } from '../../src/csvlog/paths.js';
 import type { Collection, Reading } from '../../src/collection.js';
 import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
 
@@ -32,7 +31,8 @@ const archive = (dir: string, ...more: string[]) => runCli(['archive', '--csv-di
 const archiveAt = (dir: string, now: Date, options: Partial<ArchiveOptions> = {}) =>
   archiveDirectory(dir, { keep: 14, compress: true, delayCompress: false, minSize: 0, now, ...options });
 
-const localDay = (date: Date): string => `${date.getFullYear()}${String(date.getMonth() + 1).padStart(2, '0')}${String(date.getDate()).padStart(2, '0')}`;
+const localDay = (date: Date): string =>
+  `${date.getFullYear()}${String(date.getMonth() + 1).padStart(2, '0')}${String(date.getDate()).padStart(2, '0')}`;
 
 describe('gpu-textfile archive', () => {
   it('copies to an archive named after the rotation day, gzipped, then truncates the live file in place', async () => {
@@ -46,7 +46,9 @@ describe('gpu-textfile archive', () => {
     expect(result.stdout).toBe(`job.csv -> job-${day}.csv.gz (2 rows)\n`);
     expect((await readdir(dir)).sort()).toEqual([`job-${day}.csv.gz`, 'job.csv']);
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
-    expect(await readAll(dir, `job-${day}.csv.gz`)).toBe(HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'));
+    expect(await readAll(dir, `job-${day}.csv.gz`)).toBe(
+      HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'),
+    );
   });
 
   it('every archive starts with the header, a second one the same day gets a counter', async () => {
@@ -95,12 +97,15 @@ describe('gpu-textfile archive', () => {
     expect((await readdir(dir)).sort()).toEqual(['job-20261028.csv.gz', 'job-20261127.csv.gz', 'job.csv']);
   });
 
-  it('a first row from a wrong clock at boot does not date the archive: --max-age keeps today\'s rows', async () => {
+  it("a first row from a wrong clock at boot does not date the archive: --max-age keeps today's rows", async () => {
     const dir = await tempDir();
     const rows = row('2020-01-01T00:00:07.000+00:00') + row('2026-11-27T09:00:00.000+00:00') + row('2026-11-27T09:00:15.000+00:00');
     await writeFile(join(dir, 'job.csv'), HEADER + rows);
     const now = new Date(2026, 10, 27, 12);
-    expect(await archiveAt(dir, now, { maxAgeDays: 30 })).toMatchObject({ actions: [{ kind: 'rotated', archive: 'job-20261127.csv.gz', rows: 3 }], problems: [] });
+    expect(await archiveAt(dir, now, { maxAgeDays: 30 })).toMatchObject({
+      actions: [{ kind: 'rotated', archive: 'job-20261127.csv.gz', rows: 3 }],
+      problems: [],
+    });
     // And on the next runs, until 30 days have passed.
     expect(await archiveAt(dir, new Date(2026, 11, 26, 12), { maxAgeDays: 30 })).toMatchObject({ problems: [] });
     expect(await readAll(dir, 'job-20261127.csv.gz')).toBe(HEADER + rows);
@@ -128,14 +133,18 @@ describe('gpu-textfile archive', () => {
     await chmod(dir, 0o755);
     // Permissions mean nothing to root: run the archiver as nobody, which may read but not write here.
     const asNobody = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
-    const result = await execa(asNobody[0] ?? process.execPath, [...asNobody.slice(1), ...(asNobody.length ? [process.execPath] : []), CLI, 'archive', '--csv-dir', dir], { env: cliEnv(), extendEnv: false, reject: false });
+    const result = await execa(
+      asNobody[0] ?? process.execPath,
+      [...asNobody.slice(1), ...(asNobody.length ? [process.execPath] : []), CLI, 'archive', '--csv-dir', dir],
+      { env: cliEnv(), extendEnv: false, reject: false },
+    );
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^gpu-textfile: cannot create .*\.archive\.lock: EACCES$/);
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(live);
     expect((await readdir(dir)).sort()).toEqual(['job.csv']);
   });
 
-  it('names archives by the rotation day, or the newest row\'s when the writer\'s clock is ahead', () => {
+  it("names archives by the rotation day, or the newest row's when the writer's clock is ahead", () => {
     const now = new Date(2026, 10, 29, 12);
     expect(archiveDay(HEADER + row('2020-01-02T00:00:00.000-05:00') + row('2026-11-28T23:00:00.000-05:00'), now)).toBe('20261129');
     expect(archiveDay(HEADER + row('2026-11-29T00:00:00.000+00:00') + row('2027-01-02T00:00:00.000+00:00'), now)).toBe('20270102');
@@ -159,15 +168,17 @@ describe('a writer appending while archive runs again and again', () => {
         written.push(`${now.toISOString()} 0`, `${now.toISOString()} 1`);
       }
     })();
-    const runs = await Promise.all([0, 1].map(async (lane) => {
-      let rotated = 0;
-      for (let i = 0; i < 5; i++) {
-        const result = await archive(dir, '--keep', '1000', ...(lane === 0 ? [] : ['--no-compress']));
-        expect(result.stderr).toBe('');
-        rotated += result.stdout.split('\n').filter(Boolean).length;
-      }
-      return rotated;
-    }));
+    const runs = await Promise.all(
+      [0, 1].map(async (lane) => {
+        let rotated = 0;
+        for (let i = 0; i < 5; i++) {
+          const result = await archive(dir, '--keep', '1000', ...(lane === 0 ? [] : ['--no-compress']));
+          expect(result.stderr).toBe('');
+          rotated += result.stdout.split('\n').filter(Boolean).length;
+        }
+        return rotated;
+      }),
+    );
     writing = false;
     await writer;
     expect(runs[0]! + runs[1]!).toBeGreaterThan(2);
@@ -193,9 +204,24 @@ describe('the real logrotate with copytruncate', () => {
     const dir = await tempDir();
     const csv = join(dir, 'csv');
     const collect = () =>
-      runCli(['collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI, '--csv-dir', csv, '--task', 'job'], {
-        FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
-      });
+      runCli(
+        [
+          'collect',
+          '--textfile-dir',
+          join(dir, 't'),
+          '--state-dir',
+          join(dir, 's'),
+          '--nvidia-smi',
+          FAKE_SMI,
+          '--csv-dir',
+          csv,
+          '--task',
+          'job',
+        ],
+        {
+          FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
+        },
+      );
     expect((await collect()).exitCode).toBe(0);
     expect((await collect()).exitCode).toBe(0);
     const example = await readFile(new URL('../../examples/logrotate.conf', import.meta.url), 'utf8');
@@ -203,7 +229,9 @@ describe('the real logrotate with copytruncate', () => {
     const conf = example.replace(/^\/var\/log\/gpu-textfile\/\*\.csv/m, `${csv}/*.csv`);
     expect(conf).toContain('copytruncate');
     await writeFile(join(dir, 'logrotate.conf'), conf);
-    const rotated = await execa('logrotate', ['--force', '--state', join(dir, 'logrotate.state'), join(dir, 'logrotate.conf')], { reject: false });
+    const rotated = await execa('logrotate', ['--force', '--state', join(dir, 'logrotate.state'), join(dir, 'logrotate.conf')], {
+      reject: false,
+    });
     expect([rotated.exitCode, rotated.stderr]).toEqual([0, '']);
     expect(existsSync(join(csv, 'job.csv.1'))).toBe(true);
     expect(await readFile(join(csv, 'job.csv'), 'utf8')).toBe('');

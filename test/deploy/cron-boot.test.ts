@@ -9,7 +9,7 @@ import { bootWithPackage, csvRows, FAILING_CAPTURE, GOOD_CAPTURE, journal, sampl
 const CSV = '/var/log/gpu-textfile/testhost.csv';
 const OPTIONS = 'GPU_TEXTFILE_CSV_DIR=/var/log/gpu-textfile\nGPU_TEXTFILE_TASK=testhost\n';
 
-describe('the cron.d file, booted under Debian\'s cron', () => {
+describe("the cron.d file, booted under Debian's cron", () => {
   let booted: Container | undefined;
   const box = () => booted ?? expect.fail('the container did not boot (see beforeAll)');
   const tail = async () => (await box().run(['journalctl', '--no-pager', '-n', '80', '-o', 'short-unix'])).stdout;
@@ -25,9 +25,14 @@ describe('the cron.d file, booted under Debian\'s cron', () => {
     await booted?.stop();
   }, 120_000);
 
-  it('a failing run\'s output goes to syslog, tagged gpu-textfile, and not to mail', async () => {
+  it("a failing run's output goes to syslog, tagged gpu-textfile, and not to mail", async () => {
     // cron reads the new file at the next minute and runs the first collect then.
-    const logged = await waitFor('a syslog line tagged gpu-textfile', async () => (await journal(box(), ['-t', 'gpu-textfile'])).find((entry) => /driver_unreachable/.test(entry.message)), 150_000, tail);
+    const logged = await waitFor(
+      'a syslog line tagged gpu-textfile',
+      async () => (await journal(box(), ['-t', 'gpu-textfile'])).find((entry) => /driver_unreachable/.test(entry.message)),
+      150_000,
+      tail,
+    );
     await useCapture(box(), GOOD_CAPTURE);
     expect(logged.priority).toBe(4); // daemon.warning
     // Output left to cron is mailed, or with no MTA dropped with this line; neither may happen.
@@ -37,20 +42,30 @@ describe('the cron.d file, booted under Debian\'s cron', () => {
   }, 180_000);
 
   it('collect runs four times a minute, each through flock', async () => {
-    const rows = await waitFor('four CSV rows', async () => {
-      const found = await csvRows(box(), CSV);
-      return found.length >= 4 ? found.slice(0, 4) : undefined;
-    }, 90_000, tail);
+    const rows = await waitFor(
+      'four CSV rows',
+      async () => {
+        const found = await csvRows(box(), CSV);
+        return found.length >= 4 ? found.slice(0, 4) : undefined;
+      },
+      90_000,
+      tail,
+    );
     const times = rows.map((row) => row.time);
     // The four jobs start together at the minute; `sleep 15`, `30`, `45` space them. A run's time is
     // when collect began, after Node.js started: a busy machine delays each by a second or two.
     const gaps = times.slice(1).map((time, i) => time - times[i]!);
-    expect(gaps.filter((gap) => gap < 12 || gap > 18), `runs at ${times.join(', ')}`).toEqual([]);
+    expect(
+      gaps.filter((gap) => gap < 12 || gap > 18),
+      `runs at ${times.join(', ')}`,
+    ).toEqual([]);
     expect(Math.floor(times[3]! / 60), `runs at ${times.join(', ')}`).toBe(Math.floor(times[0]! / 60));
     expect(rows.map((row) => row.status)).toEqual(['driver_unreachable', 'ok', 'ok', 'ok']);
     // cron logs each job it starts: the four collect lines of that minute, each under flock -n.
     const minute = Math.floor(times[0]! / 60);
-    const started = (await journal(box(), ['-t', 'CRON'])).filter((entry) => Math.floor(entry.time / 60) === minute && / CMD \(/.test(entry.message));
+    const started = (await journal(box(), ['-t', 'CRON'])).filter(
+      (entry) => Math.floor(entry.time / 60) === minute && / CMD \(/.test(entry.message),
+    );
     expect(started.filter((entry) => entry.message.includes('flock -n /run/lock/gpu-textfile.lock gpu-textfile collect'))).toHaveLength(4);
     const text = (await box().run(['cat', '/var/lib/prometheus/node-exporter/nvidia_gpu.prom'])).stdout;
     expect(sampleValue(text, 'nvidia_gpu_collector_success')).toBe(1);

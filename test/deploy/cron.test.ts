@@ -17,7 +17,7 @@ describe('cron.d jobs', () => {
   // cron mails whatever a job prints: on a broken host that is four mails a minute. Each job's output
   // must reach syslog instead. The job lines run here under sh, as cron runs them, with a failing
   // gpu-textfile and a logger that records what it was given.
-  it('send a failing run\'s output to syslog and print nothing for cron to mail', async () => {
+  it("send a failing run's output to syslog and print nothing for cron to mail", async () => {
     const dir = await tempDir();
     const logged = join(dir, 'logged');
     await writeFile(join(dir, 'gpu-textfile'), '#!/bin/sh\necho "gpu-textfile: driver_unreachable: $*" >&2\necho "out" \nexit 1\n');

@@ -33,11 +33,17 @@ describe('examples', () => {
 
   it('rules and the dashboard use only metrics the collector emits', async () => {
     const emitted = new Set(metricCatalog().map((m) => m.name));
-    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as { panels: { targets?: { expr: string }[] }[]; templating: unknown };
+    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { targets?: { expr: string }[] }[];
+      templating: unknown;
+    };
     const texts = {
       'alerts.yml': await readFile(join(EXAMPLES, 'alerts.yml'), 'utf8'),
       'recording-rules.yml': await readFile(join(EXAMPLES, 'recording-rules.yml'), 'utf8'),
-      'grafana-dashboard.json': [...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)), JSON.stringify(dashboard.templating)].join('\n'),
+      'grafana-dashboard.json': [
+        ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+        JSON.stringify(dashboard.templating),
+      ].join('\n'),
     };
     for (const [file, text] of Object.entries(texts)) {
       const used = usedMetrics(text);
@@ -49,17 +55,29 @@ describe('examples', () => {
   it('the dashboard covers utilization, memory, power, temperature, clocks with slowdown reasons, processes and collector health', async () => {
     const text = await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8');
     for (const name of [
-      'nvidia_gpu_utilization_ratio', 'nvidia_gpu_memory_used_bytes', 'nvidia_gpu_power_draw_watts', 'nvidia_gpu_temperature_celsius',
-      'nvidia_gpu_sm_clock_hertz', 'nvidia_gpu_clocks_event_reason_active', 'nvidia_gpu_process_memory_used_bytes', 'nvidia_gpu_collector_success',
-    ]) expect([name, text.includes(name)]).toEqual([name, true]);
+      'nvidia_gpu_utilization_ratio',
+      'nvidia_gpu_memory_used_bytes',
+      'nvidia_gpu_power_draw_watts',
+      'nvidia_gpu_temperature_celsius',
+      'nvidia_gpu_sm_clock_hertz',
+      'nvidia_gpu_clocks_event_reason_active',
+      'nvidia_gpu_process_memory_used_bytes',
+      'nvidia_gpu_collector_success',
+    ])
+      expect([name, text.includes(name)]).toEqual([name, true]);
   });
 
   // A panel on a field that is off by default shows nothing on a fresh install: it must say how to turn it on.
   it('every panel on a --slow-fields metric says so', async () => {
     const slow = new Set(FIELDS.filter((field) => field.slow && field.metric).map((field) => field.metric));
-    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as { panels: { title: string; description?: string; targets?: { expr: string }[] }[] };
-    const panels = dashboard.panels.filter((panel) => (panel.targets ?? []).some((target) => [...usedMetrics(target.expr)].some((name) => slow.has(name))));
+    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { title: string; description?: string; targets?: { expr: string }[] }[];
+    };
+    const panels = dashboard.panels.filter((panel) =>
+      (panel.targets ?? []).some((target) => [...usedMetrics(target.expr)].some((name) => slow.has(name))),
+    );
     expect(panels.length).toBeGreaterThan(0);
-    for (const panel of panels) expect([panel.title, panel.description ?? '']).toEqual([panel.title, expect.stringContaining('--slow-fields')]);
+    for (const panel of panels)
+      expect([panel.title, panel.description ?? '']).toEqual([panel.title, expect.stringContaining('--slow-fields')]);
   });
 });

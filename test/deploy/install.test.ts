@@ -26,7 +26,9 @@ describe('install puts the program where the units can run it', () => {
     expect(version.stdout).toBe((await runCli(['--version'])).stdout.trim());
     expect(existsSync(join(root, PROGRAM, 'current/systemd/gpu-textfile.service'))).toBe(true);
     const service = await readFile(join(root, UNITS, 'gpu-textfile.service'), 'utf8');
-    expect(/^ExecStart=(.*)$/m.exec(service)?.[1]).toBe(`${process.execPath} /usr/local/lib/gpu-textfile/current/dist/gpu-textfile.js collect`);
+    expect(/^ExecStart=(.*)$/m.exec(service)?.[1]).toBe(
+      `${process.execPath} /usr/local/lib/gpu-textfile/current/dist/gpu-textfile.js collect`,
+    );
   });
 
   it('replaces it by renaming a link: a second install keeps the release it replaced, a third removes the oldest', async () => {
@@ -64,7 +66,12 @@ describe('install puts the program where the units can run it', () => {
     const dir = await tempDir();
     await link(process.execPath, join(dir, 'node'));
     const root = join(dir, 'root');
-    const result = await execa(join(dir, 'node'), [CLI, 'install', '--root', root, '--no-enable'], { env: cliEnv(), extendEnv: false, reject: false, stripFinalNewline: false });
+    const result = await execa(join(dir, 'node'), [CLI, 'install', '--root', root, '--no-enable'], {
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      stripFinalNewline: false,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe(
       `gpu-textfile: warning: the units will run ${dir}/node, under /tmp, which their sandbox hides (ProtectHome=, PrivateTmp=): they cannot start; install Node.js where every user can reach it (e.g. /usr/bin/node) and run install with it\n`,
@@ -111,9 +118,24 @@ describe('install switches modes; uninstall removes what install recorded', () =
 describe('install passes collect options on through /etc/default/gpu-textfile', () => {
   it('lists and switches reach collect as the units and cron read the file', async () => {
     const root = await tempDir();
-    await install(root, '--label', 'env=prod', '--label', 'site=x', '--exclude-fields', 'ecc*', '--exclude-fields', 'power*', '--slow-fields', '--max-processes', '3');
+    await install(
+      root,
+      '--label',
+      'env=prod',
+      '--label',
+      'site=x',
+      '--exclude-fields',
+      'ecc*',
+      '--exclude-fields',
+      'power*',
+      '--slow-fields',
+      '--max-processes',
+      '3',
+    );
     const file = join(root, 'etc/default/gpu-textfile');
-    expect(await readFile(file, 'utf8')).toMatch(/^GPU_TEXTFILE_LABEL="env=prod site=x"\nGPU_TEXTFILE_EXCLUDE_FIELDS="ecc\* power\*"\nGPU_TEXTFILE_SLOW_FIELDS=true\nGPU_TEXTFILE_MAX_PROCESSES=3$/m);
+    expect(await readFile(file, 'utf8')).toMatch(
+      /^GPU_TEXTFILE_LABEL="env=prod site=x"\nGPU_TEXTFILE_EXCLUDE_FIELDS="ecc\* power\*"\nGPU_TEXTFILE_SLOW_FIELDS=true\nGPU_TEXTFILE_MAX_PROCESSES=3$/m,
+    );
     // As the cron.d file runs it: sh sources the file with set -a, then runs the command.
     const run = await execa('sh', ['-c', 'set -a; . "$1"; shift; exec "$@"', 'sh', file, process.execPath, CLI, 'collect', '--dry-run'], {
       env: cliEnv({ PATH: `${FAKE_BIN}:${process.env.PATH}`, FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') }),
@@ -134,7 +156,10 @@ describe('install passes collect options on through /etc/default/gpu-textfile', 
 
   it.each([
     [['--label', 'site=a b'], '--label: "site=a b" has a comma or a space, which GPU_TEXTFILE_LABEL cannot hold (they separate its items)'],
-    [['--exclude-fields', 'ecc*,power*'], '--exclude-fields: "ecc*,power*" has a comma or a space, which GPU_TEXTFILE_EXCLUDE_FIELDS cannot hold (they separate its items)'],
+    [
+      ['--exclude-fields', 'ecc*,power*'],
+      '--exclude-fields: "ecc*,power*" has a comma or a space, which GPU_TEXTFILE_EXCLUDE_FIELDS cannot hold (they separate its items)',
+    ],
     [['--label', 'gpu=1'], '--label: "gpu" is a label gpu-textfile sets itself'],
     [['--interval', '1s'], "--interval is the daemon mode's cadence: add --daemon (the timer runs every 15 s)"],
     [['--daemon', '--interval', '10ms'], '--interval: "10ms" must be a duration of at least 100ms'],
@@ -148,7 +173,11 @@ describe('install passes collect options on through /etc/default/gpu-textfile', 
   });
 
   it('the environment file reads back as written', () => {
-    const text = renderEnvironmentFile({ textfileDir: '/srv/a "b" $c', csvDir: '/x', collect: { label: ['a=1', 'b=$2'], 'slow-fields': true, 'max-processes': 4 } });
+    const text = renderEnvironmentFile({
+      textfileDir: '/srv/a "b" $c',
+      csvDir: '/x',
+      collect: { label: ['a=1', 'b=$2'], 'slow-fields': true, 'max-processes': 4 },
+    });
     expect(Object.fromEntries(parseEnvironmentFile(text))).toEqual({
       GPU_TEXTFILE_TEXTFILE_DIR: '/srv/a "b" $c',
       GPU_TEXTFILE_CSV_DIR: '/x',

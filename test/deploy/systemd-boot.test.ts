@@ -75,7 +75,9 @@ describe('the deployment, booted under systemd', () => {
     expect(await box().sh('systemctl is-active gpu-textfile-archive.timer')).toBe('active');
     const before = now();
     await box().sh('systemctl start gpu-textfile-archive.service');
-    const [run] = runsOf(await journal(box(), ['-u', 'gpu-textfile-archive.service']), 'gpu-textfile-archive.service').filter((found) => found.start > before);
+    const [run] = runsOf(await journal(box(), ['-u', 'gpu-textfile-archive.service']), 'gpu-textfile-archive.service').filter(
+      (found) => found.start > before,
+    );
     expect(run?.result?.ok).toBe(true);
     const archives = (await box().sh(`ls ${CSV_DIR}`)).split('\n').filter((name) => /^testhost-\d{8}\.csv\.gz$/.test(name));
     expect(archives).toHaveLength(1);
@@ -97,7 +99,12 @@ describe('the deployment, booted under systemd', () => {
     // A timer left on would start a one-shot collect every 15 s beside it, each exiting 75.
     expect((await box().run(['systemctl', 'is-enabled', 'gpu-textfile.timer'])).stdout).not.toBe('enabled');
     expect((await box().run(['systemctl', 'is-active', 'gpu-textfile.timer'])).stdout).not.toBe('active');
-    await waitFor('a CSV row from the long-running service', async () => ((await csvRows(box(), `${CSV_DIR}/testhost.csv`)).some((row) => row.time > before) ? true : undefined), 60_000, tail);
+    await waitFor(
+      'a CSV row from the long-running service',
+      async () => ((await csvRows(box(), `${CSV_DIR}/testhost.csv`)).some((row) => row.time > before) ? true : undefined),
+      60_000,
+      tail,
+    );
     expect(sampleValue(await box().sh(`cat ${TEXTFILE}`), 'nvidia_gpu_collector_success')).toBe(1);
   });
 
@@ -116,13 +123,18 @@ describe('the deployment, booted under systemd', () => {
   it('a failing nvidia-smi (exit 9) gives a success 0 file and a journal line', async () => {
     const run = failingRun ?? expect.fail('the timer did not run after switching back (see the test before)');
     // Under the long-running service (left on by a failed switch), a timer run would only exit 75.
-    expect((await box().run(['systemctl', 'is-active', 'gpu-textfile-daemon.service'])).stdout, 'the long-running service still runs').not.toBe('active');
+    expect(
+      (await box().run(['systemctl', 'is-active', 'gpu-textfile-daemon.service'])).stdout,
+      'the long-running service still runs',
+    ).not.toBe('active');
     expect(run.result!.ok).toBe(false);
     const text = await scrape(box());
     expect(sampleValue(text, 'nvidia_gpu_collector_success')).toBe(0);
     expect(sampleValue(text, 'nvidia_gpu_collector_error{reason="driver_unreachable"}')).toBe(1);
     expect(sampleValue(text, 'nvidia_gpu_up{gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000"}')).toBeUndefined();
-    const said = (await journal(box(), ['-u', COLLECTOR])).filter((entry) => entry.identifier !== 'systemd' && entry.time >= run.start && entry.time <= run.result!.time);
+    const said = (await journal(box(), ['-u', COLLECTOR])).filter(
+      (entry) => entry.identifier !== 'systemd' && entry.time >= run.start && entry.time <= run.result!.time,
+    );
     expect(said.map((entry) => entry.message).join('\n')).toMatch(/driver_unreachable/);
   });
 

@@ -23,13 +23,17 @@ describe('systemd units', () => {
     const service = await readFile(join(units, 'gpu-textfile.service'), 'utf8');
     expect(service).toContain(`ExecStart=${process.execPath} /usr/local/lib/gpu-textfile/current/dist/gpu-textfile.js collect`);
     expect(service).toMatch(/^ReadWritePaths=-\/var\/lib\/\S+ -\/var\/log\/gpu-textfile$/m);
-    expect(await readFile(join(root, 'etc/default/gpu-textfile'), 'utf8')).toMatch(/^GPU_TEXTFILE_CSV_DIR=\/var\/log\/gpu-textfile\nGPU_TEXTFILE_TASK=train\n$/m);
+    expect(await readFile(join(root, 'etc/default/gpu-textfile'), 'utf8')).toMatch(
+      /^GPU_TEXTFILE_CSV_DIR=\/var\/log\/gpu-textfile\nGPU_TEXTFILE_TASK=train\n$/m,
+    );
     for (const dir of ['var/lib/gpu-textfile', 'var/log/gpu-textfile']) expect(existsSync(join(root, dir))).toBe(true);
-    const verify = await execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', ...names.map((n) => join(units, n))], { reject: false });
+    const verify = await execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', ...names.map((n) => join(units, n))], {
+      reject: false,
+    });
     expect({ exit: verify.exitCode, out: verify.stdout + verify.stderr }).toEqual({ exit: 0, out: '' });
   });
 
-  it('every service\'s offline security exposure is 5.5 or lower', async () => {
+  it("every service's offline security exposure is 5.5 or lower", async () => {
     const services = (await readdir(SYSTEMD)).filter((n) => n.endsWith('.service'));
     expect(services.sort()).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-daemon.service', 'gpu-textfile.service']);
     for (const name of services) {
@@ -44,7 +48,9 @@ describe('systemd units', () => {
     // A calendar: OnUnitActiveSec=15s counts from each activation, and runs landed 16 s apart.
     expect(timer).not.toMatch(/^OnUnitActiveSec=/m);
     const calendar = /^OnCalendar=(.+)$/m.exec(timer)?.[1];
-    const next = await execa('systemd-analyze', ['calendar', '--iterations=5', calendar ?? 'missing'], { env: { ...process.env, TZ: 'UTC' } });
+    const next = await execa('systemd-analyze', ['calendar', '--iterations=5', calendar ?? 'missing'], {
+      env: { ...process.env, TZ: 'UTC' },
+    });
     const elapses = [...next.stdout.matchAll(/(?:Next elapse|Iter\. #\d+): \w{3} (\S+ \S+) UTC$/gm)].map((m) => Date.parse(`${m[1]}Z`));
     expect(elapses).toHaveLength(5);
     expect(elapses.slice(1).map((t, i) => (t - elapses[i]!) / 1000)).toEqual([15, 15, 15, 15]);
@@ -67,14 +73,22 @@ describe('systemd units', () => {
 
   it('install --daemon writes the daemon service instead of the timer, and it verifies', async () => {
     const { units } = await installed('--daemon');
-    expect((await readdir(units)).sort()).toEqual(['gpu-textfile-archive.service', 'gpu-textfile-archive.timer', 'gpu-textfile-daemon.service']);
+    expect((await readdir(units)).sort()).toEqual([
+      'gpu-textfile-archive.service',
+      'gpu-textfile-archive.timer',
+      'gpu-textfile-daemon.service',
+    ]);
     const daemon = await readFile(join(units, 'gpu-textfile-daemon.service'), 'utf8');
     expect(daemon).toMatch(/^Type=simple$/m);
     expect(daemon).toMatch(/^Restart=always$/m);
     expect(daemon).toMatch(/^Environment=GPU_TEXTFILE_INTERVAL=15s\nEnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
     // enable gives it a place in the boot (is-enabled says enabled, not static).
     expect(daemon).toMatch(/^\[Install\]\nWantedBy=multi-user\.target$/m);
-    const verify = await execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', join(units, 'gpu-textfile-daemon.service')], { reject: false });
+    const verify = await execa(
+      'systemd-analyze',
+      ['verify', '--recursive-errors=yes', '--man=no', join(units, 'gpu-textfile-daemon.service')],
+      { reject: false },
+    );
     expect({ exit: verify.exitCode, out: verify.stdout + verify.stderr }).toEqual({ exit: 0, out: '' });
   });
 
@@ -116,17 +130,29 @@ describe('cron.d file', () => {
   });
 });
 
-const verifyUnits = (...paths: string[]) => execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', ...paths], { reject: false });
+const verifyUnits = (...paths: string[]) =>
+  execa('systemd-analyze', ['verify', '--recursive-errors=yes', '--man=no', ...paths], { reject: false });
 const TEMPLATE = (name: string) => readFile(join(SYSTEMD, name), 'utf8');
 
-describe('install quotes what it writes, by each reader\'s rules', () => {
+describe("install quotes what it writes, by each reader's rules", () => {
   // Spaces, a % (a specifier to systemd), a $ (a variable to systemd and sh), a quote and a backslash.
   const TEXTFILE_DIR = '/srv/prom metrics/100% "ours"';
   const CSV_DIR = '/var/log/gpu trail/$HOME\\x';
 
   it('a path with spaces, %, $, quotes and a backslash stays one ReadWritePaths= word, the units verify, sh reads the environment file back', async () => {
     const root = await tempDir();
-    const result = await runCli(['install', '--root', root, '--no-enable', '--textfile-dir', TEXTFILE_DIR, '--csv-dir', CSV_DIR, '--task', 'train']);
+    const result = await runCli([
+      'install',
+      '--root',
+      root,
+      '--no-enable',
+      '--textfile-dir',
+      TEXTFILE_DIR,
+      '--csv-dir',
+      CSV_DIR,
+      '--task',
+      'train',
+    ]);
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     const units = join(root, 'etc/systemd/system');
     const service = await readFile(join(units, 'gpu-textfile.service'), 'utf8');
@@ -134,10 +160,19 @@ describe('install quotes what it writes, by each reader\'s rules', () => {
     const names = (await readdir(units)).map((n) => join(units, n));
     expect(await verifyUnits(...names).then((v) => ({ exit: v.exitCode, out: v.stdout + v.stderr }))).toEqual({ exit: 0, out: '' });
     // The environment file as sh reads it (the cron.d file sources it; systemd's EnvironmentFile= takes the same quoting).
-    const read = await execa('sh', ['-c', 'set -a; . "$1"; printf "%s\\n" "$GPU_TEXTFILE_TEXTFILE_DIR" "$GPU_TEXTFILE_CSV_DIR" "$GPU_TEXTFILE_TASK"', 'sh', join(root, 'etc/default/gpu-textfile')], {
-      env: { PATH: process.env.PATH, HOME: '/should-not-appear' },
-      extendEnv: false,
-    });
+    const read = await execa(
+      'sh',
+      [
+        '-c',
+        'set -a; . "$1"; printf "%s\\n" "$GPU_TEXTFILE_TEXTFILE_DIR" "$GPU_TEXTFILE_CSV_DIR" "$GPU_TEXTFILE_TASK"',
+        'sh',
+        join(root, 'etc/default/gpu-textfile'),
+      ],
+      {
+        env: { PATH: process.env.PATH, HOME: '/should-not-appear' },
+        extendEnv: false,
+      },
+    );
     expect(read.stdout.split('\n')).toEqual([TEXTFILE_DIR, CSV_DIR, 'train']);
   });
 
@@ -145,7 +180,10 @@ describe('install quotes what it writes, by each reader\'s rules', () => {
     // systemd-analyze verify names a path only when it refuses it: relative paths make it say how it read each word.
     const dirs = ['rel ative/100% "q"', 'x\\y/$HOME z'];
     const program = { node: process.execPath, script: '/opt/gpu-textfile/dist/gpu-textfile.js' };
-    const unit = renderUnit('gpu-textfile.service', await TEMPLATE('gpu-textfile.service'), program, { textfileDir: dirs[0]!, csvDir: dirs[1]! });
+    const unit = renderUnit('gpu-textfile.service', await TEMPLATE('gpu-textfile.service'), program, {
+      textfileDir: dirs[0]!,
+      csvDir: dirs[1]!,
+    });
     const file = join(await tempDir(), 'gpu-textfile.service');
     await writeFile(file, unit);
     const verify = await verifyUnits(file);
@@ -153,7 +191,7 @@ describe('install quotes what it writes, by each reader\'s rules', () => {
     expect(read).toEqual(dirs);
   });
 
-  it('ExecStart= quotes the program\'s paths: %% for %, $$ for $ in arguments, and verifies', async () => {
+  it("ExecStart= quotes the program's paths: %% for %, $$ for $ in arguments, and verifies", async () => {
     const dir = join(await tempDir(), 'node js');
     await mkdir(dir);
     await symlink(process.execPath, join(dir, 'node'));
@@ -167,8 +205,16 @@ describe('install quotes what it writes, by each reader\'s rules', () => {
   });
 
   it.each([
-    ['--textfile-dir', '/srv/tf\nExecStartPre=/bin/sh -c "touch /pwned"', /^gpu-textfile: --textfile-dir: "\/srv\/tf\\nExecStartPre=.*" has a control character; a path for a unit file may not\n$/],
-    ['--csv-dir', '/var/log/x\ty', /^gpu-textfile: --csv-dir: "\/var\/log\/x\\ty" has a control character; a path for a unit file may not\n$/],
+    [
+      '--textfile-dir',
+      '/srv/tf\nExecStartPre=/bin/sh -c "touch /pwned"',
+      /^gpu-textfile: --textfile-dir: "\/srv\/tf\\nExecStartPre=.*" has a control character; a path for a unit file may not\n$/,
+    ],
+    [
+      '--csv-dir',
+      '/var/log/x\ty',
+      /^gpu-textfile: --csv-dir: "\/var\/log\/x\\ty" has a control character; a path for a unit file may not\n$/,
+    ],
     ['--csv-dir', 'var/log/x', /^gpu-textfile: --csv-dir: "var\/log\/x" must be an absolute path \(ReadWritePaths= takes no other\)\n$/],
     ['--task', 'a\nb', /^gpu-textfile: --task: "a\\nb" must be letters, digits/],
   ])('refuses %s %j: exit 2, one line, nothing written', async (option, value, message) => {

@@ -8,18 +8,22 @@ import { ROOT } from '../helpers.js';
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
 describe('docs', () => {
-  it.each(Object.entries(GENERATED_SECTIONS))('%s: its generated sections match the code (npm run docs rewrites them)', (path, sections) => {
-    const text = read(path);
-    const fresh = regenerate(text, sections);
-    if (process.env.UPDATE_DOCS === '1') writeFileSync(join(ROOT, path), fresh);
-    else expect(text).toBe(fresh);
-  });
+  it.each(Object.entries(GENERATED_SECTIONS))(
+    '%s: its generated sections match the code (npm run docs rewrites them)',
+    (path, sections) => {
+      const text = read(path);
+      const fresh = regenerate(text, sections);
+      if (process.env.UPDATE_DOCS === '1') writeFileSync(join(ROOT, path), fresh);
+      else expect(text).toBe(fresh);
+    },
+  );
 
   it('document every metric, and the README every command', () => {
     const metrics = read('docs/metrics.md');
     for (const { name } of metricCatalog()) expect(metrics).toContain(`\`${name}\``);
     const readme = read('README.md');
-    for (const command of ['collect', 'archive', 'report', 'pulse', 'doctor', 'install', 'uninstall']) expect(readme).toMatch(new RegExp(`gpu-textfile ${command}`));
+    for (const command of ['collect', 'archive', 'report', 'pulse', 'doctor', 'install', 'uninstall'])
+      expect(readme).toMatch(new RegExp(`gpu-textfile ${command}`));
   });
 
   // A first read: the pitch, the two set-up commands, a table of commands and links; reference is in docs/.
@@ -29,11 +33,12 @@ describe('docs', () => {
     const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md'));
     for (const [file, text] of [['README.md', readme], ...docs.map((name) => [`docs/${name}`, read(`docs/${name}`)])] as const) {
       const base = file === 'README.md' ? ROOT : join(ROOT, 'docs');
-      for (const [, target] of text.matchAll(/\]\((?!https?:|#)([^)#\s]+)(?:#[^)]*)?\)/g)) expect([file, target, existsSync(join(base, target!))]).toEqual([file, target, true]);
+      for (const [, target] of text.matchAll(/\]\((?!https?:|#)([^)#\s]+)(?:#[^)]*)?\)/g))
+        expect([file, target, existsSync(join(base, target!))]).toEqual([file, target, true]);
     }
   });
 
-  it('.ci/run runs exactly the README\'s test command', () => {
+  it(".ci/run runs exactly the README's test command", () => {
     const command = /<!-- test-command -->\n```sh\n(.+)\n```/.exec(read('README.md'))?.[1];
     expect(command).toBeDefined();
     expect(read('.ci/run').split('\n')).toContain(command);

@@ -9,7 +9,10 @@ import type { HostFacts } from '../../src/doctor/facts.js';
 import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';
 
 const HEALTHY = join(FIXTURES, 'hosts/h200x2-healthy');
-const SMI_OK: HostFacts['smi'] = { outcome: { kind: 'ok', stdout: '0, 00000000:00:06.0, Enabled\n' }, persistence: ['0, 00000000:00:06.0, Enabled'] };
+const SMI_OK: HostFacts['smi'] = {
+  outcome: { kind: 'ok', stdout: '0, 00000000:00:06.0, Enabled\n' },
+  persistence: ['0, 00000000:00:06.0, Enabled'],
+};
 
 async function tree(): Promise<string> {
   const root = join(await tempDir(), 'root');
@@ -23,7 +26,7 @@ const doctor = (root: string) =>
 type Json = { verdict: string; checks: { id: string; status: string; summary: string }[] };
 
 describe('doctor on a hostile tree: no read blocks, none is unbounded', () => {
-  it('a FIFO where a file is read, and a 600 MB kernel log ending in an Xid 79: answers, from the log\'s end', async () => {
+  it("a FIFO where a file is read, and a 600 MB kernel log ending in an Xid 79: answers, from the log's end", async () => {
     const root = await tree();
     // A FIFO with no writer: a plain open() waits for one for ever.
     for (const path of ['etc/modprobe.d/nvidia.conf', 'proc/1/cgroup', 'etc/prime-discrete']) {
@@ -33,7 +36,7 @@ describe('doctor on a hostile tree: no read blocks, none is unbounded', () => {
     const kmsg = join(root, 'dev/kmsg');
     await truncate(kmsg, 600 * 1024 * 1024); // sparse: no disk used
     const file = await open(kmsg, 'a');
-    await file.write('4,881,8812311,-;NVRM: Xid (PCI:0000:00:07): 79, pid=\'<unknown>\', name=<unknown>, GPU has fallen off the bus.\n');
+    await file.write("4,881,8812311,-;NVRM: Xid (PCI:0000:00:07): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n");
     await file.close();
     const result = await doctor(root);
     expect({ exit: result.exitCode, stderr: result.stderr }).toEqual({ exit: 1, stderr: '' });
@@ -63,8 +66,16 @@ describe('the deadline: what is not read by then is marked, not guessed', () => 
     const diagnosis = diagnose({ ...facts, smi: SMI_OK }, undefined, [...unfinished, 'kernelLog']);
     expect(diagnosis.verdict).toBe('unfinished');
     const status = Object.fromEntries(diagnosis.checks.map((c) => [c.id, c.status]));
-    expect(status).toMatchObject({ pci_device: 'unfinished', kernel_module: 'unfinished', kernel_log: 'unfinished', nvidia_smi: 'ok', persistence_mode: 'ok' });
-    expect(diagnosis.checks.find((c) => c.id === 'kernel_module')?.summary).toBe('not finished: still reading /proc/modules when the deadline (--timeout) passed');
+    expect(status).toMatchObject({
+      pci_device: 'unfinished',
+      kernel_module: 'unfinished',
+      kernel_log: 'unfinished',
+      nvidia_smi: 'ok',
+      persistence_mode: 'ok',
+    });
+    expect(diagnosis.checks.find((c) => c.id === 'kernel_module')?.summary).toBe(
+      'not finished: still reading /proc/modules when the deadline (--timeout) passed',
+    );
     expect(formatDiagnosis(diagnosis)).toMatch(/^\? kernel_module +not finished: still reading \/proc\/modules/m);
   });
 

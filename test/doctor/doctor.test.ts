@@ -142,7 +142,10 @@ const VARIANTS: Variant[] = [
     verdict: 'gpu_lost',
     breakIt: async (root) => {
       const log = await readFile(join(root, 'dev/kmsg'), 'utf8');
-      await writeFile(join(root, 'dev/kmsg'), `${log}[ 8812.311] NVRM: Xid (PCI:0000:00:07): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n`);
+      await writeFile(
+        join(root, 'dev/kmsg'),
+        `${log}[ 8812.311] NVRM: Xid (PCI:0000:00:07): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n`,
+      );
     },
     smi: { capture: 'h200x2__580.159.04__gpu-lost' },
   },
@@ -155,7 +158,11 @@ async function doctor(root: string, variant: Variant, ...more: string[]) {
   if (variant.unprivileged && process.getuid?.() === 0) {
     // root may read and write anything: run as nobody, which may read the tree but not use 0600 nodes.
     await execa('chmod', ['-R', 'a+rX', join(root, '..')]);
-    return execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false });
+    return execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, ...args], {
+      env: cliEnv(env),
+      extendEnv: false,
+      reject: false,
+    });
   }
   return runCli(args, env);
 }
@@ -170,7 +177,10 @@ describe('gpu-textfile doctor', () => {
     await variant.breakIt(root);
     const result = await doctor(root, variant, '--json');
     expect(result.stderr).toBe('');
-    const diagnosis = JSON.parse(result.stdout) as { verdict: string; checks: { id: string; status: string; fix: string[]; summary: string }[] };
+    const diagnosis = JSON.parse(result.stdout) as {
+      verdict: string;
+      checks: { id: string; status: string; fix: string[]; summary: string }[];
+    };
     expect(diagnosis.verdict).toBe(variant.verdict);
     expect(result.exitCode).toBe(variant.verdict === 'healthy' ? 0 : 1);
     const failing = diagnosis.checks.filter((c) => c.status === 'fail');
@@ -205,23 +215,50 @@ describe('gpu-textfile doctor', () => {
 
   it('--only reports on what it ran: a failing nvidia-smi is not the verdict of --only kernel-module', async () => {
     const root = await tree();
-    const result = await runCli(['doctor', '--root', root, '--nvidia-smi', join(root, 'no-such-nvidia-smi'), '--json', '--only', 'kernel_module']);
+    const result = await runCli([
+      'doctor',
+      '--root',
+      root,
+      '--nvidia-smi',
+      join(root, 'no-such-nvidia-smi'),
+      '--json',
+      '--only',
+      'kernel_module',
+    ]);
     const diagnosis = JSON.parse(result.stdout) as { verdict: string; checks: { id: string }[] };
     expect([result.exitCode, diagnosis.verdict, diagnosis.checks.map((c) => c.id)]).toEqual([0, 'healthy', ['kernel_module']]);
-    const all = await runCli(['doctor', '--root', root, '--nvidia-smi', join(root, 'no-such-nvidia-smi'), '--json', '--only', 'kernel-module', '--only', 'nvidia-smi']);
+    const all = await runCli([
+      'doctor',
+      '--root',
+      root,
+      '--nvidia-smi',
+      join(root, 'no-such-nvidia-smi'),
+      '--json',
+      '--only',
+      'kernel-module',
+      '--only',
+      'nvidia-smi',
+    ]);
     expect([all.exitCode, (JSON.parse(all.stdout) as { verdict: string }).verdict]).toEqual([1, 'nvidia_smi_missing']);
   });
 
   it('the names --only takes are the ids the checks report, in order', async () => {
     const result = await doctor(await tree(), VARIANTS[0]!, '--json');
-    expect((JSON.parse(result.stdout) as { checks: { id: string }[] }).checks.map((c) => c.id.replace(/_/g, '-'))).toEqual([...DOCTOR_CHECKS]);
+    expect((JSON.parse(result.stdout) as { checks: { id: string }[] }).checks.map((c) => c.id.replace(/_/g, '-'))).toEqual([
+      ...DOCTOR_CHECKS,
+    ]);
   });
 
   it('explains each Xid in the kernel log', async () => {
     const root = await tree();
-    await writeFile(join(root, 'dev/kmsg'), '4,881,8812311,-;NVRM: Xid (PCI:0000:00:06): 48, pid=2006, name=python3, DBE (double bit error) ECC error.\n');
+    await writeFile(
+      join(root, 'dev/kmsg'),
+      '4,881,8812311,-;NVRM: Xid (PCI:0000:00:06): 48, pid=2006, name=python3, DBE (double bit error) ECC error.\n',
+    );
     const result = await doctor(root, VARIANTS[0]!, '--json');
-    const log = (JSON.parse(result.stdout) as { checks: { id: string; status: string; evidence: string[] }[] }).checks.find((c) => c.id === 'kernel_log')!;
+    const log = (JSON.parse(result.stdout) as { checks: { id: string; status: string; evidence: string[] }[] }).checks.find(
+      (c) => c.id === 'kernel_log',
+    )!;
     expect(log.status).toBe('warn');
     expect(log.evidence).toContain('Xid 48: double-bit (uncorrectable) ECC error: the process using that memory was killed');
   });

@@ -11,16 +11,21 @@ describe('doctor parsers', () => {
   ])('parseDriverVersion(%j) = %j', (text, expected) => expect(parseDriverVersion(text)).toBe(expected));
 
   it('parseModules reads /proc/modules (from the H200 host)', () => {
-    expect([...parseModules('nvidia_uvm 1830912 - - Live 0xffffffffc080c000 (O)\nnvidia 14299136 - - Live 0xffffffffc0400000 (O)\n')]).toEqual(['nvidia_uvm', 'nvidia']);
+    expect([
+      ...parseModules('nvidia_uvm 1830912 - - Live 0xffffffffc080c000 (O)\nnvidia 14299136 - - Live 0xffffffffc0400000 (O)\n'),
+    ]).toEqual(['nvidia_uvm', 'nvidia']);
   });
 
   it('parseXids reads dmesg and /dev/kmsg lines', () => {
     const log = [
-      '[ 8812.311] NVRM: Xid (PCI:0000:3b:00): 79, pid=\'<unknown>\', name=<unknown>, GPU has fallen off the bus.',
+      "[ 8812.311] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
       '4,881,8812311,-;NVRM: Xid (PCI:0000:86:00): 48, pid=2006, name=python3, DBE (double bit error) ECC error.',
       '[    4.110251] NVRM: Persistence mode is deprecated',
     ].join('\n');
-    expect(parseXids(log).map((x) => [x.xid, x.device])).toEqual([[79, 'PCI:0000:3b:00'], [48, 'PCI:0000:86:00']]);
+    expect(parseXids(log).map((x) => [x.xid, x.device])).toEqual([
+      [79, 'PCI:0000:3b:00'],
+      [48, 'PCI:0000:86:00'],
+    ]);
     expect(parseXids(log)[1]!.line).toBe('NVRM: Xid (PCI:0000:86:00): 48, pid=2006, name=python3, DBE (double bit error) ECC error.');
   });
 });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
-import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { FAKE_BIN, FAKE_SMI, capture, runCli } from '../helpers.js';
 import { startNodeExporter, type NodeExporter } from './node-exporter.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ const VARYING = new Set(['nvidia_gpu_collector_duration_seconds', 'nvidia_gpu_co
 /** The owner of a recorded pid depends on the machine the test runs on. */
 const withoutUser = ({ user: _, ...labels }: Record<string, string>) => labels;
 const stable = (samples: ParsedSample[]) =>
-  samples.map((s) => `${s.name}${JSON.stringify(withoutUser(s.labels))} ${VARYING.has(s.name) ? '<varies>' : s.value}`).join('\n') + '\n';
+  `${samples.map((s) => `${s.name}${JSON.stringify(withoutUser(s.labels))} ${VARYING.has(s.name) ? '<varies>' : s.value}`).join('\n')}\n`;
 
 describe('the real node_exporter serving our textfile', () => {
   let dir: string;

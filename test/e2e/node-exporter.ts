@@ -29,7 +29,12 @@ export async function startNodeExporter(textfileDir: string): Promise<NodeExport
   let output = '';
   const child: ChildProcess = spawn(
     NODE_EXPORTER,
-    ['--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${textfileDir}`, `--web.listen-address=127.0.0.1:${port}`],
+    [
+      '--collector.disable-defaults',
+      '--collector.textfile',
+      `--collector.textfile.directory=${textfileDir}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout?.on('data', (chunk) => (output += chunk));
@@ -41,7 +46,10 @@ export async function startNodeExporter(textfileDir: string): Promise<NodeExport
   };
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null) break;
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { url, scrape: () => fetch(url).then((r) => r.text()), log: () => output, stop };
     await sleep(50);
   }

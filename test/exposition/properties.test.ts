@@ -10,9 +10,17 @@ const UUID = 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d';
 const gpu: GpuSample = { gpu: '0', uuid: UUID, readings: new Map() };
 
 // Any text a process name can hold: quotes, backslashes, commas, newlines, braces, non-ASCII.
-const hostileText = fc.string({ unit: fc.oneof(fc.constantFrom('"', '\\', ',', ', ', '\n', '{', '}', '=', '#', ' ', 'é', '日', '\u2028'), fc.string({ minLength: 1, maxLength: 1, unit: 'grapheme' })), maxLength: 40 });
+const hostileText = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('"', '\\', ',', ', ', '\n', '{', '}', '=', '#', ' ', 'é', '日', '\u2028'),
+    fc.string({ minLength: 1, maxLength: 1, unit: 'grapheme' }),
+  ),
+  maxLength: 40,
+});
 // A line inside a name that starts like a new record would make the output ambiguous for any reader.
-const processName = hostileText.filter((name) => name.trim() !== '' && !/(^|\n)\s*(GPU|MIG)-/.test(name) && !/^\s|\s$/.test(name) && !name.includes('\r'));
+const processName = hostileText.filter(
+  (name) => name.trim() !== '' && !/(^|\n)\s*(GPU|MIG)-/.test(name) && !/^\s|\s$/.test(name) && !name.includes('\r'),
+);
 
 const collectionWith = (apps: Collection['processes']): Collection => ({
   fields: [],

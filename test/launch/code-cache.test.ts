@@ -107,7 +107,8 @@ describe('the installed command with NODE_COMPILE_CACHE', () => {
     });
   // Node.js 22 keeps its own compile cache in NODE_COMPILE_CACHE too (a folder of its own): ours only.
   const ours = async (dir: string) => (await readdir(dir)).filter((name) => name.startsWith('gpu-textfile-'));
-  const withoutTimes = (text: string) => text.replace(/^(nvidia_gpu_collector_(duration_seconds|last_success_timestamp_seconds)) .*$/gm, '$1');
+  const withoutTimes = (text: string) =>
+    text.replace(/^(nvidia_gpu_collector_(duration_seconds|last_success_timestamp_seconds)) .*$/gm, '$1');
 
   it('a successful collect leaves one cache file that the next runs use as it is', async () => {
     const dir = await tempDir();
@@ -127,10 +128,14 @@ describe('the installed command with NODE_COMPILE_CACHE', () => {
 
   it('NODE_COMPILE_CACHE below /proc: the run ends, quietly, without a cache', { timeout: 90_000 }, async () => {
     const dir = await tempDir();
-    const result = await runCli(['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI], {
-      NODE_COMPILE_CACHE: '/proc/nope',
-      FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
-    }, 60_000);
+    const result = await runCli(
+      ['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
+      {
+        NODE_COMPILE_CACHE: '/proc/nope',
+        FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
+      },
+      60_000,
+    );
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     expect(await readdir(join(dir, 'textfile'))).toEqual(['nvidia_gpu.prom']);
   });

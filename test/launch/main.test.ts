@@ -15,11 +15,15 @@ describe('the installed command', () => {
   it('stops quietly when its reader closes the pipe', async () => {
     const root = await tempDir();
     for (const reader of ['head -1', 'true']) {
-      const run = await execa('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${CLI}" install --dry-run --root "$1" | ${reader}`, 'sh', root], {
-        env: cliEnv(),
-        extendEnv: false,
-        reject: false,
-      });
+      const run = await execa(
+        'bash',
+        ['-o', 'pipefail', '-c', `"${process.execPath}" "${CLI}" install --dry-run --root "$1" | ${reader}`, 'sh', root],
+        {
+          env: cliEnv(),
+          extendEnv: false,
+          reject: false,
+        },
+      );
       expect({ reader, exit: run.exitCode, err: run.stderr, lines: run.stdout === '' ? 0 : run.stdout.split('\n').length }).toEqual({
         reader,
         exit: 0,

@@ -16,11 +16,28 @@ const NOBODY = 65534;
 async function holder(path: string) {
   const dir = await tempDir();
   const script = join(dir, 'holder.mjs');
-  await build({ entryPoints: [join(ROOT, 'test/locks/holder.ts')], bundle: true, platform: 'node', format: 'esm', outfile: script, logLevel: 'error' });
+  await build({
+    entryPoints: [join(ROOT, 'test/locks/holder.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: script,
+    logLevel: 'error',
+  });
   const child = execa(process.execPath, [script, path], { stdin: 'pipe', reject: false, env: cliEnv(), extendEnv: false });
   const said = await new Promise<string>((resolve) => child.stdout!.once('data', (chunk: Buffer) => resolve(String(chunk).trim())));
   expect(said).toBe('held');
-  return { pid: child.pid!, letGo: async () => (child.stdin!.end(), await child), kill: async () => (child.kill('SIGKILL'), await child) };
+  return {
+    pid: child.pid!,
+    letGo: async () => {
+      child.stdin!.end();
+      await child;
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await child;
+    },
+  };
 }
 
 describe('tryLock', () => {
@@ -53,7 +70,7 @@ describe('tryLock', () => {
     expect(await readFile(path, 'utf8')).toBe(formatOwner(me));
   });
 
-  it("a lock another user planted, naming a live process of ours, never blocks", async () => {
+  it('a lock another user planted, naming a live process of ours, never blocks', async () => {
     const path = join(await tempDir(), '.x.lock');
     await writeFile(path, formatOwner(me));
     await chown(path, NOBODY, NOBODY);
@@ -89,13 +106,16 @@ describe('one test for each lock, held by a real second process', () => {
     expect(await withFileLock(path, 0, async () => 'ran')).toBe('ran');
   });
 
-  it("the textfile lock: collect exits 75 while it is held, and runs once its holder is killed", async () => {
+  it('the textfile lock: collect exits 75 while it is held, and runs once its holder is killed', async () => {
     const root = await tempDir();
     const args = ['collect', '--textfile-dir', join(root, 't'), '--state-dir', join(root, 's'), '--nvidia-smi', FAKE_SMI];
     await runCli(args, { FAKE_SMI_CAPTURE: H200 });
     const held = await holder(join(root, 't/.nvidia_gpu.prom.lock'));
     const busy = await runCli(args, { FAKE_SMI_CAPTURE: H200 });
-    expect([busy.exitCode, busy.stderr]).toEqual([75, `gpu-textfile: another collect (pid ${held.pid}) is still running for ${join(root, 't/nvidia_gpu.prom')}; not starting a second one\n`]);
+    expect([busy.exitCode, busy.stderr]).toEqual([
+      75,
+      `gpu-textfile: another collect (pid ${held.pid}) is still running for ${join(root, 't/nvidia_gpu.prom')}; not starting a second one\n`,
+    ]);
     await held.kill();
     const after = await runCli(args, { FAKE_SMI_CAPTURE: H200 });
     expect([after.exitCode, after.stderr]).toEqual([0, '']);
@@ -108,7 +128,11 @@ describe("collect's textfile lock", () => {
   it('a disk that was full while the lock was taken: freeing it is enough for the next run', async () => {
     const root = await tempDir();
     // RLIMIT_FSIZE 0: every write to a file fails with EFBIG, as on a full disk (Node.js ignores SIGXFSZ).
-    const full = await execa('sh', ['-c', 'ulimit -f 0; exec "$@"', 'sh', process.execPath, CLI, ...args(root)], { env: cliEnv({ FAKE_SMI_CAPTURE: H200 }), extendEnv: false, reject: false });
+    const full = await execa('sh', ['-c', 'ulimit -f 0; exec "$@"', 'sh', process.execPath, CLI, ...args(root)], {
+      env: cliEnv({ FAKE_SMI_CAPTURE: H200 }),
+      extendEnv: false,
+      reject: false,
+    });
     expect(full.exitCode).toBe(1);
     expect(full.stderr).toMatch(/^gpu-textfile: cannot create .*\/t\/\.nvidia_gpu\.prom\.lock: EFBIG; nothing written$/);
     expect(await readdir(join(root, 't'))).toEqual([]);
@@ -142,11 +166,13 @@ describe("collect's textfile lock", () => {
     expect([next.exitCode, next.stderr]).toEqual([0, '']);
   });
 
-  it('the temp files of takers killed mid-way are cleared; a live taker\'s is left', async () => {
+  it("the temp files of takers killed mid-way are cleared; a live taker's is left", async () => {
     const root = await tempDir();
     await runCli(args(root), { FAKE_SMI_CAPTURE: H200 });
     const t = (name: string) => join(root, 't', name);
-    const [dead, unwritten, fresh, live] = ['0123456789abcdef', '1123456789abcdef', '2123456789abcdef', '3123456789abcdef'].map((hex) => `..nvidia_gpu.prom.lock.${hex}.tmp`);
+    const [dead, unwritten, fresh, live] = ['0123456789abcdef', '1123456789abcdef', '2123456789abcdef', '3123456789abcdef'].map(
+      (hex) => `..nvidia_gpu.prom.lock.${hex}.tmp`,
+    );
     await writeFile(t(dead!), formatOwner({ ...me, startTicks: '1' }));
     await writeFile(t(unwritten!), '');
     await utimes(t(unwritten!), new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
@@ -159,4 +185,3 @@ describe("collect's textfile lock", () => {
     expect((await readdir(join(root, 't'))).sort()).toEqual([live, 'nvidia_gpu.prom'].sort());
   });
 });
-

@@ -4,8 +4,16 @@ import { currentOwner, formatOwner, isAlive, parseOwner, parseStartTicks } from 
 describe('parseStartTicks', () => {
   // /proc/PID/stat lines from a live host; field 22 is the start time.
   it.each([
-    ['plain name', '52915 (awk) R 52913 52913 52893 0 -1 4194304 97 0 0 0 0 0 0 0 20 0 1 0 7183307 2646016 231 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0', '7183307'],
-    ['a name with spaces and parentheses', '4242 (a) b (c) S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 123456 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0', '123456'],
+    [
+      'plain name',
+      '52915 (awk) R 52913 52913 52893 0 -1 4194304 97 0 0 0 0 0 0 0 20 0 1 0 7183307 2646016 231 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0',
+      '7183307',
+    ],
+    [
+      'a name with spaces and parentheses',
+      '4242 (a) b (c) S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 123456 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0',
+      '123456',
+    ],
     ['cut short', '4242 (nvidia-smi) S 1 4242', undefined],
     ['no name at all', 'garbage', undefined],
   ])('%s', (_title, stat, expected) => expect(parseStartTicks(stat)).toBe(expected));
@@ -26,7 +34,9 @@ describe('parseOwner', () => {
 describe('isAlive', () => {
   const me = currentOwner();
   it('this process is alive', () => expect(isAlive(me)).toBe(true));
-  it('its pid with another start time is not (a pid reused)', () => expect(isAlive({ ...me, startTicks: String(Number(me.startTicks) + 1) })).toBe(false));
-  it('its pid and start time on another boot are not', () => expect(isAlive({ ...me, bootId: '00000000-0000-0000-0000-000000000000' })).toBe(false));
+  it('its pid with another start time is not (a pid reused)', () =>
+    expect(isAlive({ ...me, startTicks: String(Number(me.startTicks) + 1) })).toBe(false));
+  it('its pid and start time on another boot are not', () =>
+    expect(isAlive({ ...me, bootId: '00000000-0000-0000-0000-000000000000' })).toBe(false));
   it('a pid no process has is not', () => expect(isAlive({ ...me, pid: 4_194_304 + 1 })).toBe(false));
 });

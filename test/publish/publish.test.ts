@@ -26,7 +26,9 @@ describe('publish on a full disk', () => {
 
     const full = await runCli(args, { FAKE_SMI_CAPTURE: H200 });
     expect(full.exitCode).toBe(1);
-    expect(full.stderr).toMatch(/^gpu-textfile: write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(wrote \S+\/nvidia_gpu\.prom with the health block only\)\n$/);
+    expect(full.stderr).toMatch(
+      /^gpu-textfile: write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(wrote \S+\/nvidia_gpu\.prom with the health block only\)\n$/,
+    );
     const { samples, problems } = checkExposition(readFileSync(file, 'utf8'));
     expect(problems).toEqual([]);
     expect(samples.filter((s) => /^nvidia_gpu_(?!collector_)/.test(s.name))).toEqual([]);
@@ -49,7 +51,9 @@ describe('publish on a full disk', () => {
     fillLeaving(disk, 0);
     const target = { textfileDir: disk, fileName: 'nvidia_gpu.prom', dryRun: false, labels: [], out: process.stdout };
     const { textfileError } = await publish(collection, target, new Date());
-    expect(textfileError).toMatch(/^write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(the previous \S+\/nvidia_gpu\.prom stays\)$/);
+    expect(textfileError).toMatch(
+      /^write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(the previous \S+\/nvidia_gpu\.prom stays\)$/,
+    );
     expect(readFileSync(join(disk, 'nvidia_gpu.prom'), 'utf8')).toBe('nvidia_gpu_collector_success 1\n');
     expect(readdirSync(disk).sort()).toEqual(['filler', 'nvidia_gpu.prom']);
   });

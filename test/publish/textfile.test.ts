@@ -19,14 +19,20 @@ describe('publishTextfile', () => {
   it('says why it could not write', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'not-a-dir'), '');
-    expect(publishTextfile(join(dir, 'not-a-dir'), 'a.prom', 'x 1\n')).toEqual({ reason: 'write_failed', message: expect.stringMatching(/not-a-dir is not a directory/) });
+    expect(publishTextfile(join(dir, 'not-a-dir'), 'a.prom', 'x 1\n')).toEqual({
+      reason: 'write_failed',
+      message: expect.stringMatching(/not-a-dir is not a directory/),
+    });
   });
 
   it('refuses a textfile directory that is itself a symbolic link, and writes nothing there', async () => {
     const dir = await tempDir();
     const elsewhere = await tempDir();
     symlinkSync(elsewhere, join(dir, 'textfile'));
-    expect(publishTextfile(join(dir, 'textfile'), 'a.prom', 'x 1\n')).toEqual({ reason: 'unsafe_directory', message: expect.stringMatching(/textfile is a symbolic link/) });
+    expect(publishTextfile(join(dir, 'textfile'), 'a.prom', 'x 1\n')).toEqual({
+      reason: 'unsafe_directory',
+      message: expect.stringMatching(/textfile is a symbolic link/),
+    });
     expect(await readdir(elsewhere)).toEqual([]);
   });
 });
@@ -34,7 +40,8 @@ describe('publishTextfile', () => {
 describe('removeStaleTemps', () => {
   it('removes only our own temp names', async () => {
     const dir = await tempDir();
-    for (const name of ['nvidia_gpu.prom', 'nvidia_gpu.prom.3735928559', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1']) await writeFile(join(dir, name), '');
+    for (const name of ['nvidia_gpu.prom', 'nvidia_gpu.prom.3735928559', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1'])
+      await writeFile(join(dir, name), '');
     expect(removeStaleTemps(dir, 'nvidia_gpu.prom')).toEqual(['nvidia_gpu.prom.3735928559']);
     expect((await readdir(dir)).sort()).toEqual(['nvidia_gpu.prom', 'nvidia_gpu.prom.bak', 'nvidia_gpuXprom.1', 'other.prom.1']);
   });
@@ -98,9 +105,12 @@ describe('a reader in a loop while collects run', () => {
     })();
     const captures = ['h200x2__580.159.04__linux-idle', 'h200x2__580.159.04__linux-load', 'h200x2__580.159.04__field-errors'];
     for (let i = 0; i < 12; i++) {
-      const result = await runCli(['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI], {
-        FAKE_SMI_CAPTURE: capture(captures[i % captures.length]!),
-      });
+      const result = await runCli(
+        ['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
+        {
+          FAKE_SMI_CAPTURE: capture(captures[i % captures.length]!),
+        },
+      );
       expect(result.exitCode).toBe(0);
     }
     running = false;
@@ -111,7 +121,15 @@ describe('a reader in a loop while collects run', () => {
 });
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
-const collectInto = (textfile: string, state: string) => ['collect', '--textfile-dir', textfile, '--state-dir', state, '--nvidia-smi', FAKE_SMI];
+const collectInto = (textfile: string, state: string) => [
+  'collect',
+  '--textfile-dir',
+  textfile,
+  '--state-dir',
+  state,
+  '--nvidia-smi',
+  FAKE_SMI,
+];
 
 describe('collect in directories another user owns, with links planted', () => {
   it('never writes, truncates or chmods a link target, and replaces the links with its own files', async () => {
@@ -137,7 +155,10 @@ describe('collect in directories another user owns, with links planted', () => {
     let planted = 0;
     const planter = (async () => {
       while (planting) {
-        for (const [dir, name] of [[textfile, 'nvidia_gpu.prom'], [state, 'state.json']] as const) {
+        for (const [dir, name] of [
+          [textfile, 'nvidia_gpu.prom'],
+          [state, 'state.json'],
+        ] as const) {
           for (const temp of [tempName(name), `${name}.${planted}`]) symlinkSync(planted % 2 ? shadow.path : sudoers.path, join(dir, temp));
         }
         planted++;
@@ -149,7 +170,11 @@ describe('collect in directories another user owns, with links planted', () => {
     planting = false;
     await planter;
 
-    expect(results.map((r) => [r.exitCode, r.stderr])).toEqual([[0, ''], [0, ''], [0, '']]);
+    expect(results.map((r) => [r.exitCode, r.stderr])).toEqual([
+      [0, ''],
+      [0, ''],
+      [0, ''],
+    ]);
     expect(planted).toBeGreaterThan(0);
     for (const v of [shadow, sudoers]) {
       expect(readFileSync(v.path, 'utf8')).toBe(v.text);
@@ -162,16 +187,23 @@ describe('collect in directories another user owns, with links planted', () => {
     expect(checkExposition(await readFile(join(textfile, 'nvidia_gpu.prom'), 'utf8')).problems).toEqual([]);
   });
 
-  it.each(['textfile', 'state'])('refuses a %s directory that is itself a symbolic link: exit 1, one line, nothing written', async (which) => {
-    const root = await tempDir();
-    const elsewhere = await tempDir();
-    const dirs = { textfile: join(root, 'textfile'), state: join(root, 'state') };
-    symlinkSync(elsewhere, dirs[which as keyof typeof dirs]);
-    const result = await runCli(collectInto(dirs.textfile, dirs.state), { FAKE_SMI_CAPTURE: H200 });
-    expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^gpu-textfile: unsafe_directory: ${dirs[which as keyof typeof dirs]} is a symbolic link; refusing to write through it; nothing written\\n$`));
-    expect(await readdir(elsewhere)).toEqual([]);
-  });
+  it.each(['textfile', 'state'])(
+    'refuses a %s directory that is itself a symbolic link: exit 1, one line, nothing written',
+    async (which) => {
+      const root = await tempDir();
+      const elsewhere = await tempDir();
+      const dirs = { textfile: join(root, 'textfile'), state: join(root, 'state') };
+      symlinkSync(elsewhere, dirs[which as keyof typeof dirs]);
+      const result = await runCli(collectInto(dirs.textfile, dirs.state), { FAKE_SMI_CAPTURE: H200 });
+      expect(result.exitCode).toBe(1);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^gpu-textfile: unsafe_directory: ${dirs[which as keyof typeof dirs]} is a symbolic link; refusing to write through it; nothing written\\n$`,
+        ),
+      );
+      expect(await readdir(elsewhere)).toEqual([]);
+    },
+  );
 });
 
 // Node's recursive mkdir loops for ever below /proc; a run must end, with one line.
@@ -179,19 +211,31 @@ describe('collect with a directory below /proc', () => {
   it('--textfile-dir /proc/nope: exit 1 and one line', { timeout: 90_000 }, async () => {
     const root = await tempDir();
     const result = await runCli(collectInto('/proc/nope', join(root, 'state')), { FAKE_SMI_CAPTURE: H200 }, 60_000);
-    expect([result.exitCode, result.stderr]).toEqual([1, expect.stringMatching(/^gpu-textfile: write_failed: cannot create or open the directory \/proc\/nope: ENOENT[^\n]*; nothing written\n$/)]);
+    expect([result.exitCode, result.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^gpu-textfile: write_failed: cannot create or open the directory \/proc\/nope: ENOENT[^\n]*; nothing written\n$/,
+      ),
+    ]);
   });
 
   it('--state-dir /proc/nope: the textfile is written, and one line says the state is not', { timeout: 90_000 }, async () => {
     const root = await tempDir();
     const result = await runCli(collectInto(join(root, 'textfile'), '/proc/nope'), { FAKE_SMI_CAPTURE: H200 }, 60_000);
-    expect([result.exitCode, result.stderr]).toEqual([0, expect.stringMatching(/^gpu-textfile: state not saved in \/proc\/nope: ENOENT[^\n]*\n$/)]);
+    expect([result.exitCode, result.stderr]).toEqual([
+      0,
+      expect.stringMatching(/^gpu-textfile: state not saved in \/proc\/nope: ENOENT[^\n]*\n$/),
+    ]);
     expect(await readdir(join(root, 'textfile'))).toEqual(['nvidia_gpu.prom']);
   });
 
   it('--csv-dir /proc/nope: the textfile is written, exit 1, and one line says the row is not', { timeout: 90_000 }, async () => {
     const root = await tempDir();
-    const result = await runCli([...collectInto(join(root, 'textfile'), join(root, 'state')), '--csv-dir', '/proc/nope'], { FAKE_SMI_CAPTURE: H200 }, 60_000);
+    const result = await runCli(
+      [...collectInto(join(root, 'textfile'), join(root, 'state')), '--csv-dir', '/proc/nope'],
+      { FAKE_SMI_CAPTURE: H200 },
+      60_000,
+    );
     expect([result.exitCode, result.stderr]).toEqual([1, expect.stringMatching(/^gpu-textfile: [^\n]*\/proc\/nope[^\n]*\n$/)]);
     expect(await readdir(join(root, 'textfile'))).toEqual(['nvidia_gpu.prom']);
   });

@@ -18,7 +18,8 @@ describe('pulse on held-out recordings (never used to tune)', () => {
   });
   it('holds out recordings of every kind of load, at every interval', () => {
     const held = RECORDINGS.filter((f) => !TUNING.has(f));
-    for (const verdict of ['idle', 'data_starved', 'copies_or_tiny_kernels']) expect(held.filter((f) => expectedVerdict(f) === verdict).length).toBeGreaterThanOrEqual(3);
+    for (const verdict of ['idle', 'data_starved', 'copies_or_tiny_kernels'])
+      expect(held.filter((f) => expectedVerdict(f) === verdict).length).toBeGreaterThanOrEqual(3);
     for (const ms of [100, 200, 500]) expect(held.some((f) => f.endsWith(`__lms${ms}.csv`))).toBe(true);
     for (const f of TUNING) expect(RECORDINGS).toContain(f);
   });
@@ -34,17 +35,33 @@ describe('pulse on the two loads issue 17 found wrong', () => {
     const pulse = classifyPulse(gpu0('h200__580.159.04__bursts-10__lms200.csv'));
     expect(pulse.evidence.dutyCycle).toBe(0);
     expect(pulse.verdict).toBe('data_starved');
-    expect(pulse.explanation).toMatch(/^utilization 9\.3 % on average, in 20 bursts, one every 0\.4 s \(median peak 36\.5 %\), near 0 in 72 % of samples between them; the power cap was hit in 87 % of the near-0 samples, so heavy work ran between samples: the GPU computes for a moment, then waits for its input$/);
+    expect(pulse.explanation).toMatch(
+      /^utilization 9\.3 % on average, in 20 bursts, one every 0\.4 s \(median peak 36\.5 %\), near 0 in 72 % of samples between them; the power cap was hit in 87 % of the near-0 samples, so heavy work ran between samples: the GPU computes for a moment, then waits for its input$/,
+    );
     expect(pulse.nextSteps.join('\n')).toMatch(/num_workers/);
   });
-  it.each(['h2d-pinned', 'd2h-pageable', 'tiny-graph'])('%s: a steady utilization at idle power is copies or tiny kernels, not saturated, and says both', (load) => {
-    const pulse = classifyPulse(gpu0(`h200__580.159.04__${load}__lms200.csv`));
-    expect(pulse.verdict).toBe('copies_or_tiny_kernels');
-    expect(pulse.explanation).toMatch(/power stays near idle \(12\d W, 1\d % of the limit\).*host-device copies or a stream of tiny kernels/);
-    const steps = pulse.nextSteps.join('\n');
-    for (const advice of [/cannot always tell these two apart/, /pinned memory/, /larger transfers/, /overlap copies with compute/, /CUDA graphs/, /fuse kernels/, /larger batches/]) expect(steps).toMatch(advice);
-    expect(steps).not.toMatch(/bf16|more GPUs/);
-  });
+  it.each(['h2d-pinned', 'd2h-pageable', 'tiny-graph'])(
+    '%s: a steady utilization at idle power is copies or tiny kernels, not saturated, and says both',
+    (load) => {
+      const pulse = classifyPulse(gpu0(`h200__580.159.04__${load}__lms200.csv`));
+      expect(pulse.verdict).toBe('copies_or_tiny_kernels');
+      expect(pulse.explanation).toMatch(
+        /power stays near idle \(12\d W, 1\d % of the limit\).*host-device copies or a stream of tiny kernels/,
+      );
+      const steps = pulse.nextSteps.join('\n');
+      for (const advice of [
+        /cannot always tell these two apart/,
+        /pinned memory/,
+        /larger transfers/,
+        /overlap copies with compute/,
+        /CUDA graphs/,
+        /fuse kernels/,
+        /larger batches/,
+      ])
+        expect(steps).toMatch(advice);
+      expect(steps).not.toMatch(/bf16|more GPUs/);
+    },
+  );
 });
 
 describe('pulse on recordings under known loads', () => {
@@ -67,26 +84,56 @@ const synthetic = (rows: Partial<SeriesSample>[]): SeriesSample[] =>
 
 describe('pulse classification', () => {
   it('busy with clocks well under the maximum and thermal slowdown active is throttled', () => {
-    const rows = synthetic(Array.from({ length: 50 }, () => ({ utilization: 98, powerW: 420, powerLimitW: 700, smClockMHz: 1100, smClockMaxMHz: 1980, reasons: REASON_BITS.hw_thermal_slowdown! | REASON_BITS.sw_thermal_slowdown! })));
+    const rows = synthetic(
+      Array.from({ length: 50 }, () => ({
+        utilization: 98,
+        powerW: 420,
+        powerLimitW: 700,
+        smClockMHz: 1100,
+        smClockMaxMHz: 1980,
+        reasons: REASON_BITS.hw_thermal_slowdown! | REASON_BITS.sw_thermal_slowdown!,
+      })),
+    );
     const pulse = classifyPulse(rows);
     expect(pulse.verdict).toBe('throttled');
     expect(pulse.explanation).toMatch(/56 % of its maximum with sw_thermal_slowdown, hw_thermal_slowdown active/);
     expect(pulse.nextSteps.join('\n')).toMatch(/cooling/);
   });
   it('power capping at the limit under full load is saturated, not throttled', () => {
-    const rows = synthetic(Array.from({ length: 50 }, () => ({ utilization: 99, powerW: 690, powerLimitW: 700, smClockMHz: 1480, smClockMaxMHz: 1980, reasons: REASON_BITS.sw_power_cap })));
+    const rows = synthetic(
+      Array.from({ length: 50 }, () => ({
+        utilization: 99,
+        powerW: 690,
+        powerLimitW: 700,
+        smClockMHz: 1480,
+        smClockMaxMHz: 1980,
+        reasons: REASON_BITS.sw_power_cap,
+      })),
+    );
     const pulse = classifyPulse(rows);
     expect(pulse.verdict).toBe('saturated');
     expect(pulse.notes.join('\n')).toMatch(/power-bound/);
   });
   it('utilization near 0 at near-idle power, but the power cap hit between samples, is data_starved, not idle', () => {
-    const rows = synthetic(Array.from({ length: 30 }, (_, i) => ({ utilization: 0, powerW: 150, powerLimitW: 700, reasons: i % 3 === 1 ? 0n : REASON_BITS.sw_power_cap })));
+    const rows = synthetic(
+      Array.from({ length: 30 }, (_, i) => ({
+        utilization: 0,
+        powerW: 150,
+        powerLimitW: 700,
+        reasons: i % 3 === 1 ? 0n : REASON_BITS.sw_power_cap,
+      })),
+    );
     const pulse = classifyPulse(rows);
     expect(pulse.verdict).toBe('data_starved');
-    expect(pulse.explanation).toMatch(/^utilization 0\.0 % on average, near 0 in 100 % of samples; the power cap was hit in 67 % of the near-0 samples/);
+    expect(pulse.explanation).toMatch(
+      /^utilization 0\.0 % on average, near 0 in 100 % of samples; the power cap was hit in 67 % of the near-0 samples/,
+    );
   });
   it('samples that hit the power cap are not trimmed as idle', () => {
-    const rows = synthetic([...Array.from({ length: 4 }, () => ({ utilization: 0, powerW: 150, reasons: REASON_BITS.sw_power_cap })), ...Array.from({ length: 6 }, () => ({ utilization: 40, powerW: 150 }))]);
+    const rows = synthetic([
+      ...Array.from({ length: 4 }, () => ({ utilization: 0, powerW: 150, reasons: REASON_BITS.sw_power_cap })),
+      ...Array.from({ length: 6 }, () => ({ utilization: 40, powerW: 150 })),
+    ]);
     expect(trimIdleEnds(rows).trimmed).toBe(0);
   });
   it('without a power limit, a GPU busy at one steady high power is saturated: its lowest power is no idle reference', () => {
@@ -114,7 +161,9 @@ describe('gpu-textfile pulse', () => {
     const result = await runCli(['pulse', '--from', join(SERIES, 'h200__580.159.04__bursts-10__lms200.csv')]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^GPU 0: data_starved\n/);
-    expect(result.stdout).toMatch(/\n {2}bursts {15}20, one every 0\.4 s, median peak 36\.5 %\n {2}power cap while ~0 {3}87 % of near-0 samples\n/);
+    expect(result.stdout).toMatch(
+      /\n {2}bursts {15}20, one every 0\.4 s, median peak 36\.5 %\n {2}power cap while ~0 {3}87 % of near-0 samples\n/,
+    );
   });
   it('--json has snake_case keys and numbers rounded to what they can say', async () => {
     const result = await runCli(['pulse', '--from', join(SERIES, 'h200__580.159.04__bursts-10__lms200.csv'), '--json']);
@@ -131,9 +180,16 @@ describe('gpu-textfile pulse', () => {
     expect(numbers.filter((n) => Math.round(n * 1000) / 1000 !== n)).toEqual([]);
   });
   it('samples live with one nvidia-smi -lms child (--json)', async () => {
-    const result = await runCli(['pulse', '--seconds', '1.5', '--interval', '100ms', '--json', '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: capture('h100-80gb-hbm3__590.48.01__linux-load') });
+    const result = await runCli(['pulse', '--seconds', '1.5', '--interval', '100ms', '--json', '--nvidia-smi', FAKE_SMI], {
+      FAKE_SMI_CAPTURE: capture('h100-80gb-hbm3__590.48.01__linux-load'),
+    });
     expect(result.exitCode).toBe(0);
-    const pulse = JSON.parse(result.stdout) as { verdict: string; next_steps: string[]; skipped_rows: number; evidence: { samples: number; interval_ms: number; utilization_mean: number; bursts: number } };
+    const pulse = JSON.parse(result.stdout) as {
+      verdict: string;
+      next_steps: string[];
+      skipped_rows: number;
+      evidence: { samples: number; interval_ms: number; utilization_mean: number; bursts: number };
+    };
     expect(pulse.evidence.samples).toBeGreaterThanOrEqual(8);
     // The stand-in's timer, like nvidia-smi's, drifts, and more so on a busy machine.
     expect(pulse.evidence.interval_ms).toBeGreaterThanOrEqual(95);
@@ -145,7 +201,9 @@ describe('gpu-textfile pulse', () => {
     expect(pulse.verdict).toBe('saturated');
   });
   it('says why when nvidia-smi fails', async () => {
-    const result = await runCli(['pulse', '--seconds', '1', '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: capture('constructed__driver-unreachable') });
+    const result = await runCli(['pulse', '--seconds', '1', '--nvidia-smi', FAKE_SMI], {
+      FAKE_SMI_CAPTURE: capture('constructed__driver-unreachable'),
+    });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/couldn't communicate with the NVIDIA driver/);
   });

@@ -7,15 +7,21 @@ import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/ser
 import { FIXTURES } from '../helpers.js';
 
 export const SERIES = join(FIXTURES, 'series');
-export const RECORDINGS = readdirSync(SERIES).filter((f) => f.endsWith('.csv')).sort();
+export const RECORDINGS = readdirSync(SERIES)
+  .filter((f) => f.endsWith('.csv'))
+  .sort();
 const VERDICTS: PulseVerdict[] = ['idle', 'saturated', 'data_starved', 'throttled', 'copies_or_tiny_kernels', 'mixed'];
 
 /** The thresholds were tuned on these alone; every other recording is held out. */
 export const TUNING = new Set([
   // The recordings the first rules were tuned on.
-  ...RECORDINGS.filter((f) => /^h200__580\.159\.04__(idle|saturated|starved-\d+|tiny)__lms(100|200)\.csv$/.test(f) || f.startsWith('h200x2__')),
+  ...RECORDINGS.filter(
+    (f) => /^h200__580\.159\.04__(idle|saturated|starved-\d+|tiny)__lms(100|200)\.csv$/.test(f) || f.startsWith('h200x2__'),
+  ),
   // Of the recordings made for issue 17, the 200 ms ones of these loads.
-  ...['bursts-5', 'bursts-10', 'bursts-40', 'h2d-pageable', 'h2d-pinned', 'd2h-pageable', 'both-pinned'].map((load) => `h200__580.159.04__${load}__lms200.csv`),
+  ...['bursts-5', 'bursts-10', 'bursts-40', 'h2d-pageable', 'h2d-pinned', 'd2h-pageable', 'both-pinned'].map(
+    (load) => `h200__580.159.04__${load}__lms200.csv`,
+  ),
 ]);
 
 /** `h200__580.159.04__bursts-10__lms200.csv` -> the load that ran. */
@@ -40,17 +46,26 @@ export function gpu0(file: string): SeriesSample[] {
 
 /** docs/pulse.md's tables: each recording x verdict, then the counts of expected x given verdicts per set. */
 export function confusionTables(): string {
-  const rows = RECORDINGS.map((file) => ({ file, set: TUNING.has(file) ? 'tuning' : 'held out', expected: expectedVerdict(file), got: classifyPulse(gpu0(file)).verdict }));
+  const rows = RECORDINGS.map((file) => ({
+    file,
+    set: TUNING.has(file) ? 'tuning' : 'held out',
+    expected: expectedVerdict(file),
+    got: classifyPulse(gpu0(file)).verdict,
+  }));
   const perRecording = [
     `| recording | set | expected | ${VERDICTS.join(' | ')} |`,
     `|---|---|---|${VERDICTS.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| \`${r.file.replace('.csv', '')}\` | ${r.set} | ${r.expected} | ${VERDICTS.map((v) => (v === r.got ? (v === r.expected ? '✔' : '✘') : '')).join(' | ')} |`),
+    ...rows.map(
+      (r) =>
+        `| \`${r.file.replace('.csv', '')}\` | ${r.set} | ${r.expected} | ${VERDICTS.map((v) => (v === r.got ? (v === r.expected ? '✔' : '✘') : '')).join(' | ')} |`,
+    ),
   ];
   const counts = (set: string) => [
     `| ${set}: expected \\ given | ${VERDICTS.join(' | ')} |`,
     `|---|${VERDICTS.map(() => '---').join('|')}|`,
     ...VERDICTS.filter((e) => rows.some((r) => r.expected === e)).map(
-      (e) => `| ${e} | ${VERDICTS.map((v) => rows.filter((r) => r.set === set && r.expected === e && r.got === v).length || '').join(' | ')} |`,
+      (e) =>
+        `| ${e} | ${VERDICTS.map((v) => rows.filter((r) => r.set === set && r.expected === e && r.got === v).length || '').join(' | ')} |`,
     ),
   ];
   return [...counts('tuning'), '', ...counts('held out'), '', ...perRecording].join('\n');

@@ -10,7 +10,8 @@ import { tempDir } from '../helpers.js';
 function heldEntries(value: unknown, seen = new Set<unknown>()): number {
   if (value === null || typeof value !== 'object' || seen.has(value)) return 0;
   seen.add(value);
-  if (value instanceof Map) return value.size + [...value.entries()].reduce((a, [k, v]) => a + heldEntries(k, seen) + heldEntries(v, seen), 0);
+  if (value instanceof Map)
+    return value.size + [...value.entries()].reduce((a, [k, v]) => a + heldEntries(k, seen) + heldEntries(v, seen), 0);
   if (Array.isArray(value)) return value.length + value.reduce((a: number, v) => a + heldEntries(v, seen), 0);
   return Object.values(value).reduce((a: number, v) => a + heldEntries(v, seen), 0);
 }
@@ -23,7 +24,12 @@ describe('the report aggregates while streaming', () => {
     const rows = generateRows({ start, hours, intervalSeconds: 15, gpus: Array(gpus).fill('training') });
     // Someone ran `collect` by hand a second after the timer once: two samples 1 s apart. Nothing
     // about that should make the aggregator keep something per later row.
-    const stray = generateRows({ start: start + 3_600_000 + 1000, hours: 15 / 3600, intervalSeconds: 15, gpus: Array(gpus).fill('training') });
+    const stray = generateRows({
+      start: start + 3_600_000 + 1000,
+      hours: 15 / 3600,
+      intervalSeconds: 15,
+      gpus: Array(gpus).fill('training'),
+    });
     const at = rows.findIndex((row) => row.startsWith(isoWithOffset(start + 3_600_000, 0).slice(0, 19)));
     rows.splice(at + gpus, 0, ...stray);
     await writeFile(join(dir, 'train.csv'), `${HEADER}\n${rows.join('\n')}\n`);

@@ -42,14 +42,28 @@ describe('report findings on generated histories', () => {
       gpus: [
         'leak',
         (h: number, r: () => number) => (h >= 30 && h < 40 ? PROFILES.idleWithMemory() : PROFILES.training(h, r)),
-        'training', 'training', 'training', 'training', 'training', 'training',
+        'training',
+        'training',
+        'training',
+        'training',
+        'training',
+        'training',
       ],
       skip: (gpu: number, h: number) => gpu === 3 && h >= 50 && h < 50.5,
       fail: (gpu: number, h: number) => (gpu === 4 && h >= 60 && h < 60.1 ? 'driver_unreachable' : undefined),
     });
     // The last day is split: its first half in an archive, the rest in the live file.
     await writeTrail(dir, 'train', trainRows, MONDAY + (days - 12) * HOUR);
-    const inferRows = generateRows({ start: MONDAY, hours: 24, intervalSeconds: 60, host: 'gpu-node-02', task: 'infer', offsetMinutes: 480, seed: 7, gpus: ['busy', 'waiting'] });
+    const inferRows = generateRows({
+      start: MONDAY,
+      hours: 24,
+      intervalSeconds: 60,
+      host: 'gpu-node-02',
+      task: 'infer',
+      offsetMinutes: 480,
+      seed: 7,
+      gpus: ['busy', 'waiting'],
+    });
     await writeTrail(dir, 'infer', inferRows, MONDAY + 12 * HOUR);
 
     const report = await buildReport({ csvDir: dir, by: 'hour' });
@@ -77,8 +91,21 @@ describe('report findings on generated histories', () => {
 
   it.each([1, 2, 3])('finds nothing on steady training and inference GPUs (seed %d)', async (seed) => {
     const dir = await tempDir();
-    const rows = generateRows({ start: MONDAY, hours: 5 * 24, intervalSeconds: 60, seed, gpus: ['training', 'training', 'training', 'training'] });
-    const infer = generateRows({ start: MONDAY, hours: 5 * 24, intervalSeconds: 60, seed: seed + 10, task: 'serve', gpus: ['inference', 'inference'] });
+    const rows = generateRows({
+      start: MONDAY,
+      hours: 5 * 24,
+      intervalSeconds: 60,
+      seed,
+      gpus: ['training', 'training', 'training', 'training'],
+    });
+    const infer = generateRows({
+      start: MONDAY,
+      hours: 5 * 24,
+      intervalSeconds: 60,
+      seed: seed + 10,
+      task: 'serve',
+      gpus: ['inference', 'inference'],
+    });
     await writeTrail(dir, 'train', rows, MONDAY + 4 * 24 * HOUR);
     await writeTrail(dir, 'serve', infer, MONDAY + 4 * 24 * HOUR);
     const report = await buildReport({ csvDir: dir, by: 'day' });
@@ -104,8 +131,29 @@ describe('report rows', () => {
     if ('error' in report) throw new Error(report.error);
     expect(report.oddRows.count).toBe(1);
     expect(report.rows.map(({ period: _, ...row }) => row)).toEqual([
-      { host: 'h', task_id: 't', gpu_id: '0', gpu_uuid: 'GPU-a', samples: 3, error_samples: 1, avg_utilization_percent: 60, max_memory_used_mib: 3000, avg_power_draw_w: 150.5, max_temperature_c: 44 },
-      { host: 'h', task_id: 't', gpu_id: '0', gpu_uuid: 'GPU-a', samples: 1, error_samples: 0, avg_utilization_percent: 10, max_memory_used_mib: 500, max_temperature_c: 30 },
+      {
+        host: 'h',
+        task_id: 't',
+        gpu_id: '0',
+        gpu_uuid: 'GPU-a',
+        samples: 3,
+        error_samples: 1,
+        avg_utilization_percent: 60,
+        max_memory_used_mib: 3000,
+        avg_power_draw_w: 150.5,
+        max_temperature_c: 44,
+      },
+      {
+        host: 'h',
+        task_id: 't',
+        gpu_id: '0',
+        gpu_uuid: 'GPU-a',
+        samples: 1,
+        error_samples: 0,
+        avg_utilization_percent: 10,
+        max_memory_used_mib: 500,
+        max_temperature_c: 30,
+      },
     ]);
   });
   it('--format csv and json through the CLI, periods in ISO 8601 with the offset', async () => {
@@ -113,11 +161,17 @@ describe('report rows', () => {
     await writeFile(join(dir, 't.csv'), `${lines.join('\n')}\n`);
     const csv = await runCli(['report', '--csv-dir', dir, '--format', 'csv'], { TZ: 'Asia/Kolkata' });
     expect(csv.exitCode).toBe(0);
-    expect(csv.stdout.split('\n')[0]).toBe('period,host,task_id,gpu_id,gpu_uuid,samples,error_samples,avg_utilization_percent,max_memory_used_mib,avg_power_draw_w,max_temperature_c');
+    expect(csv.stdout.split('\n')[0]).toBe(
+      'period,host,task_id,gpu_id,gpu_uuid,samples,error_samples,avg_utilization_percent,max_memory_used_mib,avg_power_draw_w,max_temperature_c',
+    );
     // 10:00Z is 15:30 in India: hours there start at :00 local time.
     expect(csv.stdout.split('\n')[1]).toBe('2026-11-29T15:00:00.000+05:30,h,t,0,GPU-a,3,1,60,3000,150.5,44');
     const json = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--by', 'day'], { TZ: 'UTC' });
-    const parsed = JSON.parse(json.stdout) as { rows: { period: string; samples: number }[]; findings: unknown[]; odd_rows: { count: number } };
+    const parsed = JSON.parse(json.stdout) as {
+      rows: { period: string; samples: number }[];
+      findings: unknown[];
+      odd_rows: { count: number };
+    };
     expect(parsed.rows).toEqual([expect.objectContaining({ period: '2026-11-29T00:00:00.000+00:00', samples: 4 })]);
     // The hour without samples after the failure is a gap, too.
     expect(parsed.findings).toEqual([
@@ -129,7 +183,9 @@ describe('report rows', () => {
   it('--since and --until select by time; --host and --task filter', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 't.csv'), `${lines.join('\n')}\n`);
-    const result = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--since', '2026-11-29T11:00:00Z', '--host', 'h'], { TZ: 'UTC' });
+    const result = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--since', '2026-11-29T11:00:00Z', '--host', 'h'], {
+      TZ: 'UTC',
+    });
     expect((JSON.parse(result.stdout) as { rows: unknown[] }).rows).toHaveLength(1);
     const none = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--task', 'other'], { TZ: 'UTC' });
     expect((JSON.parse(none.stdout) as { rows: unknown[] }).rows).toEqual([]);

@@ -9,7 +9,8 @@ import { runCli, tempDir } from '../helpers.js';
 //   GPU 0: 100 % at 400 W for the first five samples, then 0 % at 100 W holding 2048 MiB (idle with memory).
 //   GPU 1: 50 % at 200 W holding 500 MiB; 10:20 failed; 10:30 has no power reading; then 1 % at 200 W.
 const minutes = [0, 10, 20, 30, 40, 80, 90, 100];
-const time = (m: number) => `2026-11-29T${String(10 + Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}:00.000+00:00`;
+const time = (m: number) =>
+  `2026-11-29T${String(10 + Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}:00.000+00:00`;
 const gpu0 = (m: number) => (m <= 40 ? '100,2048,81559,400,60' : '0,2048,81559,100,35');
 const gpu1 = (m: number) => (m === 30 ? '50,500,81559,,50' : m <= 40 ? '50,500,81559,200,50' : '1,500,81559,200,40');
 const rows = minutes.flatMap((m) => [
@@ -25,10 +26,50 @@ const rows = minutes.flatMap((m) => [
 //   is under 1 GiB); energy 6 readings x 200 W x 600 s = 720,000 J = 0.2 kWh; missed 0.5 h; peak 500; 1 failed.
 // Host h1, task t: 9000 s = 2.5 GPU-h; busy 703/15 = 46.87 -> 46.9 %; idle 0.5 h; 0.583 kWh; missed 1 h; peak 2048.
 const byGpu = [
-  { host: 'h1', task_id: 't', gpu_id: '0', gpu_uuid: 'GPU-aaaa', gpus: 1, samples: 8, error_samples: 0, gpu_hours: 1.33, busy_percent: 62.5, idle_with_memory_hours: 0.5, energy_kwh: 0.383, missed_gpu_hours: 0.5, peak_memory_used_mib: 2048 },
-  { host: 'h1', task_id: 't', gpu_id: '1', gpu_uuid: 'GPU-bbbb', gpus: 1, samples: 8, error_samples: 1, gpu_hours: 1.17, busy_percent: 29, idle_with_memory_hours: 0, energy_kwh: 0.2, missed_gpu_hours: 0.5, peak_memory_used_mib: 500 },
+  {
+    host: 'h1',
+    task_id: 't',
+    gpu_id: '0',
+    gpu_uuid: 'GPU-aaaa',
+    gpus: 1,
+    samples: 8,
+    error_samples: 0,
+    gpu_hours: 1.33,
+    busy_percent: 62.5,
+    idle_with_memory_hours: 0.5,
+    energy_kwh: 0.383,
+    missed_gpu_hours: 0.5,
+    peak_memory_used_mib: 2048,
+  },
+  {
+    host: 'h1',
+    task_id: 't',
+    gpu_id: '1',
+    gpu_uuid: 'GPU-bbbb',
+    gpus: 1,
+    samples: 8,
+    error_samples: 1,
+    gpu_hours: 1.17,
+    busy_percent: 29,
+    idle_with_memory_hours: 0,
+    energy_kwh: 0.2,
+    missed_gpu_hours: 0.5,
+    peak_memory_used_mib: 500,
+  },
 ];
-const byTask = { host: 'h1', task_id: 't', gpus: 2, samples: 16, error_samples: 1, gpu_hours: 2.5, busy_percent: 46.9, idle_with_memory_hours: 0.5, energy_kwh: 0.583, missed_gpu_hours: 1, peak_memory_used_mib: 2048 };
+const byTask = {
+  host: 'h1',
+  task_id: 't',
+  gpus: 2,
+  samples: 16,
+  error_samples: 1,
+  gpu_hours: 2.5,
+  busy_percent: 46.9,
+  idle_with_memory_hours: 0.5,
+  energy_kwh: 0.583,
+  missed_gpu_hours: 1,
+  peak_memory_used_mib: 2048,
+};
 const span = { first_sample: '2026-11-29T10:00:00.000+00:00', last_sample: '2026-11-29T11:40:00.000+00:00' };
 
 async function trail(): Promise<string> {
@@ -42,7 +83,11 @@ describe('the summary per host and task, and per GPU, against a trail computed b
     const dir = await trail();
     const result = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--by', 'gpu'], { TZ: 'UTC' });
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
-    const report = JSON.parse(result.stdout) as { rows: unknown[]; summary: unknown[]; findings: { kind: string; gpu_id: string; missing_samples?: number }[] };
+    const report = JSON.parse(result.stdout) as {
+      rows: unknown[];
+      summary: unknown[];
+      findings: { kind: string; gpu_id: string; missing_samples?: number }[];
+    };
     expect(report.summary).toEqual([{ ...byTask, ...span }]);
     expect(report.rows).toEqual(byGpu.map((row) => ({ ...row, ...span })));
     expect(report.findings.map((f) => [f.kind, f.gpu_id])).toEqual([
@@ -66,6 +111,9 @@ describe('the summary per host and task, and per GPU, against a trail computed b
       '',
     ]);
     const bad = await runCli(['report', '--csv-dir', dir, '--by', 'week']);
-    expect([bad.exitCode, bad.stderr]).toEqual([2, 'gpu-textfile: --by must be hour or day (rows per period and GPU), task or gpu (the summary per host and task, or per GPU)\n']);
+    expect([bad.exitCode, bad.stderr]).toEqual([
+      2,
+      'gpu-textfile: --by must be hour or day (rows per period and GPU), task or gpu (the summary per host and task, or per GPU)\n',
+    ]);
   });
 });

@@ -4,7 +4,8 @@ import { result, type Check } from '../types.js';
 export const container: Check = (facts) => {
   if (!facts.container) return result('container', 'ok', 'not in a container');
   const ctl = facts.deviceNodes.find((n) => n.path === '/dev/nvidiactl');
-  if (ctl?.exists) return result('container', 'ok', `in a container (${facts.container}) with the GPU device nodes`, { evidence: [facts.container] });
+  if (ctl?.exists)
+    return result('container', 'ok', `in a container (${facts.container}) with the GPU device nodes`, { evidence: [facts.container] });
   return result('container', 'fail', `in a container (${facts.container}) started without the GPU`, {
     evidence: [facts.container, '/dev/nvidiactl is missing'],
     fix: [

@@ -17,10 +17,14 @@ export const hybridGraphics: Check = (facts) => {
   if ((down.length > 0 || primeIntegrated) && smiFailed) {
     return result('hybrid_graphics', 'fail', 'hybrid graphics: the NVIDIA GPU is powered down or PRIME selects the integrated GPU', {
       evidence,
-      fix: ['sudo prime-select nvidia   # or on-demand; then log out and in, or reboot', 'or allow runtime power management to wake it: cat /sys/bus/pci/devices/<address>/power/control'],
+      fix: [
+        'sudo prime-select nvidia   # or on-demand; then log out and in, or reboot',
+        'or allow runtime power management to wake it: cat /sys/bus/pci/devices/<address>/power/control',
+      ],
       verdict: 'hybrid_gpu_powered_down',
     });
   }
-  if (down.length > 0 || primeIntegrated) return result('hybrid_graphics', 'warn', 'hybrid graphics: the NVIDIA GPU sleeps until something uses it', { evidence });
+  if (down.length > 0 || primeIntegrated)
+    return result('hybrid_graphics', 'warn', 'hybrid graphics: the NVIDIA GPU sleeps until something uses it', { evidence });
   return result('hybrid_graphics', 'ok', 'hybrid graphics, NVIDIA GPU powered', { evidence });
 };

@@ -40,14 +40,18 @@ export function parseXids(log: string): Xid[] {
 
 /** Recent NVRM lines and Xid errors from the kernel log, each Xid explained. */
 export const kernelLog: Check = (facts) => {
-  if (facts.kernelLog === undefined) return result('kernel_log', 'skip', 'the kernel log (/dev/kmsg) cannot be read here; try: sudo dmesg | grep -e NVRM -e Xid');
+  if (facts.kernelLog === undefined)
+    return result('kernel_log', 'skip', 'the kernel log (/dev/kmsg) cannot be read here; try: sudo dmesg | grep -e NVRM -e Xid');
   const nvrm = facts.kernelLog.split('\n').filter((line) => line.includes('NVRM'));
   const xids = parseXids(facts.kernelLog);
-  if (xids.length === 0) return result('kernel_log', 'ok', `no Xid errors (${nvrm.length} NVRM lines)`, { evidence: nvrm.slice(-5).map((l) => l.replace(/^\d+,\d+,\d+,[^;]*;/, '').trim()) });
+  if (xids.length === 0)
+    return result('kernel_log', 'ok', `no Xid errors (${nvrm.length} NVRM lines)`, {
+      evidence: nvrm.slice(-5).map((l) => l.replace(/^\d+,\d+,\d+,[^;]*;/, '').trim()),
+    });
   const distinct = [...new Set(xids.map((x) => x.xid))];
   const evidence = [
     ...xids.slice(-10).map((x) => x.line),
-    ...distinct.map((xid) => `Xid ${xid}: ${XID_MEANINGS[xid] ?? 'see NVIDIA\'s Xid catalogue'}`),
+    ...distinct.map((xid) => `Xid ${xid}: ${XID_MEANINGS[xid] ?? "see NVIDIA's Xid catalogue"}`),
   ];
   if (distinct.includes(79)) {
     return result('kernel_log', 'fail', 'Xid 79: a GPU fell off the bus', {

@@ -19,7 +19,10 @@ export const nouveau: Check = (facts) => {
   if (bound.length > 0) {
     return result('nouveau', 'fail', 'nouveau drives the NVIDIA GPU instead of the NVIDIA driver', {
       evidence,
-      fix: facts.nouveauBlacklisted.length > 0 ? ['the blacklist is there but not in the initramfs:', ...BLACKLIST_FIX.slice(1)] : BLACKLIST_FIX,
+      fix:
+        facts.nouveauBlacklisted.length > 0
+          ? ['the blacklist is there but not in the initramfs:', ...BLACKLIST_FIX.slice(1)]
+          : BLACKLIST_FIX,
       verdict: 'nouveau_active',
     });
   }

@@ -12,7 +12,9 @@ const VERDICT_FOR: Partial<Record<FailureReason, Exclude<Verdict, 'healthy'>>> =
 };
 
 const FIX_FOR: Partial<Record<FailureReason, string[]>> = {
-  nvidia_smi_not_found: ['install the driver\'s utilities (Debian/Ubuntu: nvidia-utils-<version>), or put their directory on PATH (containers: /usr/local/nvidia/bin)'],
+  nvidia_smi_not_found: [
+    "install the driver's utilities (Debian/Ubuntu: nvidia-utils-<version>), or put their directory on PATH (containers: /usr/local/nvidia/bin)",
+  ],
   gpu_lost: [
     'sudo nvidia-smi -r -i <bus id>   # reset the GPU once no process uses it',
     'otherwise reboot; if it recurs, check power, cooling and seating (Xid 79 in the kernel log)',
@@ -28,11 +30,14 @@ const FIX_FOR: Partial<Record<FailureReason, string[]>> = {
 export const nvidiaSmi: Check = (facts) => {
   const smi = facts.smi;
   if (!smi) return result('nvidia_smi', 'skip', 'not run');
-  if (smi.outcome.kind === 'ok') return result('nvidia_smi', 'ok', 'nvidia-smi answers', { evidence: smi.outcome.stdout.trim().split('\n').slice(0, 16) });
+  if (smi.outcome.kind === 'ok')
+    return result('nvidia_smi', 'ok', 'nvidia-smi answers', { evidence: smi.outcome.stdout.trim().split('\n').slice(0, 16) });
   const failure = classifyFailure(smi.outcome, 'nvidia-smi');
   return result('nvidia_smi', 'fail', `${failure.reason}: ${failure.message}`, {
     evidence: [failure.message],
-    fix: FIX_FOR[failure.reason] ?? ['the checks above found no cause; the message above is nvidia-smi\'s own: search it with the driver version, or run sudo nvidia-bug-report.sh'],
+    fix: FIX_FOR[failure.reason] ?? [
+      "the checks above found no cause; the message above is nvidia-smi's own: search it with the driver version, or run sudo nvidia-bug-report.sh",
+    ],
     verdict: VERDICT_FOR[failure.reason] ?? 'nvidia_smi_failed',
   });
 };

@@ -5,7 +5,8 @@ import { result, type Check } from '../types.js';
 export const pciDevice: Check = (facts) => {
   const nvidia = facts.pci.filter((d) => d.vendor === NVIDIA_VENDOR);
   const evidence = nvidia.map(
-    (d) => `${d.address} device ${d.device} class ${d.pciClass}: driver ${d.driver ?? 'none'}, runtime ${d.runtimeStatus ?? '?'}${d.powerState ? `, ${d.powerState}` : ''}`,
+    (d) =>
+      `${d.address} device ${d.device} class ${d.pciClass}: driver ${d.driver ?? 'none'}, runtime ${d.runtimeStatus ?? '?'}${d.powerState ? `, ${d.powerState}` : ''}`,
   );
   if (nvidia.length === 0) {
     return result('pci_device', 'fail', 'no NVIDIA display device on the PCI bus', {
@@ -18,6 +19,7 @@ export const pciDevice: Check = (facts) => {
     });
   }
   const unbound = nvidia.filter((d) => !d.driver);
-  if (unbound.length > 0) return result('pci_device', 'warn', `${nvidia.length} NVIDIA device(s), ${unbound.length} bound to no driver`, { evidence });
+  if (unbound.length > 0)
+    return result('pci_device', 'warn', `${nvidia.length} NVIDIA device(s), ${unbound.length} bound to no driver`, { evidence });
   return result('pci_device', 'ok', `${nvidia.length} NVIDIA device(s) on the PCI bus`, { evidence });
 };

@@ -55,7 +55,8 @@ export function timeTicks(x0: number, x1: number, maxTicks: number): TimeTick[] 
     const time = d.getTime();
     if (time < x0) continue;
     const midnight = d.getHours() === 0;
-    const onStep = stepHours < 24 ? d.getHours() % stepHours === 0 : midnight && Math.round((time - x0) / 86_400_000) % (stepHours / 24) === 0;
+    const onStep =
+      stepHours < 24 ? d.getHours() % stepHours === 0 : midnight && Math.round((time - x0) / 86_400_000) % (stepHours / 24) === 0;
     if (onStep) ticks.push({ time, label: midnight ? dayLabel(time) : hourLabel(time), major: midnight });
     if (ticks.length > 4 * maxTicks) break;
   }

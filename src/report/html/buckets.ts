@@ -39,7 +39,8 @@ export function gapShares(buckets: readonly ({ missingMs: number; samples: numbe
 }
 
 /** Per grid bucket, the share of its samples that failed. */
-export const errorShares = (buckets: readonly (Bucket | undefined)[]): number[] => buckets.map((b) => (b?.samples ? b.errors / b.samples : 0));
+export const errorShares = (buckets: readonly (Bucket | undefined)[]): number[] =>
+  buckets.map((b) => (b?.samples ? b.errors / b.samples : 0));
 
 /** The value a chart plots per bucket, or undefined (no good sample: the line breaks). */
 export const values = (buckets: readonly (Bucket | undefined)[], value: (b: Bucket) => number | undefined): (number | undefined)[] =>

@@ -72,8 +72,14 @@ export function chartSvg(spec: ChartSpec): string {
   const bottom = MARGIN.top + plotH;
 
   const shade = (shares: readonly number[], kind: string) =>
-    shadeRuns(shares).map((r) => `<rect class="${kind}" x="${px(bucketX(r.from))}" y="${MARGIN.top}" width="${px(bucketX(r.to) - bucketX(r.from))}" height="${plotH}" fill-opacity="${(0.15 + 0.45 * r.share).toFixed(2)}"/>`);
-  const yGrid = ticks.map((v) => `<line class="grid" x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${px(y(v))}" y2="${px(y(v))}"/><text class="tick" x="${MARGIN.left - 4}" y="${px(y(v) + 3)}" text-anchor="end">${escapeHtml(formatValue(v, spec.unit))}</text>`);
+    shadeRuns(shares).map(
+      (r) =>
+        `<rect class="${kind}" x="${px(bucketX(r.from))}" y="${MARGIN.top}" width="${px(bucketX(r.to) - bucketX(r.from))}" height="${plotH}" fill-opacity="${(0.15 + 0.45 * r.share).toFixed(2)}"/>`,
+    );
+  const yGrid = ticks.map(
+    (v) =>
+      `<line class="grid" x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${px(y(v))}" y2="${px(y(v))}"/><text class="tick" x="${MARGIN.left - 4}" y="${px(y(v) + 3)}" text-anchor="end">${escapeHtml(formatValue(v, spec.unit))}</text>`,
+  );
   const xTicks = timeTicks(grid.x0, grid.x0 + grid.n * grid.step, Math.max(2, Math.floor(plotW / 64)));
   // A label at either edge is anchored inwards so that it is not cut off.
   const anchor = (x: number) => (x > width - MARGIN.right - 28 ? 'end' : x < MARGIN.left + 28 ? 'start' : 'middle');
@@ -82,7 +88,10 @@ export function chartSvg(spec: ChartSpec): string {
     return `<line class="grid${t.major ? ' major' : ''}" x1="${px(x)}" x2="${px(x)}" y1="${MARGIN.top}" y2="${bottom}"/><text class="tick${t.major ? ' major' : ''}" x="${px(x)}" y="${height - 6}" text-anchor="${anchor(x)}">${escapeHtml(t.label)}</text>`;
   });
   // Values sit in the middle of their bucket.
-  const lines = spec.lines.map((l) => `<path class="line" stroke="${l.color}" d="${segments(l.values, (i) => bucketX(i + 0.5), y)}"><title>${escapeHtml(l.name)}</title></path>`);
+  const lines = spec.lines.map(
+    (l) =>
+      `<path class="line" stroke="${l.color}" d="${segments(l.values, (i) => bucketX(i + 0.5), y)}"><title>${escapeHtml(l.name)}</title></path>`,
+  );
   const hover = {
     x0: grid.x0,
     step: grid.step,

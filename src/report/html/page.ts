@@ -23,7 +23,8 @@ function anchors(hosts: readonly HostStats[], gpusOf: (host: HostStats) => Serie
   return ids;
 }
 
-const where = (f: Finding) => `${escapeHtml(f.host)}${f.task_id ? ` / ${escapeHtml(f.task_id)}` : ''}${f.gpu_id ? ` GPU ${escapeHtml(f.gpu_id)}` : ''}`;
+const where = (f: Finding) =>
+  `${escapeHtml(f.host)}${f.task_id ? ` / ${escapeHtml(f.task_id)}` : ''}${f.gpu_id ? ` GPU ${escapeHtml(f.gpu_id)}` : ''}`;
 
 function findingItem(f: Finding, anchor: string | undefined): string {
   const link = anchor ? ` <a href="#${anchor}">charts ↓</a>` : '';
@@ -33,7 +34,8 @@ function findingItem(f: Finding, anchor: string | undefined): string {
 const legend = (lines: readonly ChartLine[]) =>
   `<div class="legend">${lines.map((l) => `<span><i style="background:${l.color}"></i>${escapeHtml(l.name)}</span>`).join('')}</div>`;
 
-const KEY = '<div class="key">shaded:<i style="background:#c9ccd1"></i>no samples (collection gap)<i style="background:#f3a5a3"></i>failed samples</div>';
+const KEY =
+  '<div class="key">shaded:<i style="background:#c9ccd1"></i>no samples (collection gap)<i style="background:#f3a5a3"></i>failed samples</div>';
 
 /** A host's collector on the grid: its gaps, and the failed share of all its GPUs' samples. */
 function hostShading(host: HostStats, gpus: readonly SeriesStats[], grid: Grid): { gaps: number[]; errors: number[] } {
@@ -52,16 +54,43 @@ function hostShading(host: HostStats, gpus: readonly SeriesStats[], grid: Grid):
   return { gaps: gapShares(own, grid), errors };
 }
 
-function hostSection(host: HostStats, h: number, gpus: readonly SeriesStats[], failedOnly: readonly SeriesStats[], grid: Grid, found: readonly Finding[]): string {
+function hostSection(
+  host: HostStats,
+  h: number,
+  gpus: readonly SeriesStats[],
+  failedOnly: readonly SeriesStats[],
+  grid: Grid,
+  found: readonly Finding[],
+): string {
   const id = `host-${h}`;
   const buckets = gpus.map((s) => onGrid(s.hourly, grid));
   const name = (s: SeriesStats) => `GPU ${s.gpu}`;
   const color = (g: number) => PALETTE[g % PALETTE.length]!;
   const shading = hostShading(host, [...gpus, ...failedOnly], grid);
-  const overviewLines = (value: Parameters<typeof values>[1]) => gpus.map((s, g) => ({ name: name(s), color: color(g), values: values(buckets[g]!, value) }));
+  const overviewLines = (value: Parameters<typeof values>[1]) =>
+    gpus.map((s, g) => ({ name: name(s), color: color(g), values: values(buckets[g]!, value) }));
   const overview = [
-    chartSvg({ id: `${id}-utilization`, title: 'Utilization, every GPU (hourly average)', unit: '%', max: 100, width: 610, height: 210, grid, lines: overviewLines(utilization), ...shading }),
-    chartSvg({ id: `${id}-memory`, title: 'Memory used, every GPU (hourly peak)', unit: 'GiB', width: 610, height: 210, grid, lines: overviewLines(memoryGiB), ...shading }),
+    chartSvg({
+      id: `${id}-utilization`,
+      title: 'Utilization, every GPU (hourly average)',
+      unit: '%',
+      max: 100,
+      width: 610,
+      height: 210,
+      grid,
+      lines: overviewLines(utilization),
+      ...shading,
+    }),
+    chartSvg({
+      id: `${id}-memory`,
+      title: 'Memory used, every GPU (hourly peak)',
+      unit: 'GiB',
+      width: 610,
+      height: 210,
+      grid,
+      lines: overviewLines(memoryGiB),
+      ...shading,
+    }),
   ];
   const hostFindings = found.filter((f) => f.host === host.host && f.task_id === host.task && f.gpu_id === '');
   const gpuSections = gpus.map((s, g) => {
@@ -90,12 +119,16 @@ export function reportHtml(report: Report, title: string): string {
   const { aggregator } = report;
   const hosts = [...aggregator.hosts.values()].sort((a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task));
   const seriesOf = (host: HostStats) => [...aggregator.series.values()].filter((s) => s.host === host.host && s.task === host.task);
-  const gpusOf = (host: HostStats) => seriesOf(host).filter((s) => s.gpu !== '').sort((a, b) => Number(a.gpu) - Number(b.gpu) || a.uuid.localeCompare(b.uuid));
+  const gpusOf = (host: HostStats) =>
+    seriesOf(host)
+      .filter((s) => s.gpu !== '')
+      .sort((a, b) => Number(a.gpu) - Number(b.gpu) || a.uuid.localeCompare(b.uuid));
   const ids = anchors(hosts, gpusOf);
   // Reduced, not spread into Math.min: a year of hours of many GPUs is more arguments than a call takes.
   let first = Infinity;
   let last = -Infinity;
-  for (const s of aggregator.series.values()) for (const hour of s.hourly.keys()) [first, last] = [Math.min(first, hour), Math.max(last, hour)];
+  for (const s of aggregator.series.values())
+    for (const hour of s.hourly.keys()) [first, last] = [Math.min(first, hour), Math.max(last, hour)];
   const grid = first <= last ? gridFor(first, last) : undefined;
 
   const anchorOf = (f: Finding) => ids.get(seriesKey(f.host, f.task_id, f.gpu_id, f.gpu_uuid)) ?? ids.get(seriesKey(f.host, f.task_id));
@@ -105,13 +138,26 @@ export function reportHtml(report: Report, title: string): string {
   const summaryAnchor = (r: { host: string; task_id: string; gpu_id?: string; gpu_uuid?: string }) =>
     ids.get(seriesKey(r.host, r.task_id, r.gpu_id, r.gpu_uuid)) ?? ids.get(seriesKey(r.host, r.task_id)) ?? '';
   const sections = grid
-    ? hosts.map((host, h) => hostSection(host, h, gpusOf(host), seriesOf(host).filter((s) => s.gpu === ''), grid, report.findings))
+    ? hosts.map((host, h) =>
+        hostSection(
+          host,
+          h,
+          gpusOf(host),
+          seriesOf(host).filter((s) => s.gpu === ''),
+          grid,
+          report.findings,
+        ),
+      )
     : [];
   const skipped = [
     report.oddRows.count ? `${report.oddRows.count} rows skipped` : '',
-    report.badFiles.length ? `${report.badFiles.length} unreadable file(s) skipped: ${report.badFiles.map((b) => `${b.file} (${b.error})`).join('; ')}` : '',
+    report.badFiles.length
+      ? `${report.badFiles.length} unreadable file(s) skipped: ${report.badFiles.map((b) => `${b.file} (${b.error})`).join('; ')}`
+      : '',
   ].filter(Boolean);
-  const range = grid ? `${dayLabel(first)} ${hourLabel(first)} to ${dayLabel(last + HOUR)} ${hourLabel(last + HOUR)} (UTC${localIsoTime(new Date(first)).slice(23)})` : 'no samples';
+  const range = grid
+    ? `${dayLabel(first)} ${hourLabel(first)} to ${dayLabel(last + HOUR)} ${hourLabel(last + HOUR)} (UTC${localIsoTime(new Date(first)).slice(23)})`
+    : 'no samples';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>${STYLE}</style></head><body><main>

@@ -3,20 +3,31 @@ import { escapeHtml } from './escape.js';
 
 type Column = [header: string, title: string, cell: (row: SummaryRow) => string];
 
-const num = (x: number | undefined, digits: number) => (x === undefined ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+const num = (x: number | undefined, digits: number) =>
+  x === undefined ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 const COLUMNS: Column[] = [
   ['GPU-hours', 'Good samples x the collection interval', (r) => num(r.gpu_hours, 1)],
-  ['Busy', 'Average utilization over the good samples: the share of that time a kernel ran', (r) => (r.busy_percent === undefined ? '–' : `${num(r.busy_percent, 1)} %`)],
+  [
+    'Busy',
+    'Average utilization over the good samples: the share of that time a kernel ran',
+    (r) => (r.busy_percent === undefined ? '–' : `${num(r.busy_percent, 1)} %`),
+  ],
   ['Idle holding memory', 'Hours under 2 % utilization while holding at least 1 GiB', (r) => `${num(r.idle_with_memory_hours, 1)} h`],
   ['Energy', 'Power x time over the good samples; gaps and failed samples add nothing', (r) => `${num(r.energy_kwh, 2)} kWh`],
   ['Missed', 'GPU-hours lost in collection gaps', (r) => `${num(r.missed_gpu_hours, 1)} h`],
-  ['Peak memory', 'Highest memory used on any one GPU', (r) => (r.peak_memory_used_mib === undefined ? '–' : `${num(r.peak_memory_used_mib / 1024, 1)} GiB`)],
+  [
+    'Peak memory',
+    'Highest memory used on any one GPU',
+    (r) => (r.peak_memory_used_mib === undefined ? '–' : `${num(r.peak_memory_used_mib / 1024, 1)} GiB`),
+  ],
   ['Failed samples', 'Rows whose status was not ok', (r) => num(r.error_samples, 0)],
 ];
 
 function table(rows: readonly SummaryRow[], byGpu: boolean, anchor: (row: SummaryRow) => string): string {
-  const head = ['Host', 'Task', byGpu ? 'GPU' : 'GPUs'].map((h) => `<th>${h}</th>`).join('') + COLUMNS.map(([h, title]) => `<th class="n" title="${escapeHtml(title)}">${h}</th>`).join('');
+  const head =
+    ['Host', 'Task', byGpu ? 'GPU' : 'GPUs'].map((h) => `<th>${h}</th>`).join('') +
+    COLUMNS.map(([h, title]) => `<th class="n" title="${escapeHtml(title)}">${h}</th>`).join('');
   const body = rows.map((r) => {
     const gpu = byGpu ? `<a href="#${anchor(r)}">${escapeHtml(r.gpu_id || '(none)')}</a>` : String(r.gpus);
     return `<tr><td><a href="#${anchor(r)}">${escapeHtml(r.host)}</a></td><td>${escapeHtml(r.task_id)}</td><td>${gpu}</td>${COLUMNS.map(([, , cell]) => `<td class="n">${escapeHtml(cell(r))}</td>`).join('')}</tr>`;

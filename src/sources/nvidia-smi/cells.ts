@@ -5,19 +5,9 @@
 import type { FieldError } from '../../collection.js';
 
 /** A cell as nvidia-smi meant it. */
-export type Cell =
-  | { kind: 'value'; text: string }
-  | { kind: 'absent' }
-  | { kind: 'error'; error: FieldError };
+export type Cell = { kind: 'value'; text: string } | { kind: 'absent' } | { kind: 'error'; error: FieldError };
 
-const ABSENT = new Set([
-  '',
-  'N/A',
-  '[N/A]',
-  '[Not Supported]',
-  'Not Supported',
-  '[Requested functionality has been deprecated]',
-]);
+const ABSENT = new Set(['', 'N/A', '[N/A]', '[Not Supported]', 'Not Supported', '[Requested functionality has been deprecated]']);
 
 const ERRORS: Record<string, FieldError> = {
   '[Unknown Error]': 'unknown_error',

@@ -14,7 +14,10 @@ export function parseComputeApps(stdout: string): { apps: ComputeApp[]; skipped:
   const records: string[] = [];
   let skipped = 0;
   // Blank lines are kept: inside a record they are part of a process name.
-  const lines = stdout.replace(/\r?\n$/, '').split('\n').map((line) => line.replace(/\r$/, ''));
+  const lines = stdout
+    .replace(/\r?\n$/, '')
+    .split('\n')
+    .map((line) => line.replace(/\r$/, ''));
   for (const line of stdout.trim() === '' ? [] : lines) {
     if (/^No running (compute )?processes found/i.test(line)) continue;
     if (RECORD_START.test(line)) records.push(line);

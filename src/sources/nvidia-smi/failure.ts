@@ -26,7 +26,11 @@ const EXIT_CODES: Record<number, FailureReason> = {
   255: 'nvml_unknown_error',
 };
 
-const firstLine = (text: string): string => text.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+const firstLine = (text: string): string =>
+  text
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim() ?? '';
 
 /** A failed outcome -> reason and message. The message wins over the exit status: it is more specific. */
 export function classifyFailure(outcome: Exclude<SmiOutcome, { kind: 'ok' }>, what: string): Failure {

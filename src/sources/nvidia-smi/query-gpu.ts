@@ -24,7 +24,10 @@ async function learnNames(run: SmiRunner, fields: readonly FieldSpec[]): Promise
   const outcome = await run(['--help-query-gpu']);
   if (outcome.kind !== 'ok') return classifyFailure(outcome, 'nvidia-smi --help-query-gpu');
   const table = [...FIELDS, ...fields.filter((field) => !FIELDS.includes(field))];
-  const names = { ...Object.fromEntries(table.map((field) => [field.query, ''])), ...resolveQueryNames(table, parseHelpQueryGpu(outcome.stdout)) };
+  const names = {
+    ...Object.fromEntries(table.map((field) => [field.query, ''])),
+    ...resolveQueryNames(table, parseHelpQueryGpu(outcome.stdout)),
+  };
   if (!names.index || !names.uuid) {
     return { reason: 'unparsable_output', message: 'nvidia-smi --help-query-gpu lists neither "index" nor "uuid"' };
   }
@@ -62,7 +65,12 @@ export function oneRowPerGpu(rows: readonly Row[]): { samples: GpuSample[]; prob
     const key = `${row.gpu ?? ''} ${row.uuid ?? ''}`;
     if (reported.has(key)) continue;
     reported.add(key);
-    problems.push({ line, gpu: row.gpu, uuid: row.uuid, message: `GPU ${row.gpu ?? '?'} (${row.uuid ?? 'uuid unknown'}) is on more than one row` });
+    problems.push({
+      line,
+      gpu: row.gpu,
+      uuid: row.uuid,
+      message: `GPU ${row.gpu ?? '?'} (${row.uuid ?? 'uuid unknown'}) is on more than one row`,
+    });
   }
   return { samples, problems };
 }
@@ -94,7 +102,8 @@ export async function queryGpus(options: GpuQueryOptions): Promise<GpuRead> {
   const { run, fields } = options;
   let learned = false;
   // Names learned while fewer fields were asked for (or by an older table) do not cover these: learn again.
-  let names = options.knownNames && fields.every((field) => Object.hasOwn(options.knownNames!, field.query)) ? options.knownNames : undefined;
+  let names =
+    options.knownNames && fields.every((field) => Object.hasOwn(options.knownNames!, field.query)) ? options.knownNames : undefined;
   if (!names) {
     const result = await learnNames(run, fields);
     if (isFailure(result)) return { kind: 'failed', failure: result, learned: true };
@@ -102,7 +111,13 @@ export async function queryGpus(options: GpuQueryOptions): Promise<GpuRead> {
     learned = true;
   }
   const queried = () => fields.filter((field) => names![field.query]);
-  const ask = (select?: string) => run(queryGpuArgs(queried().map((field) => names![field.query]!), select));
+  const ask = (select?: string) =>
+    run(
+      queryGpuArgs(
+        queried().map((field) => names![field.query]!),
+        select,
+      ),
+    );
 
   let outcome = await ask();
   if (outcome.kind === 'exit' && classifyFailure(outcome, '').reason === 'invalid_field' && !learned) {

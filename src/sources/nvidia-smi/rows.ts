@@ -57,6 +57,6 @@ export function sampleFromCells(fields: readonly FieldSpec[], cells: readonly st
     return { line, gpu, uuid, message: 'row does not start with a GPU index and UUID' };
   }
   const readings = new Map<string, Reading>();
-  fields.forEach((field, i) => readings.set(field.query, readCell(field, cells[i]!)));
+  for (const [i, field] of fields.entries()) readings.set(field.query, readCell(field, cells[i]!));
   return { gpu, uuid, readings };
 }

@@ -88,7 +88,11 @@ export interface SmiStream {
 }
 
 /** Starts `command args` and streams its stdout; the last lines of its output say why it ended. */
-export function streamSmi(command: string, args: readonly string[], options: { graceMs?: number; env?: Record<string, string> } = {}): SmiStream {
+export function streamSmi(
+  command: string,
+  args: readonly string[],
+  options: { graceMs?: number; env?: Record<string, string> } = {},
+): SmiStream {
   const child = execa(command, args, {
     reject: false,
     detached: true,

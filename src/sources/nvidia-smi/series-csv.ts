@@ -43,16 +43,24 @@ export type SeriesParse = { samples: SeriesSample[]; skipped: number } | { error
  * timestamp, index and utilization.gpu; power, clocks and clock event reasons are used when present.
  */
 export function parseSeries(text: string): SeriesParse {
-  const lines = text.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
+  const lines = text
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '');
   const header = (lines[0] ?? '').split(', ').map((h) => h.replace(/ \[.*\]$/, '').trim());
   const at = (names: string[]) => names.map((n) => header.indexOf(n)).find((i) => i >= 0);
   const time = at(['timestamp']);
   const index = at(['index']);
   const utilization = at(['utilization.gpu']);
   if (time === undefined || index === undefined || utilization === undefined) {
-    return { error: `the recording needs timestamp, index and utilization.gpu columns; its header is: ${lines[0]?.slice(0, 200) ?? '(empty)'}` };
+    return {
+      error: `the recording needs timestamp, index and utilization.gpu columns; its header is: ${lines[0]?.slice(0, 200) ?? '(empty)'}`,
+    };
   }
-  const optional = Object.fromEntries(Object.entries(COLUMNS).map(([key, names]) => [key, at(names)])) as Record<keyof typeof COLUMNS, number | undefined>;
+  const optional = Object.fromEntries(Object.entries(COLUMNS).map(([key, names]) => [key, at(names)])) as Record<
+    keyof typeof COLUMNS,
+    number | undefined
+  >;
   const samples: SeriesSample[] = [];
   let skipped = 0;
   for (const line of lines.slice(1)) {

@@ -51,7 +51,9 @@ export function lmsRows(child: SmiStream, fields: readonly FieldSpec[]): RowStre
     rows: rows(),
     stop: child.stop,
     ended: child.ended.then((outcome) =>
-      outcome.kind === 'ok' ? { reason: 'nvidia_smi_failed', message: 'nvidia-smi -lms exited' } : classifyFailure(outcome, 'nvidia-smi -lms'),
+      outcome.kind === 'ok'
+        ? { reason: 'nvidia_smi_failed', message: 'nvidia-smi -lms exited' }
+        : classifyFailure(outcome, 'nvidia-smi -lms'),
     ),
   };
 }
@@ -61,6 +63,9 @@ export function nvidiaSmiSource(options: NvidiaSmiOptions): Source {
   return {
     reads: () => nvidiaSmiReads(deadlineRunner(options.command, options.timeoutMs), options.host),
     stream: (fields, names, intervalMs) =>
-      lmsRows(streamSmi(options.command, [...queryGpuArgs(fields.map((field) => names[field.query]!)), '-lms', String(Math.round(intervalMs))]), fields),
+      lmsRows(
+        streamSmi(options.command, [...queryGpuArgs(fields.map((field) => names[field.query]!)), '-lms', String(Math.round(intervalMs))]),
+        fields,
+      ),
   };
 }

@@ -8,7 +8,10 @@ import { execa } from 'execa';
 /** A Debian root booted under its own systemd by systemd-nspawn, driven through nsenter. */
 export interface Container {
   /** Runs a command inside, as root, with a clean environment; never rejects. */
-  run: (argv: readonly string[], options?: { input?: string; timeoutMs?: number }) => Promise<{ exitCode: number | undefined; stdout: string; stderr: string }>;
+  run: (
+    argv: readonly string[],
+    options?: { input?: string; timeoutMs?: number },
+  ) => Promise<{ exitCode: number | undefined; stdout: string; stderr: string }>;
   /** Runs a command inside and returns its stdout; throws with its stderr when it fails. */
   sh: (script: string, options?: { input?: string; timeoutMs?: number }) => Promise<string>;
   /** systemd-nspawn's own output: the first place to look when the boot itself fails. */
@@ -18,7 +21,13 @@ export interface Container {
 }
 
 // What systemd gives a service (plus the sbin of cron's PATH): no variable of the test's own leaks in.
-const ENVIRONMENT = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', 'SYSTEMD_PAGER=', 'SYSTEMD_COLORS=0'];
+const ENVIRONMENT = [
+  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  'HOME=/root',
+  'LANG=C.UTF-8',
+  'SYSTEMD_PAGER=',
+  'SYSTEMD_COLORS=0',
+];
 
 /**
  * The boot, in a private mount namespace of its own (`unshare --mount`): a tmpfs on
@@ -68,7 +77,12 @@ const readProcFile = (path: string) => readFile(path, 'utf8').catch(ignoreGone);
 const startTime = async (pid: number) => (await readProcFile(`/proc/${pid}/stat`))?.replace(/^.*\) /s, '').split(' ')[19];
 
 /** Polls `probe` until it returns a value; throws naming `what` (and what `detail` says then) after `deadlineMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs: number, detail?: () => Promise<string>): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  deadlineMs: number,
+  detail?: () => Promise<string>,
+): Promise<T> {
   const end = Date.now() + deadlineMs;
   for (;;) {
     const value = await probe();
@@ -111,7 +125,11 @@ export async function bootContainer(root: string, prepare: (upper: string) => Pr
     // With nspawn gone, its PID 1 would live on: killing a namespace's init kills all that is in it.
     if (pid1 && pid1.started === (await startTime(pid1.pid))) killIfThere(pid1.pid);
     await exited;
-    await waitFor('the container\'s PID 1 to exit', async () => (pid1 && pid1.started === (await startTime(pid1.pid)) ? undefined : true), 30_000);
+    await waitFor(
+      "the container's PID 1 to exit",
+      async () => (pid1 && pid1.started === (await startTime(pid1.pid)) ? undefined : true),
+      30_000,
+    );
     await logHandle.close();
     await rm(dir, { recursive: true, force: true });
   };
@@ -134,11 +152,21 @@ export async function bootContainer(root: string, prepare: (upper: string) => Pr
   };
 
   try {
-    const pid = await waitFor('systemd-nspawn to start the container', async () => (running() ? namespaceInit(nspawn.pid!) : 'exited'), 60_000, log);
+    const pid = await waitFor(
+      'systemd-nspawn to start the container',
+      async () => (running() ? namespaceInit(nspawn.pid!) : 'exited'),
+      60_000,
+      log,
+    );
     if (pid === 'exited') throw new Error(`systemd-nspawn exited with ${nspawn.exitCode ?? nspawn.signalCode}:\n${await log()}`);
     pid1 = { pid, started: await startTime(pid) };
     // nspawn's child becomes systemd only after setting up the root; systemctl needs its bus socket.
-    await waitFor('the container\'s systemd to listen', async () => ((await run(['test', '-S', '/run/systemd/private'])).exitCode === 0 ? true : undefined), 60_000, log);
+    await waitFor(
+      "the container's systemd to listen",
+      async () => ((await run(['test', '-S', '/run/systemd/private'])).exitCode === 0 ? true : undefined),
+      60_000,
+      log,
+    );
     // "running", or "degraded" when a unit of Debian's own failed in the container: both are booted.
     const state = await run(['systemctl', 'is-system-running', '--wait'], { timeoutMs: 120_000 });
     if (!['running', 'degraded'].includes(state.stdout.trim())) {

@@ -33,7 +33,10 @@ async function debianRoot(): Promise<string> {
 
 /** The package as `npm pack` makes it from this checkout's dist/ (global setup built it; no script runs again). */
 async function packTarball(destination: string): Promise<string> {
-  const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], { cwd: ROOT, timeout: 120_000 });
+  const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], {
+    cwd: ROOT,
+    timeout: 120_000,
+  });
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
   return filename;
 }
@@ -42,14 +45,18 @@ async function packTarball(destination: string): Promise<string> {
 async function copyNode(upper: string): Promise<void> {
   await mkdir(join(upper, 'usr/bin'), { recursive: true });
   await copyFile(process.execPath, join(upper, 'usr/bin/node'));
-  await cp(join(dirname(process.execPath), '../lib/node_modules/npm'), join(upper, 'usr/lib/node_modules/npm'), { recursive: true, verbatimSymlinks: true });
+  await cp(join(dirname(process.execPath), '../lib/node_modules/npm'), join(upper, 'usr/lib/node_modules/npm'), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
   await symlink('../lib/node_modules/npm/bin/npm-cli.js', join(upper, 'usr/bin/npm'));
 }
 
 async function addStandIn(upper: string): Promise<void> {
   await mkdir(join(upper, TEST_DIR, 'bin'), { recursive: true });
   await copyFile(FAKE_SMI, join(upper, TEST_DIR, 'bin/nvidia-smi'));
-  for (const name of [GOOD_CAPTURE, FAILING_CAPTURE]) await cp(join(CAPTURES, name), join(upper, TEST_DIR, 'captures', name), { recursive: true });
+  for (const name of [GOOD_CAPTURE, FAILING_CAPTURE])
+    await cp(join(CAPTURES, name), join(upper, TEST_DIR, 'captures', name), { recursive: true });
   await mkdir(join(upper, 'usr/local/bin'), { recursive: true });
   await writeFile(join(upper, 'usr/local/bin/nvidia-smi'), NVIDIA_SMI);
   await chmod(join(upper, 'usr/local/bin/nvidia-smi'), 0o755);
@@ -94,7 +101,9 @@ export const journal = async (box: Container, args: readonly string[] = []): Pro
 
 /** What the container's node_exporter serves on 127.0.0.1:9100 (Debian's default port; the network is the container's own). */
 export const scrape = (box: Container) =>
-  box.sh(`node -e 'fetch("http://127.0.0.1:9100/metrics").then(async (r) => { if (!r.ok) throw new Error(r.status); process.stdout.write(await r.text()); })'`);
+  box.sh(
+    `node -e 'fetch("http://127.0.0.1:9100/metrics").then(async (r) => { if (!r.ok) throw new Error(r.status); process.stdout.write(await r.text()); })'`,
+  );
 
 /** The value of the sample `series` (name and labels exactly as written) in exposition text, if present. */
 export function sampleValue(text: string, series: string): number | undefined {

@@ -50,7 +50,9 @@ export function runsOf(entries: readonly JournalEntry[], unit: string): Run[] {
   return ofUnit
     .filter((entry) => entry.messageId === UNIT_STARTING)
     .map((start) => {
-      const end = ofUnit.find((entry) => entry.invocation === start.invocation && (entry.messageId === UNIT_SUCCESS || entry.messageId === UNIT_FAILURE));
+      const end = ofUnit.find(
+        (entry) => entry.invocation === start.invocation && (entry.messageId === UNIT_SUCCESS || entry.messageId === UNIT_FAILURE),
+      );
       return {
         invocation: start.invocation!,
         start: start.time,

@@ -27,7 +27,10 @@ export async function healthyFacts(): Promise<HostFacts> {
 
 /** nvidia-smi's recorded failure in a capture (fail.txt, fail.exit), as run.ts reports an exit. */
 export async function recordedFailure(name: string): Promise<SmiOutcome> {
-  const [output, code] = await Promise.all([readFile(join(capture(name), 'fail.txt'), 'utf8'), readFile(join(capture(name), 'fail.exit'), 'utf8')]);
+  const [output, code] = await Promise.all([
+    readFile(join(capture(name), 'fail.txt'), 'utf8'),
+    readFile(join(capture(name), 'fail.exit'), 'utf8'),
+  ]);
   return { kind: 'exit', code: Number(code.trim()), output };
 }
 

@@ -6,7 +6,10 @@ import { healthyFacts, recordedFailure, withNvidia } from './healthy-host.js';
 /** The healthy host with an integrated Intel GPU beside the H200s, as on a laptop. */
 async function hybrid(): Promise<HostFacts> {
   const facts = await healthyFacts();
-  return { ...facts, pci: [{ address: '0000:00:02.0', vendor: '0x8086', device: '0x9a49', pciClass: '0x030000', driver: 'i915' }, ...facts.pci] };
+  return {
+    ...facts,
+    pci: [{ address: '0000:00:02.0', vendor: '0x8086', device: '0x9a49', pciClass: '0x030000', driver: 'i915' }, ...facts.pci],
+  };
 }
 
 describe('hybrid-graphics', () => {

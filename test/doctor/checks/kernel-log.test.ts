@@ -7,7 +7,7 @@ const XID_79 = "[ 8812.311] NVRM: Xid (PCI:0000:00:07): 79, pid='<unknown>', nam
 const XID_13 = '[ 7001.002] NVRM: Xid (PCI:0000:00:06): 13, pid=4242, name=python, Graphics Exception: ESR 0x504648=0x10000\n';
 
 describe('kernel-log', () => {
-  it('passes on the healthy host\'s NVRM lines, which hold no Xid', async () => {
+  it("passes on the healthy host's NVRM lines, which hold no Xid", async () => {
     const check = kernelLog(await healthyFacts());
     expect(check.status).toBe('ok');
     expect(check.summary).toMatch(/^no Xid errors \(\d+ NVRM lines\)$/);
@@ -18,7 +18,7 @@ describe('kernel-log', () => {
     expect([check.status, check.verdict]).toEqual(['fail', 'gpu_lost']);
     expect(check.evidence).toContain(`Xid 79: GPU has fallen off the bus: power, thermals or seating; it needs a reset or a reboot`);
   });
-  it('warns on an application\'s Xid 13', async () => {
+  it("warns on an application's Xid 13", async () => {
     const facts = await healthyFacts();
     expect(kernelLog({ ...facts, kernelLog: facts.kernelLog + XID_13 }).status).toBe('warn');
   });

@@ -3,7 +3,7 @@ import { kernelModule } from '../../../src/doctor/checks/kernel-module.js';
 import { healthyFacts } from './healthy-host.js';
 
 describe('kernel-module', () => {
-  it('passes with nvidia and nvidia_uvm in the H200 host\'s /proc/modules', async () => {
+  it("passes with nvidia and nvidia_uvm in the H200 host's /proc/modules", async () => {
     const check = kernelModule(await healthyFacts());
     expect(check.status).toBe('ok');
     expect(check.evidence).toEqual(['loaded: nvidia, nvidia_uvm']);

@@ -14,7 +14,11 @@ describe('nouveau', () => {
   });
   it('says the initramfs lacks the blacklist when one is written but nouveau still drives the GPU', async () => {
     const facts = await healthyFacts();
-    const check = nouveau({ ...facts, pci: withNvidia(facts, { driver: 'nouveau' }), nouveauBlacklisted: ['/etc/modprobe.d/blacklist-nouveau.conf'] });
+    const check = nouveau({
+      ...facts,
+      pci: withNvidia(facts, { driver: 'nouveau' }),
+      nouveauBlacklisted: ['/etc/modprobe.d/blacklist-nouveau.conf'],
+    });
     expect(check.fix[0]).toBe('the blacklist is there but not in the initramfs:');
   });
   it('warns when nouveau is loaded but bound to no NVIDIA GPU', async () => {

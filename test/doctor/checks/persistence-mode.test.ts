@@ -13,7 +13,10 @@ describe('persistence-mode', () => {
     expect([check.status, check.evidence, check.verdict]).toEqual(['warn', ['1, 00000000:00:07.0, Disabled'], undefined]);
   });
   it('skips when nvidia-smi did not answer', async () => {
-    const check = persistenceMode({ ...(await healthyFacts()), smi: { outcome: await recordedFailure('constructed__driver-unreachable'), persistence: [] } });
+    const check = persistenceMode({
+      ...(await healthyFacts()),
+      smi: { outcome: await recordedFailure('constructed__driver-unreachable'), persistence: [] },
+    });
     expect(check.status).toBe('skip');
   });
 });

@@ -13,7 +13,10 @@ describe('version-match', () => {
   });
   it('fails on nvidia-smi\'s own "Driver/library version mismatch" even when the versions read alike', async () => {
     const facts = await healthyFacts();
-    const check = versionMatch({ ...facts, smi: { outcome: await recordedFailure('constructed__driver-library-mismatch'), persistence: [] } });
+    const check = versionMatch({
+      ...facts,
+      smi: { outcome: await recordedFailure('constructed__driver-library-mismatch'), persistence: [] },
+    });
     expect(check.verdict).toBe('driver_library_mismatch');
   });
   it('fails with no libnvidia-ml.so: nvml_library_missing', async () => {

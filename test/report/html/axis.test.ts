@@ -13,7 +13,12 @@ describe('chart axes', () => {
   it.each(ticks)('round value ticks up to %d', (max, expected) => expect(valueTicks(max)).toEqual(expected));
 
   it('values with units, no trailing zeros', () => {
-    expect([formatValue(12500, 'MiB'), formatValue(2.5, 'GiB'), formatValue(0.2, 'W'), formatValue(47.25, '%')]).toEqual(['12500 MiB', '2.5 GiB', '0.2 W', '47.3 %']);
+    expect([formatValue(12500, 'MiB'), formatValue(2.5, 'GiB'), formatValue(0.2, 'W'), formatValue(47.25, '%')]).toEqual([
+      '12500 MiB',
+      '2.5 GiB',
+      '0.2 W',
+      '47.3 %',
+    ]);
   });
 
   it('time ticks on local hours, midnights major with the day', () => {
@@ -23,7 +28,11 @@ describe('chart axes', () => {
   });
 
   it('a path with a subpath per stretch of values; a lone value is a dot', () => {
-    const d = segments([1, 2, undefined, 3, undefined, undefined, 4, 5], (i) => i * 10, (v) => v);
+    const d = segments(
+      [1, 2, undefined, 3, undefined, undefined, 4, 5],
+      (i) => i * 10,
+      (v) => v,
+    );
     expect(d).toBe('M0.0,1.0L10.0,2.0M30.0,3.0h0M60.0,4.0L70.0,5.0');
   });
 });

@@ -58,11 +58,19 @@ describe('the HTML report in headless Chromium', () => {
     // Self-contained: no URL to fetch, no external script, style or image.
     expect(html).not.toMatch(/https?:\/\/|\/\/[a-z0-9.-]+\.[a-z]{2,}\/|<link|src=/i);
     const json = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--by', 'task'], { TZ: 'UTC' });
-    const summary = (JSON.parse(json.stdout) as { summary: { gpu_hours: number; energy_kwh: number; missed_gpu_hours: number }[] }).summary[0]!;
+    const summary = (JSON.parse(json.stdout) as { summary: { gpu_hours: number; energy_kwh: number; missed_gpu_hours: number }[] })
+      .summary[0]!;
 
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     try {
       const tab = await browser.newPage({ viewport: { width: 1320, height: 900 } });
@@ -71,7 +79,9 @@ describe('the HTML report in headless Chromium', () => {
       await tab.goto(pathToFileURL(page).href);
 
       // One finding per cause: the gap once for the host, the imbalance once; each links to charts that exist.
-      const findings = await tab.$$eval('ul.findings li', (items) => items.map((li) => ({ text: li.textContent ?? '', kind: li.className, target: li.querySelector('a')?.getAttribute('href') ?? '' })));
+      const findings = await tab.$$eval('ul.findings li', (items) =>
+        items.map((li) => ({ text: li.textContent ?? '', kind: li.className, target: li.querySelector('a')?.getAttribute('href') ?? '' })),
+      );
       expect(findings.map((f) => f.kind).sort()).toEqual(['collection_gaps', 'imbalance', 'memory_growth']);
       expect(findings.find((f) => f.kind === 'collection_gaps')!.text).toContain('every GPU missed');
       for (const f of findings) expect(await tab.locator(f.target).count()).toBe(1);
@@ -80,7 +90,13 @@ describe('the HTML report in headless Chromium', () => {
       // Charts: 2 overview charts with every GPU, 3 per GPU; each line broken at the gap into two stretches.
       const charts = await tab.$$eval('svg.chart', (svgs) =>
         svgs.map((svg) => {
-          const data = JSON.parse(svg.getAttribute('data-chart')!) as { x0: number; step: number; left: number; plotWidth: number; gaps: number[] };
+          const data = JSON.parse(svg.getAttribute('data-chart')!) as {
+            x0: number;
+            step: number;
+            left: number;
+            plotWidth: number;
+            gaps: number[];
+          };
           const paths = [...svg.querySelectorAll('path.line')].map((p) => p.getAttribute('d') ?? '');
           const gapRects = [...svg.querySelectorAll('rect.gap')].map((r) => [Number(r.getAttribute('x')), Number(r.getAttribute('width'))]);
           const yTicks = [...svg.querySelectorAll('text.tick')].map((t) => t.textContent ?? '');

@@ -21,7 +21,10 @@ describe('parseComputeApps', () => {
   });
   it('joins a name split by a newline', () => {
     const { apps } = parseComputeApps(`${U0}, 7, first\nsecond, 100\n${U0}, 8, x, 1\n`);
-    expect(apps.map((a) => [a.name, a.pid])).toEqual([['first\nsecond', 7], ['x', 8]]);
+    expect(apps.map((a) => [a.name, a.pid])).toEqual([
+      ['first\nsecond', 7],
+      ['x', 8],
+    ]);
   });
   it('keeps a process whose memory is [N/A] (Windows WDDM) without memory', () => {
     expect(parseComputeApps(`${U0}, 7, C:\\app.exe, [N/A]\n`).apps).toEqual([{ uuid: U0, pid: 7, name: 'C:\\app.exe' }]);

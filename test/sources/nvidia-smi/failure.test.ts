@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FAILURE_REASONS } from '../../../src/collection.js';
+import type { FAILURE_REASONS } from '../../../src/collection.js';
 import { classifyFailure } from '../../../src/sources/nvidia-smi/failure.js';
 import { CAPTURES } from '../../helpers.js';
 

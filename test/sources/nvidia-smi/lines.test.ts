@@ -3,7 +3,13 @@ import { boundedLines } from '../../../src/sources/nvidia-smi/lines.js';
 
 const split = async (chunks: string[], max = 10) => {
   const lines: string[] = [];
-  for await (const line of boundedLines((async function* () { yield* chunks; })(), max)) lines.push(line);
+  for await (const line of boundedLines(
+    (async function* () {
+      yield* chunks;
+    })(),
+    max,
+  ))
+    lines.push(line);
   return lines;
 };
 
@@ -14,7 +20,11 @@ describe('boundedLines', () => {
     ['a last line without a newline is given too', ['a\nexit'], ['a', 'exit']],
     ['empty lines stay', ['\n\na\n'], ['', '', 'a']],
     ['an over-long line in one chunk is cut', ['0123456789abc\nok\n'], ['0123456789', 'ok']],
-    ['an over-long line across chunks is cut, its rest dropped up to the newline', ['01234567', '89abcdef', 'ghij', 'kl\nok\n'], ['0123456789', 'ok']],
+    [
+      'an over-long line across chunks is cut, its rest dropped up to the newline',
+      ['01234567', '89abcdef', 'ghij', 'kl\nok\n'],
+      ['0123456789', 'ok'],
+    ],
     ['a flood without any newline gives one cut line', ['x'.repeat(8), 'x'.repeat(8), 'x'.repeat(8)], ['x'.repeat(10)]],
   ])('%s', async (_title, chunks, expected) => expect(await split(chunks)).toEqual(expected));
 

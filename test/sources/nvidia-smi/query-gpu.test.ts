@@ -7,10 +7,12 @@ import { runSmi, type SmiRunner } from '../../../src/sources/nvidia-smi/run.js';
 import { FAKE_SMI, capture, tempDir } from '../../helpers.js';
 
 /** A runner replaying a capture folder (any path), logging each call's first argument. */
-const runner = (dir: string, calls: string[] = []): SmiRunner => (args) => {
-  calls.push(args[0]!.split('=')[0]!);
-  return runSmi(FAKE_SMI, args, { timeoutMs: 10_000, env: { FAKE_SMI_CAPTURE: dir } });
-};
+const runner =
+  (dir: string, calls: string[] = []): SmiRunner =>
+  (args) => {
+    calls.push(args[0]!.split('=')[0]!);
+    return runSmi(FAKE_SMI, args, { timeoutMs: 10_000, env: { FAKE_SMI_CAPTURE: dir } });
+  };
 
 /** h200x2 linux-idle with the recorded row of GPU `index` printed twice (`change` edits the copy). */
 async function duplicatedRow(index: number, change = (row: string) => row): Promise<string> {
@@ -31,7 +33,9 @@ describe('queryGpus', () => {
     expect(result.kind).toBe('ok');
     if (result.kind !== 'ok') return;
     expect(result.samples.map((s) => s.gpu)).toEqual(['0']);
-    expect(result.problems.map((p) => [p.gpu, p.uuid?.slice(0, 12), p.message])).toEqual([['1', 'GPU-697eaabb', expect.stringMatching(/^GPU 1 \(GPU-697eaabb[^)]*\) is on more than one row$/)]]);
+    expect(result.problems.map((p) => [p.gpu, p.uuid?.slice(0, 12), p.message])).toEqual([
+      ['1', 'GPU-697eaabb', expect.stringMatching(/^GPU 1 \(GPU-697eaabb[^)]*\) is on more than one row$/)],
+    ]);
   });
 
   it('learns the names of every field, so a field enabled later is queried at once', async () => {
@@ -40,7 +44,12 @@ describe('queryGpus', () => {
     expect(fast.kind).toBe('ok');
     if (fast.kind !== 'ok') return;
     const calls: string[] = [];
-    const slow = await queryGpus({ run: runner(dir, calls), fields: selectFields(FIELDS, [], true), knownNames: fast.names, knownGpus: () => [] });
+    const slow = await queryGpus({
+      run: runner(dir, calls),
+      fields: selectFields(FIELDS, [], true),
+      knownNames: fast.names,
+      knownGpus: () => [],
+    });
     expect(calls).toEqual(['--query-gpu']);
     expect(slow.kind === 'ok' && slow.fields.map((f) => f.query)).toContain('clocks_event_reasons_counters.sw_power_cap');
   });

@@ -9,16 +9,20 @@ describe('readCell', () => {
   it('% -> ratio', () => expect(readCell(field('utilization.gpu'), '87')).toEqual({ kind: 'number', value: 0.87, shown: '87' }));
   it('MHz -> hertz', () => expect(readCell(field('clocks.current.sm'), '1980')).toMatchObject({ value: 1.98e9 }));
   it('us -> seconds', () => expect(readCell(field('clocks_event_reasons_counters.sw_power_cap'), '2500000')).toMatchObject({ value: 2.5 }));
-  it('us -> seconds without binary noise', () => expect(readCell(field('clocks_event_reasons_counters.sw_power_cap'), '204642816')).toMatchObject({ value: 204.642816 }));
+  it('us -> seconds without binary noise', () =>
+    expect(readCell(field('clocks_event_reasons_counters.sw_power_cap'), '204642816')).toMatchObject({ value: 204.642816 }));
   it('% -> ratio without binary noise', () => expect(readCell(field('utilization.gpu'), '7')).toMatchObject({ value: 0.07 }));
   it('Active -> 1', () => expect(readCell(field('clocks_event_reasons.gpu_idle'), 'Active')).toMatchObject({ value: 1 }));
   it('Not Active -> 0', () => expect(readCell(field('clocks_event_reasons.gpu_idle'), 'Not Active')).toMatchObject({ value: 0 }));
   it('Enabled -> 1', () => expect(readCell(field('persistence_mode'), 'Enabled')).toMatchObject({ value: 1 }));
   it('P8 -> 8', () => expect(readCell(field('pstate'), 'P8')).toMatchObject({ value: 8 }));
-  it('a word in a number field is an error, never a number', () => expect(readCell(field('power.draw'), 'lots')).toEqual({ kind: 'error', error: 'unparsable' }));
-  it('a word in a flag field is an error', () => expect(readCell(field('persistence_mode'), 'Maybe')).toEqual({ kind: 'error', error: 'unparsable' }));
+  it('a word in a number field is an error, never a number', () =>
+    expect(readCell(field('power.draw'), 'lots')).toEqual({ kind: 'error', error: 'unparsable' }));
+  it('a word in a flag field is an error', () =>
+    expect(readCell(field('persistence_mode'), 'Maybe')).toEqual({ kind: 'error', error: 'unparsable' }));
   it('[N/A] is absent', () => expect(readCell(field('fan.speed'), '[N/A]')).toEqual({ kind: 'absent' }));
-  it('[Unknown Error] is an error', () => expect(readCell(field('power.draw'), '[Unknown Error]')).toEqual({ kind: 'error', error: 'unknown_error' }));
+  it('[Unknown Error] is an error', () =>
+    expect(readCell(field('power.draw'), '[Unknown Error]')).toEqual({ kind: 'error', error: 'unknown_error' }));
 });
 
 describe('sampleFromCells', () => {

@@ -32,9 +32,13 @@ async function waitFor<T>(check: () => Promise<T | undefined>, what: string, ms 
 
 /** The process group led by a process whose command line has all of `texts` (nvidia-smi leads its own), once it runs. */
 const groupOf = (...texts: string[]) =>
-  waitFor(async () => (await processes()).find((p) => p.pid === p.pgid && texts.every((text) => p.args.includes(text)))?.pgid, `a group led by ${texts.join(' … ')}`);
+  waitFor(
+    async () => (await processes()).find((p) => p.pid === p.pgid && texts.every((text) => p.args.includes(text)))?.pgid,
+    `a group led by ${texts.join(' … ')}`,
+  );
 /** Resolves once no process of group `pgid` is left; fails after the deadline. */
-const groupGone = (pgid: number) => waitFor(async () => ((await processes()).some((p) => p.pgid === pgid) ? undefined : true), `process group ${pgid} to end`);
+const groupGone = (pgid: number) =>
+  waitFor(async () => ((await processes()).some((p) => p.pgid === pgid) ? undefined : true), `process group ${pgid} to end`);
 
 describe('no nvidia-smi outlives gpu-textfile', () => {
   it('a SIGKILLed collect leaves no hung nvidia-smi behind (hang ignores SIGTERM and sleeps a minute)', async () => {
@@ -42,7 +46,11 @@ describe('no nvidia-smi outlives gpu-textfile', () => {
     const hang = join(dir, 'hang');
     await copyFile(join(FAKE_BIN, 'hang'), hang);
     await chmod(hang, 0o755);
-    const collect = execa(process.execPath, [CLI, 'collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', hang, '--timeout', '60s'], { env: cliEnv(), extendEnv: false, reject: false });
+    const collect = execa(
+      process.execPath,
+      [CLI, 'collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', hang, '--timeout', '60s'],
+      { env: cliEnv(), extendEnv: false, reject: false },
+    );
     const pgid = await groupOf(hang);
     collect.kill('SIGKILL');
     expect((await collect).signal).toBe('SIGKILL');
@@ -54,12 +62,16 @@ describe('no nvidia-smi outlives gpu-textfile', () => {
     // A link of its own, so that this test's child is told apart from others' by its command line.
     const smi = join(dir, 'nvidia-smi');
     await symlink(FAKE_SMI, smi);
-    const collect = execa(process.execPath, [CLI, 'collect', '--interval', '10s', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', smi], {
-      // Silent from the start: it never writes, so no SIGPIPE would ever end it.
-      env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOOP_STALL_AFTER: '0' }),
-      extendEnv: false,
-      reject: false,
-    });
+    const collect = execa(
+      process.execPath,
+      [CLI, 'collect', '--interval', '10s', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', smi],
+      {
+        // Silent from the start: it never writes, so no SIGPIPE would ever end it.
+        env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOOP_STALL_AFTER: '0' }),
+        extendEnv: false,
+        reject: false,
+      },
+    );
     const pgid = await groupOf(`${smi} --query-gpu`, ' -lms 10000');
     collect.kill('SIGKILL');
     expect((await collect).signal).toBe('SIGKILL');
@@ -67,12 +79,18 @@ describe('no nvidia-smi outlives gpu-textfile', () => {
   });
 
   it('a child that finishes is left alone: its exit status and output come through', async () => {
-    const outcome = await runSmi(FAKE_SMI, ['--query-gpu=index,uuid', '--format=csv,noheader'], { timeoutMs: 20_000, env: { FAKE_SMI_CAPTURE: H200 } });
+    const outcome = await runSmi(FAKE_SMI, ['--query-gpu=index,uuid', '--format=csv,noheader'], {
+      timeoutMs: 20_000,
+      env: { FAKE_SMI_CAPTURE: H200 },
+    });
     expect(outcome).toEqual({ kind: 'ok', stdout: expect.stringMatching(/^0, GPU-d9041e44/) });
   });
 
   it('a missing nvidia-smi is still reported as missing', async () => {
     const dir = await tempDir();
-    expect(await runSmi(join(dir, 'nvidia-smi'), [], { timeoutMs: 20_000 })).toEqual({ kind: 'not-found', command: join(dir, 'nvidia-smi') });
+    expect(await runSmi(join(dir, 'nvidia-smi'), [], { timeoutMs: 20_000 })).toEqual({
+      kind: 'not-found',
+      command: join(dir, 'nvidia-smi'),
+    });
   });
 });

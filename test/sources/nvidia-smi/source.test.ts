@@ -17,9 +17,16 @@ const child = (lines: string[], outcome: SmiOutcome): SmiStream => ({
 describe('lmsRows', () => {
   it('a row is a sample, a line that is not one a problem, a blank line nothing', async () => {
     const rows = [];
-    const stream = lmsRows(child(['0, GPU-d9041e44-56fa-e7d7-44d1-12664904be3d', '', 'garbage'], { kind: 'exit', code: 0, output: '' }), FIELDS_2);
+    const stream = lmsRows(
+      child(['0, GPU-d9041e44-56fa-e7d7-44d1-12664904be3d', '', 'garbage'], { kind: 'exit', code: 0, output: '' }),
+      FIELDS_2,
+    );
     for await (const row of stream.rows) rows.push(row);
-    expect(rows).toMatchObject([{ gpu: '0', uuid: 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d' }, undefined, { line: 'garbage', message: 'row has 1 cells, the query asked for 2' }]);
+    expect(rows).toMatchObject([
+      { gpu: '0', uuid: 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d' },
+      undefined,
+      { line: 'garbage', message: 'row has 1 cells, the query asked for 2' },
+    ]);
   });
 
   it.each([
