@@ -57,6 +57,8 @@ export interface GpuSample {
   gpu: string;
   uuid: string;
   readings: ReadonlyMap<string, Reading>; // by FieldSpec.query
+  /** When the source took it (ms since the epoch), where the source says: the daemon mode's sample cost starts there. */
+  takenAt?: number;
 }
 
 /** A text field's value in a sample (a label, a state), if it has one. */

@@ -32,14 +32,14 @@ export const backoffMs = (intervalMs: number, failures: number): number =>
   Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
 
 /**
- * What one sample of the daemon mode cost, in seconds: nvidia-smi -lms sleeps the interval after
- * each query, so batches come `interval + query time` apart, and the query's share is the spacing less
- * the interval; then our own time from the batch's first row to the collection. The first batch of a
- * child has no spacing to go by: only our own time.
+ * What one sample of the daemon mode cost, in seconds: from the moment the source took it (its
+ * earliest row's takenAt: nvidia-smi's query start) to the collection, so the query and our own
+ * work; without takenAt, our own work from the batch's first row.
  */
-export function sampleSeconds(startedAt: number, previousStart: number | undefined, now: number, intervalMs: number): number {
-  const queryMs = previousStart === undefined ? 0 : Math.max(0, startedAt - previousStart - intervalMs);
-  return (queryMs + (now - startedAt)) / 1000;
+export function sampleSeconds(batch: { samples: readonly GpuSample[]; startedAt: number }, now: number): number {
+  const taken = batch.samples.flatMap((sample) => (sample.takenAt === undefined ? [] : [sample.takenAt]));
+  const from = taken.length > 0 ? Math.min(...taken) : batch.startedAt;
+  return Math.max(0, now - from) / 1000;
 }
 
 /** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
@@ -140,8 +140,6 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
     let good = 0;
     let batch: Batch | undefined;
     let flushTimer: NodeJS.Timeout | undefined;
-    /** When the last published batch's first row came: nvidia-smi -lms waits the interval after each query. */
-    let previousStart: number | undefined;
 
     const stallMs = STALL_INTERVALS * input.intervalMs;
     // The stall check starts with the first line: until then nvidia-smi gets its start-up time.
@@ -179,10 +177,9 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       expected = done.samples.length + done.problems.length;
       const now = input.now();
       const { collection, warnings } = toCollection({ samples: done.samples, problems: done.problems, lost: [], fields }, processes, {
-        durationSeconds: sampleSeconds(done.startedAt, previousStart, now, input.intervalMs),
+        durationSeconds: sampleSeconds(done, now),
         nowSeconds: now / 1000,
       });
-      previousStart = done.startedAt;
       lastSuccessSeconds = collection.health.lastSuccessSeconds;
       for (const warning of warnings) input.say(warning);
       void publish(collection);

@@ -19,7 +19,18 @@ describe('backoffMs', () => {
 // Unit tests of the loop itself: a fake child whose lines the test feeds, fake timers where the
 // logic is about time.
 const FIELDS_2 = FIELDS.filter((field) => field.query === 'index' || field.query === 'uuid');
-const ROWS = ['0, GPU-d9041e44-56fa-e7d7-44d1-12664904be3d', '1, GPU-697eaabb-1770-71c5-54ee-1d10ad7a70cb'];
+/** nvidia-smi's timestamp cell for a moment, in local time as it prints it: "2026/12/01 12:19:21.874". */
+const smiTime = (ms: number) => {
+  const t = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${t.getFullYear()}/${two(t.getMonth() + 1)}/${two(t.getDate())} ${two(t.getHours())}:${two(t.getMinutes())}:${two(t.getSeconds())}.${String(t.getMilliseconds()).padStart(3, '0')}`;
+};
+/** The -lms rows of two GPUs, each led by the timestamp of its query (the daemon asks for it first). */
+const rowsAt = (ms: number) => [
+  `${smiTime(ms)}, 0, GPU-d9041e44-56fa-e7d7-44d1-12664904be3d`,
+  `${smiTime(ms)}, 1, GPU-697eaabb-1770-71c5-54ee-1d10ad7a70cb`,
+];
+const ROWS = rowsAt(Date.parse('2026-12-01T12:00:00Z'));
 const good = (lastSuccessSeconds: number): Collection => ({
   fields: FIELDS_2,
   samples: [],
@@ -203,25 +214,27 @@ describe('daemonLoop', () => {
 });
 
 describe('sampleSeconds', () => {
-  it('is the query time (spacing less the interval) plus our own time', () => {
-    expect(sampleSeconds(10_270, 10_000, 10_273, 250)).toBeCloseTo(0.023, 6);
-    expect(sampleSeconds(10_000, undefined, 10_004, 250)).toBeCloseTo(0.004, 6);
-    // A batch that came early (a clock step, a lagging previous read) costs no negative time.
-    expect(sampleSeconds(10_200, 10_000, 10_200, 250)).toBe(0);
+  const sample = (takenAt?: number) => ({ gpu: '0', uuid: 'GPU-0', readings: new Map(), ...(takenAt === undefined ? {} : { takenAt }) });
+  it('runs from when the source took the sample (its earliest row) to the collection', () => {
+    expect(sampleSeconds({ samples: [sample(10_012), sample(10_000)], startedAt: 10_041 }, 10_043)).toBeCloseTo(0.043, 6);
+    // No takenAt: our own time from the batch's first row.
+    expect(sampleSeconds({ samples: [sample()], startedAt: 10_000 }, 10_004)).toBeCloseTo(0.004, 6);
+    // A clock stepped back between the two: no negative cost.
+    expect(sampleSeconds({ samples: [sample(10_500)], startedAt: 10_000 }, 10_001)).toBe(0);
   });
 
   // The duration family said 0 for every sample of the daemon mode.
-  it('is what the published samples carry', async () => {
+  it('is what the published samples carry: from the query timestamp to the collection', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const run = loop();
     await vi.advanceTimersByTimeAsync(0);
-    run.children[0]!.feed(...ROWS);
+    // The first batch teaches how many rows make one; the second is published as its last row comes.
+    run.children[0]!.feed(...rowsAt(Date.now()));
+    await vi.advanceTimersByTimeAsync(200);
+    // Its query started 30 ms before its rows came (nvidia-smi's own time).
+    run.children[0]!.feed(...rowsAt(Date.now() - 30));
     await vi.advanceTimersByTimeAsync(0);
-    // nvidia-smi takes 30 ms for the next query after its 200 ms sleep.
-    await vi.advanceTimersByTimeAsync(230);
-    run.children[0]!.feed(...ROWS);
-    await vi.advanceTimersByTimeAsync(0);
-    const samples = run.published.filter((c) => c.samples.length > 0 && c.health.durationSeconds !== undefined);
+    const samples = run.published.filter((c) => c.samples.length > 0);
     expect(samples.at(-1)?.health.durationSeconds).toBeCloseTo(0.03, 6);
     await run.stop();
   });

@@ -10,8 +10,15 @@ import { spawn } from 'node:child_process';
 // once instead of at the deadline; and nvidia-smi stays our direct child, so its exit status and
 // a missing binary (ENOENT) reach us as before. It ignores the signals a terminal or a unit's stop
 // sends (it has its own session): only the pipe decides.
+// The guard starts before the child and learns its group from the pipe, written in the same tick as
+// the spawn returns: were it started after, a gpu-textfile killed while the guard's own fork ran
+// would leave the child unguarded (a busy machine's fork takes milliseconds). One fork more before
+// nvidia-smi starts (under a millisecond) is the price.
 // (dash's kill takes neither `--` nor `-s KILL` before a negative pid; `-9 -PGID` works in every sh.)
-const GUARD = `trap '' HUP INT TERM QUIT; read -r line; [ "$line" = done ] || kill -9 "-$1" 2>/dev/null`;
+const GUARD = `trap '' HUP INT TERM QUIT
+read -r pgid || exit 0
+read -r line
+if [ "$line" != done ] && [ "$pgid" -gt 1 ] 2>/dev/null; then kill -9 "-$pgid" 2>/dev/null; fi`;
 
 /** Lets go of a process group: it is left alone from now on. */
 export type ReleaseGroup = () => void;
@@ -22,13 +29,26 @@ const ignorable = (error: NodeJS.ErrnoException): void => {
   if (error.code !== 'EPIPE' && error.code !== 'ENOENT') throw error;
 };
 
-/** Starts a guard that SIGKILLs process group `pgid` if this process dies before releasing it. */
-export function guardGroup(pgid: number): ReleaseGroup {
-  const guard = spawn('/bin/sh', ['-c', GUARD, 'sh', String(pgid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+/** A guard started before its child: `watch` names the child's process group, `release` lets it go. */
+export interface GroupGuard {
+  watch(pgid: number | undefined): void;
+  release: ReleaseGroup;
+}
+
+/** Starts a guard that SIGKILLs the process group it is told to watch if this process dies before releasing it. */
+export function startGuard(): GroupGuard {
+  const guard = spawn('/bin/sh', ['-c', GUARD], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
   guard.on('error', ignorable);
   guard.stdin.on('error', ignorable);
   // Neither the guard nor its pipe may keep this process alive.
   guard.unref();
   (guard.stdin as unknown as { unref(): void }).unref();
-  return () => guard.stdin.end('done\n');
+  let watching = false;
+  return {
+    watch: (pgid) => {
+      watching = true;
+      guard.stdin.write(`${pgid ?? 0}\n`);
+    },
+    release: () => guard.stdin.end(watching ? 'done\n' : '0\ndone\n'),
+  };
 }

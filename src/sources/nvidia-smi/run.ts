@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { boundedLines } from './lines.js';
-import { guardGroup } from './orphan-guard.js';
+import { startGuard } from './orphan-guard.js';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
 export type SmiOutcome =
@@ -37,6 +37,7 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
 /** Runs `command args` with a hard deadline on the whole process group. */
 export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
   const graceMs = options.graceMs ?? 1000;
+  const guard = startGuard();
   const child = execa(command, args, {
     reject: false,
     detached: true,
@@ -46,8 +47,8 @@ export async function runSmi(command: string, args: readonly string[], options: 
     // nvidia-smi's messages are English already; keep any locale from changing number formats.
     env: { ...options.env, LC_ALL: 'C' },
   });
-  // Started after the child, so nvidia-smi starts no later than it did.
-  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
+  guard.watch(child.pid);
+  const releaseGroup = guard.release;
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   const deadline = setTimeout(() => {
@@ -58,7 +59,7 @@ export async function runSmi(command: string, args: readonly string[], options: 
   const result = await child;
   clearTimeout(deadline);
   clearTimeout(forceKill);
-  releaseGroup?.();
+  releaseGroup();
 
   const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
@@ -93,6 +94,7 @@ export function streamSmi(
   args: readonly string[],
   options: { graceMs?: number; env?: Record<string, string> } = {},
 ): SmiStream {
+  const guard = startGuard();
   const child = execa(command, args, {
     reject: false,
     detached: true,
@@ -100,7 +102,8 @@ export function streamSmi(
     buffer: { stdout: false, stderr: true },
     env: { ...options.env, LC_ALL: 'C' },
   });
-  const releaseGroup = child.pid === undefined ? undefined : guardGroup(child.pid);
+  guard.watch(child.pid);
+  const releaseGroup = guard.release;
   const tail: string[] = [];
   let stopped = false;
   let forceKill: NodeJS.Timeout | undefined;
@@ -123,7 +126,7 @@ export function streamSmi(
   }
   const ended = child.then((result): SmiOutcome => {
     clearTimeout(forceKill);
-    releaseGroup?.();
+    releaseGroup();
     // Newest first: the line nvidia-smi printed last says why it stopped.
     const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
     if ((result as { code?: string }).code === 'ENOENT') return { kind: 'not-found', command };

@@ -41,10 +41,42 @@ export function nvidiaSmiReads(run: SmiRunner, host: Host): SourceReads {
   };
 }
 
-/** A `-lms` child's lines as rows of `fields`; its end as a failure. */
+/**
+ * nvidia-smi's `timestamp` cell, "2026/12/01 12:19:21.874" in its local time, as ms since the epoch:
+ * when that query started. Undefined when it does not read as one.
+ */
+export function parseSmiTimestamp(cell: string | undefined): number | undefined {
+  const match = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})$/.exec(cell?.trim() ?? '');
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second, ms] = match.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return new Date(year, month - 1, day, hour, minute, second, ms).getTime();
+}
+
+/**
+ * A `-lms` child's lines as rows of `fields`; its end as a failure. Each line starts with the
+ * `timestamp` of its query (asked first, see nvidiaSmiSource), which becomes the sample's takenAt:
+ * -lms keeps its period, so the query's time shows only there.
+ */
 export function lmsRows(child: SmiStream, fields: readonly FieldSpec[]): RowStream {
   async function* rows() {
-    for await (const line of child.lines) yield line.trim() === '' ? undefined : sampleFromCells(fields, splitCells(line), line);
+    for await (const line of child.lines) {
+      if (line.trim() === '') {
+        yield undefined;
+        continue;
+      }
+      const [timestamp, ...cells] = splitCells(line);
+      const row = sampleFromCells(fields, cells, line);
+      const takenAt = parseSmiTimestamp(timestamp);
+      yield takenAt !== undefined && 'readings' in row ? { ...row, takenAt } : row;
+    }
   }
   return {
     what: 'nvidia-smi -lms',
@@ -64,7 +96,11 @@ export function nvidiaSmiSource(options: NvidiaSmiOptions): Source {
     reads: () => nvidiaSmiReads(deadlineRunner(options.command, options.timeoutMs), options.host),
     stream: (fields, names, intervalMs) =>
       lmsRows(
-        streamSmi(options.command, [...queryGpuArgs(fields.map((field) => names[field.query]!)), '-lms', String(Math.round(intervalMs))]),
+        streamSmi(options.command, [
+          ...queryGpuArgs(['timestamp', ...fields.map((field) => names[field.query]!)]),
+          '-lms',
+          String(Math.round(intervalMs)),
+        ]),
         fields,
       ),
   };
