@@ -1,11 +1,10 @@
+import { INSTALL_OPTIONS, UNINSTALL_OPTIONS } from './commands/install-options.js';
 import {
   ARCHIVE_OPTIONS,
   COLLECT_OPTIONS,
   DOCTOR_OPTIONS,
-  INSTALL_OPTIONS,
   PULSE_OPTIONS,
   REPORT_OPTIONS,
-  UNINSTALL_OPTIONS,
   type ArgsOf,
   type OptionTable,
 } from './commands/options.js';

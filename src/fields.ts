@@ -3,106 +3,12 @@
  * conversions, the metric families, the CSV columns and the README's metric table all derive
  * from this table: adding a field is one line.
  */
-import { escapeRegExp } from './regex.js';
+import { ecc, eventReason, eventReasonTime, type FieldSpec, flag, gauge, label, MHZ, MIB, PERCENT } from './field-spec.js';
 
-/** How a cell's text becomes a value. */
-export type FieldKind =
-  | 'number' //   "76.68" -> 76.68 x factor
-  | 'enabled' //  "Enabled" / "Disabled" -> 1 / 0
-  | 'active' //   "Active" / "Not Active" -> 1 / 0
-  | 'yes-no' //   "Yes" / "No" -> 1 / 0
-  | 'pstate' //   "P0".."P15" -> 0..15
-  | 'state' //    one of `states`, exported as a state set (one series per state, 1 for the current)
-  | 'label'; //   identity text, a label on nvidia_gpu_info
-
-export type MetricType = 'gauge' | 'counter';
-
-export interface FieldSpec {
-  /** Name sent in --query-gpu on current drivers. */
-  readonly query: string;
-  /** Other names nvidia-smi accepts or used to accept for the same value (tried when `query` is not). */
-  readonly aliases?: readonly string[];
-  readonly kind: FieldKind;
-  /** Full metric family name; absent for 'label' fields. */
-  readonly metric?: string;
-  readonly type?: MetricType;
-  readonly help?: string;
-  /** Fixed labels that tell this field apart inside a shared family, e.g. { reason: 'gpu_idle' }. */
-  readonly labels?: Readonly<Record<string, string>>;
-  /** Multiply nvidia-smi's number by this to get base units. */
-  readonly factor?: number;
-  /** nvidia-smi's own unit for the number (documentation, CSV). */
-  readonly unit?: string;
-  /** For 'label' fields: the label name on nvidia_gpu_info. */
-  readonly label?: string;
-  /** For 'state' fields: the label that carries the state, and the states always exported. */
-  readonly stateLabel?: string;
-  readonly states?: readonly string[];
-  /** Column name in the CSV trail, when the field is logged there. */
-  readonly csv?: string;
-  /** Costs the query noticeably more than other fields: left out unless --slow-fields (see BENCHMARKS.md). */
-  readonly slow?: boolean;
-}
-
-const MIB = 1024 * 1024;
-const MHZ = 1e6;
-const PERCENT = 0.01;
-const MICROSECOND = 1e-6;
-
-const label = (query: string, name: string, aliases?: string[]): FieldSpec => ({ query, kind: 'label', label: name, aliases });
-
-const gauge = (query: string, metric: string, help: string, more: Partial<FieldSpec> = {}): FieldSpec => ({
-  query,
-  kind: 'number',
-  metric: `nvidia_gpu_${metric}`,
-  type: 'gauge',
-  help,
-  ...more,
-});
-
-const flag = (query: string, kind: 'enabled' | 'yes-no', metric: string, help: string): FieldSpec => ({
-  query,
-  kind,
-  metric: `nvidia_gpu_${metric}`,
-  type: 'gauge',
-  help,
-});
-
-const EVENT_REASON_HELP = 'Whether this clock event reason (throttling) is active: 1 active, 0 not.';
-const eventReason = (reason: string): FieldSpec => ({
-  query: `clocks_event_reasons.${reason}`,
-  aliases: [`clocks_throttle_reasons.${reason}`],
-  kind: 'active',
-  metric: 'nvidia_gpu_clocks_event_reason_active',
-  type: 'gauge',
-  help: EVENT_REASON_HELP,
-  labels: { reason },
-});
-
-const EVENT_TIME_HELP = 'Time clocks were held back by this event reason since the driver loaded, in seconds.';
-const eventReasonTime = (reason: string): FieldSpec => ({
-  query: `clocks_event_reasons_counters.${reason}`,
-  aliases: [`clocks_throttle_reasons_counters.${reason}`],
-  kind: 'number',
-  metric: 'nvidia_gpu_clocks_event_reason_seconds_total',
-  type: 'counter',
-  help: EVENT_TIME_HELP,
-  labels: { reason },
-  factor: MICROSECOND,
-  unit: 'us',
-  // Measured on an H200 (driver 580): the five counters add 7 ms to a 52 ms query, 14 %.
-  slow: true,
-});
-
-const ECC_HELP = "ECC errors counted by the GPU: volatile since the driver loaded, aggregate over the board's lifetime.";
-const ecc = (error: 'corrected' | 'uncorrected', counter: 'volatile' | 'aggregate'): FieldSpec => ({
-  query: `ecc.errors.${error}.${counter}.total`,
-  kind: 'number',
-  metric: 'nvidia_gpu_ecc_errors_total',
-  type: 'counter',
-  help: ECC_HELP,
-  labels: { error_type: error, counter_type: counter },
-});
+// What a field is, and which fields a run selects, live beside the table; callers keep importing them from here.
+export type { FieldKind, FieldSpec, MetricType } from './field-spec.js';
+export { fieldNames } from './field-spec.js';
+export { globMatches, selectFields } from './field-select.js';
 
 const COMPUTE_MODES = ['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'] as const;
 const RECOVERY_ACTIONS = ['None', 'Reset', 'Reboot', 'Drain_P2P', 'Drain_and_Reset'] as const;
@@ -294,28 +200,3 @@ export const FIELDS: readonly FieldSpec[] = [
   }),
   flag('retired_pages.pending', 'yes-no', 'retired_pages_pending', 'Whether a page retirement waits for a reboot: 1 yes, 0 no.'),
 ];
-
-/** Every name a field answers to: its query name first, then its aliases. */
-export const fieldNames = (field: FieldSpec): readonly string[] => [field.query, ...(field.aliases ?? [])];
-
-/** Glob match for --exclude-fields: `*` matches any run of characters, `?` one character. */
-export function globMatches(glob: string, name: string): boolean {
-  const pattern = escapeRegExp(glob).replace(/\\\*/g, '.*').replace(/\\\?/g, '.');
-  return new RegExp(`^${pattern}$`).test(name);
-}
-
-/**
- * Fields left after --exclude-fields, and without the slow ones unless asked for. A glob matches a
- * field by any of its names or its metric. index and uuid cannot be excluded: every series is named by them.
- */
-export function selectFields(fields: readonly FieldSpec[], excludeGlobs: readonly string[], includeSlow = false): FieldSpec[] {
-  return fields.filter(
-    (field) =>
-      field.query === 'index' ||
-      field.query === 'uuid' ||
-      ((includeSlow || !field.slow) &&
-        !excludeGlobs.some((glob) =>
-          [...fieldNames(field), ...(field.metric ? [field.metric] : [])].some((name) => globMatches(glob, name)),
-        )),
-  );
-}

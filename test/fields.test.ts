@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { METRIC_NAME, LABEL_NAME } from '../src/exposition/escape.js';
 import { FIELDS, fieldNames, globMatches, selectFields } from '../src/fields.js';
-import { fieldFamilies, metricCatalog } from '../src/metrics.js';
+import { fieldFamilies, metricCatalog } from '../src/metrics-catalog.js';
 
 const BASE_UNITS = ['_bytes', '_watts', '_celsius', '_hertz', '_seconds_total', '_ratio', '_seconds', '_lanes', '_generation'];
 

@@ -4,7 +4,7 @@ import { parseDuration } from '../duration.js';
 import { LABEL_NAME } from '../exposition/escape.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { hostAt } from '../host.js';
-import { ownLabelNames } from '../metrics.js';
+import { ownLabelNames } from '../metrics-catalog.js';
 import { taskNameProblem } from '../task-name.js';
 import { defaultTextfileDir, type ArgsOf, type COLLECT_OPTIONS } from './options.js';
 

@@ -12,7 +12,8 @@ import {
   type InstallChoices,
 } from '../deploy/units.js';
 import { hiddenFromUnits, installProgram, INSTALLED_SCRIPT, PROGRAM_DIR } from '../deploy/program.js';
-import { COLLECT_OPTIONS, defaultTextfileDir, PASSED_ON, type ArgsOf, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './options.js';
+import { PASSED_ON, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './install-options.js';
+import { COLLECT_OPTIONS, defaultTextfileDir, type ArgsOf } from './options.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
 import { parseCollectArgs, type CollectArgs } from './collect.js';
 

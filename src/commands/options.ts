@@ -1,5 +1,9 @@
 import { existsSync } from 'node:fs';
 import { DOCTOR_CHECKS } from '../doctor/check-ids.js';
+import type { OptionTable } from './option-types.js';
+
+// What an option table is lives beside the tables; commands keep importing the types from here.
+export type { ArgsOf, OptionSpec, OptionTable } from './option-types.js';
 
 /** Debian/Ubuntu's prometheus-node-exporter package reads this directory. */
 export const DEBIAN_TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
@@ -10,41 +14,8 @@ export const defaultTextfileDir = (): string => (existsSync(DEBIAN_TEXTFILE_DIR)
 
 // Every command's options, as data: yargs reads them for help and parsing, and collect's hot path reads
 // the same table with a small parser (src/commands/parse-options.ts) so a timer run need not load yargs.
-// Each option can also come from GPU_TEXTFILE_<OPTION> (e.g. GPU_TEXTFILE_TEXTFILE_DIR).
-
-/** One option, in the shape yargs takes. */
-export interface OptionSpec {
-  type: 'string' | 'boolean' | 'number';
-  describe: string;
-  default?: string | boolean | number | readonly string[];
-  array?: boolean;
-  demandOption?: boolean;
-  /** What the value is, in the usage line: `--textfile-dir DIR`. */
-  placeholder?: string;
-  /** The heading it is listed under in --help (yargs' own key). */
-  group?: string;
-  /** Another name it answers to (yargs' own key; its GPU_TEXTFILE_* variable is read too). */
-  alias?: string;
-}
-
-export type OptionTable = Readonly<Record<string, OptionSpec>>;
-
-/** "max-processes" -> "maxProcesses", as yargs and parseOptions key the values. */
-type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
-type ValueOf<O extends OptionSpec> = (O['type'] extends 'string' ? string : O['type'] extends 'number' ? number : boolean) extends infer V
-  ? O extends { array: true }
-    ? V[]
-    : V
-  : never;
-/** An option always has a value when it has a default or must be given. */
-type Always<O extends OptionSpec> = O extends { default: unknown } ? true : O extends { demandOption: true } ? true : false;
-
-/** A command's parsed arguments, derived from its option table (declared `as const satisfies OptionTable`). */
-export type ArgsOf<T extends OptionTable> = {
-  -readonly [K in keyof T & string as Always<T[K]> extends true ? Camel<K> : never]: ValueOf<T[K]>;
-} & {
-  -readonly [K in keyof T & string as Always<T[K]> extends true ? never : Camel<K>]?: ValueOf<T[K]>;
-};
+// Each option can also come from GPU_TEXTFILE_<OPTION> (e.g. GPU_TEXTFILE_TEXTFILE_DIR). install's and
+// uninstall's tables, derived from collect's, are in src/commands/install-options.ts.
 
 const OUTPUT = 'Output:';
 const SMI = 'nvidia-smi:';
@@ -155,76 +126,6 @@ export const ARCHIVE_OPTIONS = {
   compress: { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' },
   'delay-compress': { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' },
   'min-size': { type: 'number', placeholder: 'BYTES', default: 0, describe: 'Leave live files smaller than this many bytes alone' },
-} as const satisfies OptionTable;
-
-const INSTALL = 'Install:';
-const WRITTEN = 'Written to /etc/default/gpu-textfile for collect:';
-
-/** One of collect's options as install takes it: no default, so that "not given" can be told apart. */
-function passedOn<N extends PassedOn>(
-  name: N,
-  describe?: string,
-): Omit<(typeof COLLECT_OPTIONS)[N], 'default' | 'group'> & { group: string } {
-  const { default: _default, group: _group, ...spec }: OptionSpec = COLLECT_OPTIONS[name];
-  return { ...spec, group: WRITTEN, ...(describe ? { describe } : {}) } as Omit<(typeof COLLECT_OPTIONS)[N], 'default' | 'group'> & {
-    group: string;
-  };
-}
-
-/** The collect options install writes into /etc/default/gpu-textfile (as GPU_TEXTFILE_*). */
-export const PASSED_ON = [
-  'textfile-dir',
-  'file-name',
-  'csv-dir',
-  'task',
-  'label',
-  'exclude-fields',
-  'slow-fields',
-  'timeout',
-  'processes',
-  'max-processes',
-  'interval',
-] as const;
-type PassedOn = (typeof PASSED_ON)[number];
-const PASSED = Object.fromEntries(PASSED_ON.map((name) => [name, passedOn(name)])) as { [N in PassedOn]: ReturnType<typeof passedOn<N>> };
-
-/** install's options. */
-export const INSTALL_OPTIONS = {
-  root: {
-    type: 'string',
-    placeholder: 'DIR',
-    group: INSTALL,
-    default: '/',
-    describe: 'Install under this directory instead of / (then nothing is enabled)',
-  },
-  daemon: {
-    type: 'boolean',
-    group: INSTALL,
-    default: false,
-    describe: 'Install the daemon service (daemon mode: collect --interval) instead of the 15 s timer (and remove the other)',
-  },
-  enable: {
-    type: 'boolean',
-    group: INSTALL,
-    default: true,
-    describe: 'systemctl daemon-reload and enable --now the timers (--no-enable to skip)',
-  },
-  'dry-run': { type: 'boolean', group: INSTALL, default: false, describe: 'Print what would be done; change nothing' },
-  ...PASSED,
-  'csv-dir': passedOn('csv-dir', 'Also keep the CSV trail here, archived daily (e.g. /var/log/gpu-textfile)'),
-  interval: passedOn('interval', 'With --daemon: the cadence (default 15s; at least 100ms)'),
-} as const satisfies OptionTable;
-
-/** uninstall's options: it reads what install recorded in /etc/default/gpu-textfile. */
-export const UNINSTALL_OPTIONS = {
-  root: {
-    type: 'string',
-    placeholder: 'DIR',
-    default: '/',
-    describe: 'Uninstall from under this directory instead of / (then nothing is disabled)',
-  },
-  enable: { type: 'boolean', default: true, describe: 'systemctl disable --now the units and daemon-reload (--no-enable to skip)' },
-  'dry-run': { type: 'boolean', default: false, describe: 'Print what would be done; change nothing' },
 } as const satisfies OptionTable;
 
 /** doctor's options. */

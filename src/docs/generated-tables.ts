@@ -1,6 +1,6 @@
 import { CSV_HEADER } from '../csvlog/columns.js';
 import { FAILURE_REASONS } from '../collection.js';
-import { metricCatalog } from '../metrics.js';
+import { metricCatalog } from '../metrics-catalog.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FIELDS } from '../../src/fields.js';
-import { metricCatalog } from '../../src/metrics.js';
+import { metricCatalog } from '../../src/metrics-catalog.js';
 import { ROOT } from '../helpers.js';
 
 const EXAMPLES = join(ROOT, 'examples');
