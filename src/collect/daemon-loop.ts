@@ -4,6 +4,7 @@ import type { FieldSpec } from '../fields.js';
 import type { RowStream } from '../sources/source.js';
 import type { CollectorState } from '../state.js';
 import type { CollectOutput } from './collect.js';
+import { latestOnly } from './latest-only.js';
 
 /** What the daemon mode's loop is given: its cadence, and every effect as a function (tests pass fakes). */
 export interface DaemonLoopInput {
@@ -221,35 +222,4 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       await child.ended;
     }
   }
-}
-
-/**
- * Publishes one collection at a time; while one is being written, only the newest waiting one is
- * kept. A child printing faster than the disk takes them cannot queue collections without bound.
- */
-export function latestOnly(write: (collection: Collection) => Promise<void>): {
-  publish: (collection: Collection) => Promise<void>;
-  idle: () => Promise<void>;
-} {
-  let waiting: Collection | undefined;
-  let running: Promise<void> | undefined;
-  const drain = async () => {
-    try {
-      while (waiting) {
-        const next = waiting;
-        waiting = undefined;
-        await write(next);
-      }
-    } finally {
-      running = undefined;
-    }
-  };
-  return {
-    publish: (collection) => {
-      waiting = collection;
-      running ??= drain();
-      return running;
-    },
-    idle: () => running ?? Promise.resolve(),
-  };
 }

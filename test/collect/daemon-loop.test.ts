@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Collection } from '../../src/collection.js';
-import { backoffMs, daemonLoop, latestOnly, MAX_BATCH_ROWS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
+import { backoffMs, daemonLoop, MAX_BATCH_ROWS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
 import { FIELDS } from '../../src/fields.js';
 import type { SmiOutcome, SmiStream } from '../../src/sources/nvidia-smi/run.js';
 import { lmsRows } from '../../src/sources/nvidia-smi/source.js';
@@ -237,23 +237,5 @@ describe('sampleSeconds', () => {
     const samples = run.published.filter((c) => c.samples.length > 0);
     expect(samples.at(-1)?.health.durationSeconds).toBeCloseTo(0.03, 6);
     await run.stop();
-  });
-});
-
-describe('latestOnly', () => {
-  it('writes one at a time and keeps only the newest waiting collection', async () => {
-    const written: number[] = [];
-    let release = () => {};
-    const publisher = latestOnly(async (c) => {
-      written.push(c.health.lastSuccessSeconds!);
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    void publisher.publish(good(1));
-    for (let i = 2; i <= 1000; i++) void publisher.publish(good(i));
-    release();
-    await until(() => written.length === 2, 'the second write');
-    release();
-    await publisher.idle();
-    expect(written).toEqual([1, 1000]);
   });
 });
