@@ -1,62 +1,9 @@
 import type { SeriesSample } from '../sources/nvidia-smi/series-csv.js';
 import { findBursts } from './bursts.js';
+import { REASON_BITS, THROTTLING } from './clock-reasons.js';
+import { PULSE_THRESHOLDS } from './thresholds.js';
+import { NEXT_STEPS, type PulseVerdict } from './verdicts.js';
 import { mean, median } from '../stats.js';
-
-/** What the pattern of one GPU's utilization says. */
-export type PulseVerdict = 'idle' | 'saturated' | 'data_starved' | 'throttled' | 'copies_or_tiny_kernels' | 'mixed';
-
-/** nvmlClocksEventReasons bits. */
-export const REASON_BITS: Record<string, bigint> = {
-  gpu_idle: 0x1n,
-  applications_clocks_setting: 0x2n,
-  sw_power_cap: 0x4n,
-  hw_slowdown: 0x8n,
-  sync_boost: 0x10n,
-  sw_thermal_slowdown: 0x20n,
-  hw_thermal_slowdown: 0x40n,
-  hw_power_brake_slowdown: 0x80n,
-  display_clock_setting: 0x100n,
-};
-/** Reasons that hold a busy GPU back against its will (power capping at the limit is the GPU doing all it may). */
-const THROTTLING = ['hw_slowdown', 'sw_thermal_slowdown', 'hw_thermal_slowdown', 'hw_power_brake_slowdown'];
-
-/**
- * Thresholds, tuned on the H200 recordings in test/fixtures/series that docs/pulse.md lists as the
- * tuning set (idle, saturated, loops busy 30/60/85 % of each 0.5 s, short bursts with long waits,
- * host-device copies, tiny kernels); the held-out recordings there test them.
- */
-export const PULSE_THRESHOLDS = {
-  /** Utilization at or under this (%) counts as "near 0"; at or over `high` as busy. */
-  nearZero: 5,
-  high: 50,
-  nearFull: 90,
-  /** Mean utilization (%) under which a GPU is idle, if its power agrees. */
-  idleMean: 5,
-  /** Power at or under this share of the limit is "near idle" (an H200 idles at 77-130 W of 700 W). */
-  idlePowerShare: 0.25,
-  /** Without a power limit: power at or under this multiple of the lowest power seen at near-0 utilization is "near idle" (a CUDA context alone takes an H200 from 77 to ~120 W). */
-  idleFloorFactor: 1.75,
-  /** Mean utilization (%) at or over which a GPU is saturated, with under `lowShareSaturated` of samples under `high`. */
-  saturatedMean: 85,
-  lowShareSaturated: 0.1,
-  /** Data-starved: at least this share of samples under `high`, and at least this many swings across it per 10 samples. */
-  starvedLowShare: 0.15,
-  starvedSwingsPer10: 1,
-  /** Throttled: busy, SM clock at or under this share of its maximum, throttling reasons in at least `throttledShare` of busy samples. */
-  throttledClockShare: 0.85,
-  throttledShare: 0.3,
-  /**
-   * Copies or tiny kernels: utilization mean at least this (%), steady (near 0 in under `burstGapShare`
-   * of samples), while power stays near idle. Pageable host-to-device copies read 12-16 %.
-   */
-  busyAtIdlePowerMean: 10,
-  /** Bursts: at least this many runs above near-zero, near 0 in at least this share of samples, median peak at least this (%). */
-  burstsMin: 3,
-  burstGapShare: 0.3,
-  burstPeak: 10,
-  /** Power cap hit (sw_power_cap) in at least this share of the (at least 5) near-0 samples: heavy work ran between samples. */
-  cappedWhileNearZeroShare: 0.25,
-};
 
 export interface PulseEvidence {
   samples: number;
@@ -94,28 +41,6 @@ export interface Pulse {
 }
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
-
-const NEXT_STEPS: Record<PulseVerdict, string[]> = {
-  idle: ['nothing runs on this GPU: check the job is placed on it (CUDA_VISIBLE_DEVICES, the scheduler)'],
-  saturated: ['the GPU is the bottleneck, as it should be: for more speed use mixed precision (bf16), fused kernels, or more GPUs'],
-  data_starved: [
-    'the GPU waits for each batch: look at the input pipeline',
-    'PyTorch DataLoader: raise num_workers, set pin_memory=True and persistent_workers=True, prefetch_factor >= 2',
-    'move decoding and augmentation off the critical path (pre-process, DALI, GPU-side transforms); check storage and network read speed',
-    'overlap host-to-device copies with compute (non_blocking=True on pinned memory)',
-  ],
-  throttled: [
-    'clocks are held back: check cooling (inlet temperature, fans, airflow) and the power limit (nvidia-smi -q -d PERFORMANCE,POWER)',
-    'nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,power.draw,enforced.power.limit --format=csv -lms 500 while it runs',
-  ],
-  copies_or_tiny_kernels: [
-    "nvidia-smi's fields cannot always tell these two apart: utilization.gpu counts the time a copy or any kernel runs, however little of the GPU it uses",
-    'if it copies between host and device: use pinned memory (pin_memory=True), fewer and larger transfers, overlap copies with compute (non_blocking=True, a side stream), and keep data on the GPU between steps',
-    'if it launches many tiny kernels: capture the loop with CUDA graphs (torch.compile mode="reduce-overhead"), fuse kernels, use larger batches',
-    'to tell which: nvidia-smi dmon -s t shows PCIe traffic (high rxpci/txpci: copies); nsys profile shows copies and kernels on a timeline',
-  ],
-  mixed: ['no single pattern: record longer (--seconds 60) or at a faster interval, and look at the evidence'],
-};
 
 /**
  * Idle samples before the load started or after it stopped (utilization near 0 and power near the

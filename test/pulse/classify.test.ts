@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyPulse, REASON_BITS, trimIdleEnds } from '../../src/pulse/classify.js';
+import { classifyPulse, trimIdleEnds } from '../../src/pulse/classify.js';
+import { REASON_BITS } from '../../src/pulse/clock-reasons.js';
 import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
 import { FAKE_SMI, ROOT, capture, runCli } from '../helpers.js';
 import { RECORDINGS, SERIES, TUNING, confusionTables, expectedVerdict, gpu0 } from './recordings.js';

@@ -2,7 +2,8 @@
 // and the tables docs/pulse.md shows (built here so the doc cannot drift from the code).
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { classifyPulse, type PulseVerdict } from '../../src/pulse/classify.js';
+import { classifyPulse } from '../../src/pulse/classify.js';
+import type { PulseVerdict } from '../../src/pulse/verdicts.js';
 import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
 import { FIXTURES } from '../helpers.js';
 

@@ -1,4 +1,5 @@
-import { emptyBucket, HOUR, mergeBucket, type Bucket } from '../aggregate.js';
+import { HOUR } from '../aggregate.js';
+import { emptyBucket, mergeBucket, type Bucket } from '../bucket.js';
 
 /** The charts' time axis: `n` buckets of `step` ms from `x0` (a local hour start). */
 export interface Grid {

@@ -1,0 +1,68 @@
+import type { HistoryRow } from '../csvlog/read.js';
+import { FINDING_THRESHOLDS } from './findings.js';
+
+/** What the samples of one hour (or a run of hours) of one GPU add up to. */
+export interface Bucket {
+  samples: number;
+  errors: number;
+  utilSum: number;
+  utilN: number;
+  memMax?: number;
+  memTotal?: number;
+  powerSum: number;
+  powerN: number;
+  tempMax?: number;
+  /** Samples under the idle utilization while holding the idle memory (FINDING_THRESHOLDS). */
+  idleHeld: number;
+  /** Milliseconds of this hour inside a gap of this series. */
+  missingMs: number;
+}
+
+export const emptyBucket = (): Bucket => ({
+  samples: 0,
+  errors: 0,
+  utilSum: 0,
+  utilN: 0,
+  powerSum: 0,
+  powerN: 0,
+  idleHeld: 0,
+  missingMs: 0,
+});
+
+const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/** `from` added into `into`. */
+export function mergeBucket(into: Bucket, from: Bucket): void {
+  into.samples += from.samples;
+  into.errors += from.errors;
+  into.utilSum += from.utilSum;
+  into.utilN += from.utilN;
+  into.memMax = maxOf(into.memMax, from.memMax);
+  into.memTotal = from.memTotal ?? into.memTotal;
+  into.powerSum += from.powerSum;
+  into.powerN += from.powerN;
+  into.tempMax = maxOf(into.tempMax, from.tempMax);
+  into.idleHeld += from.idleHeld;
+  into.missingMs += from.missingMs;
+}
+
+/** One row of a GPU's trail added into the bucket of its hour. */
+export function addRow(bucket: Bucket, row: HistoryRow, t = FINDING_THRESHOLDS): void {
+  bucket.samples++;
+  if (row.status !== 'ok') {
+    bucket.errors++;
+    return;
+  }
+  if (row.utilization !== undefined) {
+    bucket.utilSum += row.utilization;
+    bucket.utilN++;
+    if (row.utilization < t.idleMaxUtilization && (row.memoryUsedMiB ?? 0) >= t.idleMinMemoryMib) bucket.idleHeld++;
+  }
+  bucket.memMax = maxOf(bucket.memMax, row.memoryUsedMiB);
+  if (row.memoryTotalMiB !== undefined) bucket.memTotal = row.memoryTotalMiB;
+  if (row.powerW !== undefined) {
+    bucket.powerSum += row.powerW;
+    bucket.powerN++;
+  }
+  bucket.tempMax = maxOf(bucket.tempMax, row.temperatureC);
+}
