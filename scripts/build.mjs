@@ -6,7 +6,7 @@
 // - one file for every other command, yargs and the failure-path doctor, required when they run.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /** Modules imported dynamically that stay out of cli.js: source path -> output name. */
@@ -76,3 +76,16 @@ await build({
 // The package is "type": "module"; these files are CommonJS.
 writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
 chmodSync('dist/gpu-textfile.js', 0o755);
+// collect --source demo and pulse --source demo replay these real recordings (src/sources/demo/);
+// they ship in dist/demo, found from the bundle wherever the package is installed.
+const DEMO = {
+  'h200x2-load.query-gpu.csv': 'captures/h200x2__580.159.04__linux-load/query-gpu.csv',
+  'h200x2-load.query-compute-apps.csv': 'captures/h200x2__580.159.04__linux-load/query-compute-apps.csv',
+  'h200x2-saturated.lms500.csv': 'series/h200x2__580.159.04__saturated__lms500.csv',
+  'h200x2-starved.lms500.csv': 'series/h200x2__580.159.04__starved__lms500.csv',
+  'h200x2-tiny.lms500.csv': 'series/h200x2__580.159.04__tiny__lms500.csv',
+  'h200x2-idle.lms500.csv': 'series/h200x2__580.159.04__idle__lms500.csv',
+  'h200-bursts-10.lms200.csv': 'series/h200__580.159.04__bursts-10__lms200.csv',
+};
+mkdirSync('dist/demo');
+for (const [name, from] of Object.entries(DEMO)) copyFileSync(`test/fixtures/${from}`, `dist/demo/${name}`);

@@ -64,6 +64,9 @@ export const FIXED_FAMILIES = {
   ),
 } as const;
 
+/** The label on every series of `collect --source demo`. */
+export const DEMO_LABEL: [string, string] = ['source', 'demo'];
+
 /**
  * Every label name the collector sets itself, from the tables the builders in src/metrics.ts read: the fixed
  * families' labels and each field's info label, its own labels and its state label. A --label may
@@ -75,7 +78,7 @@ export function ownLabelNames(fields: readonly FieldSpec[] = FIELDS): Set<string
     ...Object.keys(field.labels ?? {}),
     ...(field.stateLabel ? [field.stateLabel] : []),
   ]);
-  return new Set([...Object.values(FIXED_FAMILIES).flatMap((family) => family.labels), ...fromFields]);
+  return new Set([...Object.values(FIXED_FAMILIES).flatMap((family) => family.labels), ...fromFields, DEMO_LABEL[0]]);
 }
 
 /** The families fed by the field table, in table order, each listed once with its fields. */

@@ -63,5 +63,14 @@ describe('the npm package', () => {
     });
     expect({ exit: collect.exitCode, err: collect.stderr }).toEqual({ exit: 0, err: '' });
     expect(collect.stdout).toMatch(/^nvidia_gpu_collector_success 1$/m);
+    // The demo's recordings are found beside the installed bundle, not in this checkout.
+    const demo = await execa(command, ['collect', '--dry-run', '--source', 'demo'], {
+      cwd,
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+    });
+    expect({ exit: demo.exitCode, err: demo.stderr }).toEqual({ exit: 0, err: '' });
+    expect(demo.stdout).toMatch(/^nvidia_gpu_up\{source="demo",gpu="1",/m);
   });
 });

@@ -47,7 +47,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         if (csvError) say(csvError);
       },
       saveState: async (next) => {
-        if (plan.dryRun) return;
+        // The demo's names are not a driver's: a real run on this host must not take them for its own.
+        if (plan.dryRun || plan.source === 'demo') return;
         const error = await writeState(plan.stateDir, saved, next);
         if (!error) saved = next;
       },

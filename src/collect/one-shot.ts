@@ -67,7 +67,8 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
     return 1;
   }
   if (csvError) say(csvError);
-  if (!plan.dryRun) {
+  // The demo's names are not a driver's: a real run on this host must not take them for its own.
+  if (!plan.dryRun && plan.source !== 'demo') {
     const stateError = await writeState(plan.stateDir, state, result.state);
     if (stateError) say(`${stateError} (each run then also asks nvidia-smi --help-query-gpu; see --state-dir)`);
   }
@@ -75,9 +76,17 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   if (failure) {
     const where = plan.dryRun ? 'printed' : `wrote ${join(plan.textfileDir, plan.fileName)}`;
     const hint = diagnosis ? `gpu-textfile doctor says ${diagnosis.verdict}: ${diagnosis.summary}` : 'try: gpu-textfile doctor';
-    say(`${failure.reason}: ${failure.message} (${where} with the health block only; ${hint})`);
+    say(
+      `${failure.reason}: ${failure.message} (${where} with the health block only; ${hint})${demoHint(failure.reason, diagnosis?.verdict)}`,
+    );
     return 1;
   }
   // The textfile is published, but the trail lost this sample: not a success.
   return csvError ? 1 : 0;
 }
+
+/** On a host without a GPU, where to see what gpu-textfile produces all the same. */
+export const demoHint = (reason: string, verdict: string | undefined): string =>
+  reason === 'nvidia_smi_not_found' || verdict === 'no_gpu_on_pci'
+    ? '; to see what gpu-textfile produces without a GPU: gpu-textfile collect --dry-run --source demo'
+    : '';

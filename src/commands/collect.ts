@@ -4,7 +4,7 @@ import { parseDuration } from '../duration.js';
 import { LABEL_NAME } from '../exposition/escape.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { hostAt } from '../host.js';
-import { ownLabelNames } from '../metrics-catalog.js';
+import { DEMO_LABEL, ownLabelNames } from '../metrics-catalog.js';
 import { taskNameProblem } from '../task-name.js';
 import { defaultTextfileDir, type ArgsOf, type COLLECT_OPTIONS } from './options.js';
 
@@ -26,10 +26,11 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
     return '--max-processes must be a whole number';
   const taskProblem = taskNameProblem(args.task);
   if (taskProblem) return taskProblem;
+  if (args.source !== 'nvidia-smi' && args.source !== 'demo') return `--source: "${args.source}" is not nvidia-smi or demo`;
   const labels = parseLabels(args.label);
   if (typeof labels === 'string') return labels;
   return {
-    source: 'nvidia-smi',
+    source: args.source,
     nvidiaSmi: args.nvidiaSmi,
     timeoutMs,
     host: hostAt(args.hostRoot),
@@ -39,7 +40,8 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
     textfileDir: args.textfileDir ?? defaultTextfileDir(),
     fileName: args.fileName,
     dryRun: args.dryRun,
-    labels,
+    // Every series of the demo says so: a dashboard or alert can never take it for a real host.
+    labels: args.source === 'demo' ? [DEMO_LABEL, ...labels] : labels,
     stateDir: args.stateDir,
     csv: args.csvDir ? { dir: args.csvDir, task: args.task } : undefined,
     intervalMs,

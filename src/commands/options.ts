@@ -46,6 +46,13 @@ export const COLLECT_OPTIONS = {
     default: 'nvidia-smi',
     describe: 'nvidia-smi to run (a path, or a name looked up on PATH)',
   },
+  source: {
+    type: 'string',
+    placeholder: 'nvidia-smi|demo',
+    group: SMI,
+    default: 'nvidia-smi',
+    describe: 'Where the data comes from: nvidia-smi, or demo (recordings replayed, every series labelled source="demo"; no GPU needed)',
+  },
   timeout: {
     type: 'string',
     placeholder: 'DURATION',
@@ -171,6 +178,12 @@ export const PULSE_OPTIONS = {
   },
   json: { type: 'boolean', default: false, describe: 'Print the verdict, evidence and next steps as JSON' },
   'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
+  source: {
+    type: 'string',
+    placeholder: 'nvidia-smi|demo',
+    default: 'nvidia-smi',
+    describe: 'demo: replay a recorded H200 series for --seconds instead of sampling a GPU',
+  },
 } as const satisfies OptionTable;
 
 /** report's options. */

@@ -7,6 +7,8 @@ import { parseDuration } from '../duration.js';
 import { classifyFailure } from '../sources/nvidia-smi/failure.js';
 import { parseHelpQueryGpu } from '../sources/nvidia-smi/help-query-gpu.js';
 import { runSmi, streamSmi } from '../sources/nvidia-smi/run.js';
+import { DEMO_FILES, readRecording } from '../sources/demo/recordings.js';
+import { demoDir } from '../sources/sources.js';
 import type { ArgsOf, PULSE_OPTIONS } from './options.js';
 
 export type PulseArgs = ArgsOf<typeof PULSE_OPTIONS>;
@@ -44,6 +46,19 @@ async function record(args: PulseArgs, intervalMs: number, say: (line: string) =
   return lines.join('\n');
 }
 
+/**
+ * --source demo: a real H200 recording (bursts of work between waits) in real time: `seconds` pass,
+ * then the rows recorded in that many seconds (at least 5) stand for what was sampled.
+ */
+async function replayDemo(args: PulseArgs, say: (line: string) => void): Promise<string> {
+  say(`replaying a recorded H200 (demo, not this host) for ${args.seconds} s…`);
+  await sleep(args.seconds * 1000);
+  const [header = '', ...rows] = readRecording(demoDir(), DEMO_FILES.pulse)
+    .split('\n')
+    .filter((line) => line !== '');
+  return [header, ...rows.slice(0, Math.max(5, Math.round((args.seconds * 1000) / 200)))].join('\n');
+}
+
 /** `gpu-textfile pulse`: a short, fast look at one GPU that tells a data-starved job from a throttled or saturated one. */
 export async function runPulse(args: PulseArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
@@ -52,9 +67,15 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
     say(`--interval: "${args.interval}" must be a duration of at least 20ms`);
     return 2;
   }
+  if (args.source !== 'nvidia-smi' && args.source !== 'demo') {
+    say(`--source: "${args.source}" is not nvidia-smi or demo`);
+    return 2;
+  }
   const text = args.from
     ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` }))
-    : await record(args, intervalMs, say);
+    : args.source === 'demo'
+      ? await replayDemo(args, say)
+      : await record(args, intervalMs, say);
   if (typeof text !== 'string') {
     say(text.error);
     return 1;

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { Host } from '../host.js';
+import { demoSource } from './demo/source.js';
 import { nvidiaSmiSource } from './nvidia-smi/source.js';
 import type { Source } from './source.js';
 
@@ -13,9 +15,14 @@ export interface SourceOptions {
 const SOURCES = {
   'nvidia-smi': (options: SourceOptions) =>
     nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
+  // The recordings ship beside the bundle (dist/cli.js, dist/demo/): found from it, wherever it is installed.
+  demo: () => demoSource({ dir: demoDir(), now: Date.now }),
 } satisfies Record<string, (options: SourceOptions) => Source>;
 
 export type SourceName = keyof typeof SOURCES;
 
 /** The source collect reads from. */
 export const openSource = (name: SourceName, options: SourceOptions): Source => SOURCES[name](options);
+
+/** The folder of the demo's recordings: dist/demo, beside the bundle this code runs in. */
+export const demoDir = (): string => join(__dirname, 'demo');

@@ -199,7 +199,7 @@ describe('gpu-textfile collect when nvidia-smi fails', () => {
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(result.stderr.trimEnd()).toMatch(
       new RegExp(
-        `^gpu-textfile: ${reason}: .*\\(wrote .* with the health block only; (try: gpu-textfile doctor|gpu-textfile doctor says [a-z_]+: .*)\\)$`,
+        `^gpu-textfile: ${reason}: .*\\(wrote .* with the health block only; (try: gpu-textfile doctor|gpu-textfile doctor says [a-z_]+: .*)\\)(; to see what gpu-textfile produces without a GPU: gpu-textfile collect --dry-run --source demo)?$`,
       ),
     );
 

@@ -12,6 +12,7 @@ const DEFAULTS: CollectArgs = {
   fileName: 'nvidia_gpu.prom',
   dryRun: false,
   nvidiaSmi: 'nvidia-smi',
+  source: 'nvidia-smi',
   timeout: '10s',
   processes: true,
   label: [],

@@ -1,0 +1,64 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIELDS } from '../../../src/fields.js';
+import { demoSource } from '../../../src/sources/demo/source.js';
+import type { GpuRead } from '../../../src/sources/source.js';
+import { ROOT } from '../../helpers.js';
+
+// The demo source over the recordings as the build ships them (global setup builds dist/).
+const DIR = join(ROOT, 'dist/demo');
+const NOW = 1_795_976_400_000;
+
+async function readAt(now: number): Promise<Extract<GpuRead, { kind: 'ok' }>> {
+  const read = await demoSource({ dir: DIR, now: () => now })
+    .reads()
+    .gpus({ fields: FIELDS, knownGpus: [] });
+  if (read.kind !== 'ok') throw new Error(read.failure.message);
+  return read;
+}
+
+const value = (read: Extract<GpuRead, { kind: 'ok' }>, gpu: string, query: string) => {
+  const reading = read.samples.find((sample) => sample.gpu === gpu)?.readings.get(query);
+  return reading?.kind === 'number' ? reading.value : undefined;
+};
+
+describe('the demo source', () => {
+  it('gives both recorded H200s, every row a sample', async () => {
+    const read = await readAt(NOW);
+    expect(read.samples.map((sample) => sample.uuid)).toEqual([
+      'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d',
+      'GPU-697eaabb-1770-71c5-54ee-1d10ad7a70cb',
+    ]);
+    expect(read.problems).toEqual([]);
+  });
+
+  it('is the same at the same now, and its gauges move over a minute of the series', async () => {
+    expect(value(await readAt(NOW), '0', 'power.draw')).toBe(value(await readAt(NOW), '0', 'power.draw'));
+    const powers = new Set<number | undefined>();
+    for (let t = 0; t < 60_000; t += 500) powers.add(value(await readAt(NOW + t), '0', 'power.draw'));
+    expect(powers.size).toBeGreaterThan(10);
+  });
+
+  it('grows its counters and never lowers them', async () => {
+    const query = 'clocks_event_reasons_counters.sw_power_cap';
+    const fields = FIELDS.filter((field) => field.query === query);
+    expect(fields).toHaveLength(1);
+    const at = async (now: number) => {
+      const read = await demoSource({ dir: DIR, now: () => now })
+        .reads()
+        .gpus({ fields: [...FIELDS.slice(0, 2), ...fields], knownGpus: [] });
+      return read.kind === 'ok' ? value(read, '0', query) : undefined;
+    };
+    const earlier = await at(NOW + 3_600_000);
+    const later = await at(NOW + 3_660_000);
+    expect(earlier).toBeTypeOf('number');
+    expect(later!).toBeGreaterThan(earlier!);
+  });
+
+  it('gives the recorded processes', async () => {
+    const apps = await demoSource({ dir: DIR, now: () => NOW })
+      .reads()
+      .processes();
+    expect(apps.kind === 'ok' ? apps.apps.map((app) => app.pid) : apps).toEqual([2006, 2008, 2007, 2008]);
+  });
+});
