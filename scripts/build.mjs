@@ -73,6 +73,8 @@ await build({
   define: { BUILD_ID: JSON.stringify(buildId) },
   banner: { js: '#!/usr/bin/env node' },
 });
+// The CSV trail generator, for bench/make-history.mjs (the tests and report --demo use the source).
+await build({ ...common, entryPoints: { 'history-generator': 'src/report/history-generator.ts' } });
 // The package is "type": "module"; these files are CommonJS.
 writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
 chmodSync('dist/gpu-textfile.js', 0o755);
@@ -85,6 +87,14 @@ const DEMO = {
   'h200x2-starved.lms500.csv': 'series/h200x2__580.159.04__starved__lms500.csv',
   'h200x2-tiny.lms500.csv': 'series/h200x2__580.159.04__tiny__lms500.csv',
   'h200x2-idle.lms500.csv': 'series/h200x2__580.159.04__idle__lms500.csv',
+  'h200x2-idle.query-gpu.csv': 'captures/h200x2__580.159.04__linux-idle/query-gpu.csv',
+  'h200x2-idle.query-compute-apps.csv': 'captures/h200x2__580.159.04__linux-idle/query-compute-apps.csv',
+  'h200.query-gpu.csv': 'captures/h200__590.48.01__linux-load/query-gpu.csv',
+  'h200.query-compute-apps.csv': 'captures/h200__590.48.01__linux-load/query-compute-apps.csv',
+  'h200-saturated.lms200.csv': 'series/h200__580.159.04__saturated__lms200.csv',
+  'h200-starved-30.lms200.csv': 'series/h200__580.159.04__starved-30__lms200.csv',
+  'h200-h2d-pinned.lms200.csv': 'series/h200__580.159.04__h2d-pinned__lms200.csv',
+  'h200-idle.lms200.csv': 'series/h200__580.159.04__idle__lms200.csv',
   'h200-bursts-10.lms200.csv': 'series/h200__580.159.04__bursts-10__lms200.csv',
 };
 mkdirSync('dist/demo');

@@ -1,4 +1,4 @@
-import { access, readdir, readFile } from 'node:fs/promises';
+import { access, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -72,5 +72,17 @@ describe('the npm package', () => {
     });
     expect({ exit: demo.exitCode, err: demo.stderr }).toEqual({ exit: 0, err: '' });
     expect(demo.stdout).toMatch(/^nvidia_gpu_up\{source="demo",gpu="1",/m);
-  });
+    // report --demo's generator is bundled too: the page is written from the installed copy.
+    const page = join(cwd, 'report.html');
+    const report = await execa(command, ['report', '--demo', '--format', 'html', '--out', page], {
+      cwd,
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+    });
+    expect(report.exitCode).toBe(0);
+    const demoDir = /in (\S+)\n?$/.exec(report.stderr)?.[1];
+    if (demoDir) await rm(demoDir, { recursive: true, force: true });
+    expect(await readFile(page, 'utf8')).toMatch(/memory_growth/);
+  }, 120_000);
 });

@@ -1,10 +1,12 @@
 import type { FieldSpec } from '../fields.js';
 import type { Host } from '../host.js';
-import type { SourceName } from '../sources/sources.js';
+import type { DemoHostName, SourceName } from '../sources/sources.js';
 
 /** Everything a collect run needs, checked and typed: commands/collect.ts builds it from the options. */
 export interface CollectPlan {
   source: SourceName;
+  /** With the demo source: which recorded host. */
+  demoHost: DemoHostName;
   nvidiaSmi: string;
   /** Deadline of one collection's reads. */
   timeoutMs: number;

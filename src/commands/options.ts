@@ -53,6 +53,13 @@ export const COLLECT_OPTIONS = {
     default: 'nvidia-smi',
     describe: 'Where the data comes from: nvidia-smi, or demo (recordings replayed, every series labelled source="demo"; no GPU needed)',
   },
+  'demo-host': {
+    type: 'string',
+    placeholder: 'h200x2-load|h200x2-idle|h200',
+    group: SMI,
+    default: 'h200x2-load',
+    describe: 'With --source demo: the recorded host replayed (two H200s under load or idle, or one H200)',
+  },
   timeout: {
     type: 'string',
     placeholder: 'DURATION',
@@ -191,8 +198,12 @@ export const REPORT_OPTIONS = {
   'csv-dir': {
     type: 'string',
     placeholder: 'DIR',
-    demandOption: true,
-    describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped)',
+    describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped); required unless --demo',
+  },
+  demo: {
+    type: 'boolean',
+    default: false,
+    describe: 'Report on a generated week of a 4-GPU host with a finding of every kind (written to a new temp directory, named on stderr)',
   },
   task: { type: 'string', placeholder: 'NAME', describe: 'Only this task' },
   host: { type: 'string', placeholder: 'HOST', describe: 'Only this host' },

@@ -1,4 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
 import { buildReport } from '../report/build.js';
 import { reportCsv, reportJson, reportTable } from '../report/formats.js';
@@ -42,19 +45,31 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say(taskProblem);
     return 2;
   }
-  const problem = await reportArgsProblem(args, since, until);
+  if ((args.csvDir === undefined) === !args.demo) {
+    say(
+      args.demo ? '--demo writes a trail of its own: leave out --csv-dir' : 'name the trail: --csv-dir DIR (or --demo for a generated one)',
+    );
+    return 2;
+  }
+  let csvDir = args.csvDir;
+  if (args.demo) {
+    csvDir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
+    const rows = writeDemoHistory(csvDir, now);
+    say(`demo: ${rows} generated rows of a 4-GPU host (not this host) in ${csvDir}`);
+  }
+  const problem = await reportArgsProblem({ csvDir: csvDir! }, since, until);
   if (problem) {
     say(problem);
     return 2;
   }
-  const report = await buildReport({ csvDir: args.csvDir, task: args.task, host: args.host, since, until, by: args.by });
+  const report = await buildReport({ csvDir: csvDir!, task: args.task, host: args.host, since, until, by: args.by });
   if ('error' in report) {
     say(report.error);
     return 1;
   }
   // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
-  const title = `GPU report: ${args.csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
+  const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   const text =
     args.format === 'json'
       ? reportJson(report)
@@ -73,6 +88,6 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
       return 1;
     }
   } else io.out.write(text);
-  if (report.aggregator.series.size === 0) say(`no samples in ${args.csvDir} match`);
+  if (report.aggregator.series.size === 0) say(`no samples in ${csvDir} match`);
   return 0;
 }

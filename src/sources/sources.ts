@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Host } from '../host.js';
+import { DEMO_HOSTS, type DemoHostName } from './demo/recordings.js';
 import { demoSource } from './demo/source.js';
 import { nvidiaSmiSource } from './nvidia-smi/source.js';
 import type { Source } from './source.js';
@@ -9,6 +10,8 @@ export interface SourceOptions {
   nvidiaSmi: string;
   timeoutMs: number;
   host: Host;
+  /** Which recorded host the demo replays. */
+  demoHost: DemoHostName;
 }
 
 /** Every source, by name: a second one (NVML) is a sibling folder and one more line here. */
@@ -16,7 +19,7 @@ const SOURCES = {
   'nvidia-smi': (options: SourceOptions) =>
     nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
   // The recordings ship beside the bundle (dist/cli.js, dist/demo/): found from it, wherever it is installed.
-  demo: () => demoSource({ dir: demoDir(), now: Date.now }),
+  demo: (options: SourceOptions) => demoSource({ dir: demoDir(), now: Date.now, host: options.demoHost }),
 } satisfies Record<string, (options: SourceOptions) => Source>;
 
 export type SourceName = keyof typeof SOURCES;
@@ -26,3 +29,7 @@ export const openSource = (name: SourceName, options: SourceOptions): Source => 
 
 /** The folder of the demo's recordings: dist/demo, beside the bundle this code runs in. */
 export const demoDir = (): string => join(__dirname, 'demo');
+
+export type { DemoHostName };
+/** The recorded hosts the demo source can replay (--demo-host). */
+export const DEMO_HOST_NAMES = Object.keys(DEMO_HOSTS) as DemoHostName[];

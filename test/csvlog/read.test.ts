@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { HEADER, generateRows } from '../../bench/make-history.mjs';
+import { HEADER, generateRows } from '../../src/report/history-generator.js';
 import { runCli, tempDir } from '../helpers.js';
 
 const DAY = 86_400_000;

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HEADER, generateRows, isoWithOffset } from '../../bench/make-history.mjs';
+import { HEADER, generateRows, isoWithOffset } from '../../src/report/history-generator.js';
 import { Aggregator } from '../../src/report/aggregate.js';
 import { historyFiles, readHistory } from '../../src/csvlog/read.js';
 import { tempDir } from '../helpers.js';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HEADER } from '../../bench/make-history.mjs';
+import { HEADER } from '../../src/report/history-generator.js';
 import { runCli, tempDir } from '../helpers.js';
 
 // Two GPUs collected every 10 minutes from 10:00 to 10:40, then nothing until 11:20 (a gap every

@@ -11,13 +11,44 @@ export interface Recorded {
   rows: string[][];
 }
 
-/** The files of one demo host: all fields once, its processes, and -lms series of the moving fields. */
-export const DEMO_FILES = {
-  gpus: 'h200x2-load.query-gpu.csv',
-  processes: 'h200x2-load.query-compute-apps.csv',
-  series: ['h200x2-saturated.lms500.csv', 'h200x2-starved.lms500.csv', 'h200x2-tiny.lms500.csv', 'h200x2-idle.lms500.csv'],
-  pulse: 'h200-bursts-10.lms200.csv',
-} as const;
+/** One demo host's files: all fields once, its processes, and -lms series (every `stepMs`) of the moving fields. */
+export interface DemoHostFiles {
+  gpus: string;
+  processes: string;
+  series: readonly string[];
+  stepMs: number;
+}
+
+/**
+ * The demo hosts (--demo-host), each real recordings: two H200s under load (their series cycle
+ * through saturated, starved, tiny-kernel and idle work), the same two idle, and one H200 (another
+ * driver) cycling through saturated, data-starved, copy-bound and idle work.
+ */
+export const DEMO_HOSTS = {
+  'h200x2-load': {
+    gpus: 'h200x2-load.query-gpu.csv',
+    processes: 'h200x2-load.query-compute-apps.csv',
+    series: ['h200x2-saturated.lms500.csv', 'h200x2-starved.lms500.csv', 'h200x2-tiny.lms500.csv', 'h200x2-idle.lms500.csv'],
+    stepMs: 500,
+  },
+  'h200x2-idle': {
+    gpus: 'h200x2-idle.query-gpu.csv',
+    processes: 'h200x2-idle.query-compute-apps.csv',
+    series: ['h200x2-idle.lms500.csv'],
+    stepMs: 500,
+  },
+  h200: {
+    gpus: 'h200.query-gpu.csv',
+    processes: 'h200.query-compute-apps.csv',
+    series: ['h200-saturated.lms200.csv', 'h200-starved-30.lms200.csv', 'h200-h2d-pinned.lms200.csv', 'h200-idle.lms200.csv'],
+    stepMs: 200,
+  },
+} as const satisfies Record<string, DemoHostFiles>;
+
+export type DemoHostName = keyof typeof DEMO_HOSTS;
+
+/** The recording pulse --source demo replays. */
+export const DEMO_FILES = { pulse: 'h200-bursts-10.lms200.csv' } as const;
 
 /**
  * --format=csv text -> names and cells, each cell stripped of its column's unit ("1980 MHz" -> "1980"),

@@ -3,7 +3,7 @@ import { fieldNames, type FieldSpec } from '../../field-spec.js';
 import { parseComputeApps } from '../nvidia-smi/compute-apps.js';
 import { sampleFromCells } from '../nvidia-smi/rows.js';
 import type { RowStream, Source } from '../source.js';
-import { DEMO_FILES, parseRecorded, readRecording, type Recorded } from './recordings.js';
+import { DEMO_HOSTS, parseRecorded, readRecording, type DemoHostName, type Recorded } from './recordings.js';
 
 // A source that needs no GPU: one recorded 2 x H200 host (every field, its processes), whose moving
 // fields follow real -lms series chosen by the wall clock, and whose counters grow with it. Every
@@ -14,10 +14,10 @@ export interface DemoOptions {
   dir: string;
   /** Milliseconds since the epoch: the same `now` gives the same values. */
   now: () => number;
+  /** Which recorded host (default: two H200s under load). */
+  host?: DemoHostName;
 }
 
-/** The series' period: they were recorded with -lms 500. */
-const STEP_MS = 500;
 /** When the capture was recorded: its counters grow from there. */
 const RECORDED_AT = Date.UTC(2026, 10, 29, 18, 22);
 /** NVML's clock event reason bits (nvmlClocksEventReason*), as clocks_event_reasons.active prints them. */
@@ -33,24 +33,27 @@ const REASON_BITS: Record<string, bigint> = {
 };
 
 interface Demo {
+  /** The series' period: the -lms interval they were recorded with. */
+  stepMs: number;
   gpus: Recorded;
   series: { names: string[]; byGpu: Map<string, string[][]> };
   appsText: string;
 }
 
-function loadDemo(dir: string): Demo {
-  const series = DEMO_FILES.series.map((name) => parseRecorded(readRecording(dir, name)));
+function loadDemo(dir: string, host: DemoHostName): Demo {
+  const files = DEMO_HOSTS[host];
+  const series = files.series.map((name) => parseRecorded(readRecording(dir, name)));
   const names = series[0]!.names;
   const byGpu = new Map<string, string[][]>();
   for (const row of series.flatMap((s) => s.rows))
     byGpu.set(row[names.indexOf('index')]!, [...(byGpu.get(row[names.indexOf('index')]!) ?? []), row]);
-  const apps = parseRecorded(readRecording(dir, DEMO_FILES.processes));
+  const apps = parseRecorded(readRecording(dir, files.processes));
   const col = (row: string[], name: string) => row[apps.names.indexOf(name)] ?? '';
   // As --query-compute-apps=gpu_uuid,pid,process_name,used_gpu_memory prints them, for its parser.
   const appsText = apps.rows
     .map((row) => [col(row, 'gpu_uuid'), col(row, 'pid'), col(row, 'process_name'), col(row, 'used_gpu_memory')].join(', '))
     .join('\n');
-  return { gpus: parseRecorded(readRecording(dir, DEMO_FILES.gpus)), series: { names, byGpu }, appsText };
+  return { stepMs: files.stepMs, gpus: parseRecorded(readRecording(dir, files.gpus)), series: { names, byGpu }, appsText };
 }
 
 const reasonsOf = (cell: string | undefined): bigint => (/^0x[0-9a-fA-F]+$/.test(cell ?? '') ? BigInt(cell!) : 0n);
@@ -59,7 +62,7 @@ const reasonsOf = (cell: string | undefined): bigint => (/^0x[0-9a-fA-F]+$/.test
 export function demoCells(demo: Demo, captured: readonly string[], fields: readonly FieldSpec[], now: number): string[] {
   const at = (name: string) => captured[demo.gpus.names.indexOf(name)];
   const rows = demo.series.byGpu.get(at('index') ?? '') ?? [];
-  const row = rows[Math.floor(now / STEP_MS) % Math.max(1, rows.length)] ?? [];
+  const row = rows[Math.floor(now / demo.stepMs) % Math.max(1, rows.length)] ?? [];
   const moving = new Map(demo.series.names.map((name, i) => [name, row[i]!]));
   const reasons = reasonsOf(moving.get('clocks_event_reasons.active'));
   const elapsedUs = Math.max(0, now - RECORDED_AT) * 1000;
@@ -127,7 +130,7 @@ function demoStream(demo: Demo, fields: readonly FieldSpec[], intervalMs: number
 
 /** The demo as a source: reads and streams the recordings, never runs nvidia-smi. */
 export function demoSource(options: DemoOptions): Source {
-  const demo = loadDemo(options.dir);
+  const demo = loadDemo(options.dir, options.host ?? 'h200x2-load');
   return {
     reads: () => ({
       gpus: async (query) => {

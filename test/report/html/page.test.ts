@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { HEADER, generateRows } from '../../../bench/make-history.mjs';
+import { HEADER, generateRows } from '../../../src/report/history-generator.js';
 import { runCli, tempDir } from '../../helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';

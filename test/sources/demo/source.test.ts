@@ -61,4 +61,24 @@ describe('the demo source', () => {
       .processes();
     expect(apps.kind === 'ok' ? apps.apps.map((app) => app.pid) : apps).toEqual([2006, 2008, 2007, 2008]);
   });
+
+  // Three real recordings ship: two H200s under load, the same two idle, and one H200 of another driver.
+  it.each([
+    ['h200x2-load', 2, 'a GPU at full load'],
+    ['h200x2-idle', 2, 'no load'],
+    ['h200', 1, 'a GPU at full load'],
+  ] as const)('replays the %s host: %i GPU(s), %s somewhere in a minute', async (host, gpus, seen) => {
+    const utilizations: number[] = [];
+    for (let t = 0; t < 60_000; t += 500) {
+      const read = await demoSource({ dir: DIR, now: () => NOW + t, host })
+        .reads()
+        .gpus({ fields: FIELDS, knownGpus: [] });
+      if (read.kind !== 'ok') throw new Error(read.failure.message);
+      expect([host, read.samples.length, read.problems]).toEqual([host, gpus, []]);
+      for (const sample of read.samples) utilizations.push(value(read, sample.gpu, 'utilization.gpu') ?? -1);
+    }
+    expect(Math.min(...utilizations)).toBeGreaterThanOrEqual(0);
+    if (seen === 'no load') expect(Math.max(...utilizations)).toBeLessThan(0.05);
+    else expect(Math.max(...utilizations)).toBeGreaterThan(0.9);
+  });
 });
