@@ -40,6 +40,19 @@ describe('collect --source demo', () => {
     expect(scraped.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes').length).toBeGreaterThan(0);
   });
 
+  it('appends the CSV trail like any source: a row per GPU, status ok', async () => {
+    const dir = await tempDir();
+    const args = ['collect', '--source', 'demo', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+    const result = await runCli([...args, '--csv-dir', join(dir, 'csv'), '--task', 'demo'], NO_SMI);
+    expect({ exit: result.exitCode, err: result.stderr }).toEqual({ exit: 0, err: '' });
+    const [header, ...rows] = (await readFile(join(dir, 'csv/demo.csv'), 'utf8')).trim().split('\n');
+    expect(header).toMatch(/^time,host,task_id,gpu_id,gpu_uuid,gpu_name,status,/);
+    expect(rows.map((row) => row.split(',').slice(2, 7))).toEqual([
+      ['demo', '0', 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d', 'NVIDIA H200', 'ok'],
+      ['demo', '1', 'GPU-697eaabb-1770-71c5-54ee-1d10ad7a70cb', 'NVIDIA H200', 'ok'],
+    ]);
+  });
+
   it('in daemon mode publishes samples that move', async () => {
     const dir = await tempDir();
     const child = execa(
