@@ -103,3 +103,19 @@ export const ecc = (error: 'corrected' | 'uncorrected', counter: 'volatile' | 'a
   help: ECC_HELP,
   labels: { error_type: error, counter_type: counter },
 });
+
+/**
+ * NVML's clock event reason bits (nvmlClocksEventReason*): the bitmask `clocks_event_reasons.active`
+ * prints, whose bits the per-reason fields name one by one.
+ */
+export const CLOCK_EVENT_REASON_BITS: Readonly<Record<string, bigint>> = {
+  gpu_idle: 0x1n,
+  applications_clocks_setting: 0x2n,
+  sw_power_cap: 0x4n,
+  hw_slowdown: 0x8n,
+  sync_boost: 0x10n,
+  sw_thermal_slowdown: 0x20n,
+  hw_thermal_slowdown: 0x40n,
+  hw_power_brake_slowdown: 0x80n,
+  display_clock_setting: 0x100n,
+};

@@ -1,5 +1,5 @@
 import type { Failure, GpuSample, RowProblem } from '../../collection.js';
-import { fieldNames, type FieldSpec } from '../../field-spec.js';
+import { CLOCK_EVENT_REASON_BITS, fieldNames, type FieldSpec } from '../../field-spec.js';
 import { parseComputeApps } from '../nvidia-smi/compute-apps.js';
 import { sampleFromCells } from '../nvidia-smi/rows.js';
 import type { RowStream, Source } from '../source.js';
@@ -20,17 +20,7 @@ export interface DemoOptions {
 
 /** When the capture was recorded: its counters grow from there. */
 const RECORDED_AT = Date.UTC(2026, 10, 29, 18, 22);
-/** NVML's clock event reason bits (nvmlClocksEventReason*), as clocks_event_reasons.active prints them. */
-const REASON_BITS: Record<string, bigint> = {
-  gpu_idle: 0x1n,
-  applications_clocks_setting: 0x2n,
-  sw_power_cap: 0x4n,
-  hw_slowdown: 0x8n,
-  sync_boost: 0x10n,
-  sw_thermal_slowdown: 0x20n,
-  hw_thermal_slowdown: 0x40n,
-  hw_power_brake_slowdown: 0x80n,
-};
+const REASON_BITS = CLOCK_EVENT_REASON_BITS;
 
 interface Demo {
   /** The series' period: the -lms interval they were recorded with. */
