@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readBounded } from './bounded-read.js';
 import { join, resolve } from 'node:path';
 
 /**
@@ -36,10 +37,16 @@ const isSystemError = (error: unknown): boolean => typeof (error as NodeJS.Errno
 // where a round trip through libuv's thread pool, and loading node:fs/promises at start-up, cost
 // more than the read.
 
-/** A small host file's text, or undefined when it cannot be read (missing, unreadable: a file system error). */
+/** The most of one host file read: /etc/passwd of a large directory-backed host stays well under it. */
+const HOST_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A small host file's text, or undefined when it cannot be read (missing, unreadable: a file system
+ * error), is not a regular file (a FIFO planted under --host-root would block), or is over 16 MiB.
+ */
 export function readTextIfAny(path: string): string | undefined {
   try {
-    return readFileSync(path, 'utf8');
+    return readBounded(path, HOST_FILE_MAX_BYTES);
   } catch (error) {
     if (isSystemError(error)) return undefined;
     throw error;

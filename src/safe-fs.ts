@@ -8,13 +8,13 @@ import {
   lstatSync,
   openSync,
   readdirSync,
-  readSync,
   renameSync,
   unlinkSync,
   writeSync,
   type Stats,
 } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { readBounded } from './bounded-read.js';
 import { OWN_PROC } from './host.js';
 import { makeDirs } from './make-dirs.js';
 import { escapeRegExp } from './regex.js';
@@ -189,25 +189,11 @@ export const isFileError = (error: unknown): boolean => error instanceof UnsafeF
  * than `maxBytes`, or unreadable. For files we wrote and read back, in directories others may own.
  */
 export function readSmallFile(dir: PinnedDir, name: string, maxBytes: number): string | undefined {
-  let fd: number;
   try {
-    fd = openSync(dir.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    return readBounded(dir.at(name), maxBytes, O_NOFOLLOW);
   } catch (error) {
     if (isFileError(error)) return undefined;
     throw error;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return undefined;
-    // Read one byte past the limit, whatever fstat said: the file may grow meanwhile.
-    const buffer = Buffer.allocUnsafe(maxBytes + 1);
-    let length = 0;
-    for (let n: number; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
-    return length > maxBytes ? undefined : buffer.toString('utf8', 0, length);
-  } catch (error) {
-    if (isFileError(error)) return undefined;
-    throw error;
-  } finally {
-    closeSync(fd);
   }
 }
 

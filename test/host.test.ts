@@ -27,6 +27,11 @@ describe('the host readers', () => {
     // A directory is EISDIR: a file system error like any other, not a crash.
     expect(readTextIfAny(join(dir, 'gpus'))).toBeUndefined();
     expect(listIfAny(join(dir, 'gpus'))).toEqual(['info']);
+    // Over 16 MiB is not a small host file: no unbounded read.
+    await writeFile(join(dir, 'huge'), Buffer.alloc(16 * 1024 * 1024 + 1, 0x61));
+    expect(readTextIfAny(join(dir, 'huge'))).toBeUndefined();
+    // procfs files say they are empty and are read all the same.
+    expect(readTextIfAny('/proc/self/status')).toMatch(/^Name:/);
     expect(listIfAny(join(dir, 'gpus/info'))).toEqual([]);
   });
 

@@ -36,7 +36,20 @@ const LAYERS: readonly (readonly string[])[] = [
   ['metrics-catalog'],
   ['exposition'],
   ['collection'],
-  ['fields', 'field-spec', 'field-select', 'host', 'safe-fs', 'make-dirs', 'regex', 'duration', 'task-name', 'locks', 'stats'],
+  [
+    'fields',
+    'field-spec',
+    'field-select',
+    'host',
+    'bounded-read',
+    'safe-fs',
+    'make-dirs',
+    'regex',
+    'duration',
+    'task-name',
+    'locks',
+    'stats',
+  ],
 ];
 const SHARED = LAYERS.length - 1;
 

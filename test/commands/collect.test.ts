@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { cp, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { cp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';
@@ -50,6 +51,25 @@ describe('gpu-textfile collect', () => {
       .samples.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes')
       .map((s) => [s.labels.pid, s.labels.user]);
     expect(users).toContainEqual(['2006', 'alice']);
+    expect(users).toContainEqual(['2008', '1234']);
+  });
+
+  // A container's host tree is not ours: a FIFO planted at its etc/passwd must not hang the run.
+  it('--host-root with a FIFO at etc/passwd: the run ends, owners by uid', { timeout: 60_000 }, async () => {
+    const d = await dirs();
+    const host = join(d.root, 'host');
+    await cp(join(FIXTURES, 'hosts/process-owners'), host, { recursive: true });
+    await rm(join(host, 'etc/passwd'));
+    await execa('mkfifo', [join(host, 'etc/passwd')]);
+    const result = await runCli(
+      collectArgs(d, FAKE_SMI, '--dry-run', '--host-root', host),
+      { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') },
+      30_000,
+    );
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const users = checkExposition(result.stdout)
+      .samples.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes')
+      .map((s) => [s.labels.pid, s.labels.user]);
     expect(users).toContainEqual(['2008', '1234']);
   });
 
