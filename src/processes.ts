@@ -21,7 +21,7 @@ export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d
  * its /proc/PID/cgroup says it runs for (nothing when that file cannot be read). No external
  * command runs.
  */
-export function withUsers(apps: readonly ComputeApp[], host: Host): ProcessSample[] {
+export function describeProcesses(apps: readonly ComputeApp[], host: Host): ProcessSample[] {
   if (apps.length === 0) return [];
   const users = parsePasswd(readTextIfAny(host.etcPasswd) ?? '');
   return apps.map((app) => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ComputeApp } from '../src/collection.js';
 import { hostAt } from '../src/host.js';
-import { withUsers } from '../src/processes.js';
+import { describeProcesses } from '../src/processes.js';
 import { FIXTURES } from './helpers.js';
 
 const HOSTS = join(FIXTURES, 'hosts');
@@ -26,9 +26,9 @@ const formats: [tree: string, attribution: Record<string, string>][] = [
   ['attribution-slurm-v2', { slurm_job: '4242' }],
 ];
 
-describe('withUsers reads /proc/PID/cgroup under the host root', () => {
+describe('describeProcesses reads /proc/PID/cgroup under the host root', () => {
   it.each(formats)('%s', (tree, attribution) => {
-    const [sample] = withUsers([app(2006)], hostAt(join(HOSTS, tree)));
+    const [sample] = describeProcesses([app(2006)], hostAt(join(HOSTS, tree)));
     expect(sample).toEqual({ ...app(2006), user: '', attribution });
   });
 
@@ -37,7 +37,7 @@ describe('withUsers reads /proc/PID/cgroup under the host root', () => {
     // The pid and memory nvidia-smi printed, from the recording beside the tree.
     const [uuid, pid, name, mib] = readFileSync(join(tree, 'query-compute-apps.csv'), 'utf8').trim().split(', ');
     const recorded: ComputeApp = { uuid: uuid!, pid: Number(pid), name: name!, memoryBytes: Number(mib) * 1048576 };
-    expect(withUsers([recorded], hostAt(tree))).toEqual([
+    expect(describeProcesses([recorded], hostAt(tree))).toEqual([
       { ...recorded, user: 'root', attribution: { systemd_unit: 'run-r0123456789abcdef0123456789abcdef.scope' } },
     ]);
   });
