@@ -1,4 +1,5 @@
 import type { FieldSpec } from './fields.js';
+import type { Attribution } from './cgroup.js';
 
 // The data model every stage speaks: what a source read (samples per GPU, processes, or a failure)
 // and how the collection went. Sources build it; metrics, the CSV trail and publish read it.
@@ -94,9 +95,11 @@ export interface ComputeApp {
   memoryBytes?: number;
 }
 
-/** A compute process with the user that runs it. */
+/** A compute process with the user that runs it and what its cgroup says it runs for. */
 export interface ProcessSample extends ComputeApp {
   user: string;
+  /** Container, pod, unit or Slurm job, each only where the cgroup shows it. */
+  attribution?: Attribution;
 }
 
 /** How the collection went, kept apart from the data. */

@@ -21,6 +21,9 @@ export function hostAt(root = '/'): Host {
   return { root: base, proc: join(base, 'proc'), sys: join(base, 'sys'), dev: join(base, 'dev'), etcPasswd: join(base, 'etc/passwd') };
 }
 
+/** A file of one process in the host's procfs: processFile(host, 713, 'cgroup') is <root>/proc/713/cgroup. */
+export const processFile = (host: Host, pid: number, name: string): string => join(host.proc, String(pid), name);
+
 /** The host paths under `/`, for messages that name where a fact comes from. */
 export const SYSTEM_HOST: Host = hostAt('/');
 

@@ -1,3 +1,4 @@
+import { ATTRIBUTION_LABELS } from './cgroup.js';
 import type { MetricFamily } from './exposition/families.js';
 import { FIELDS, type FieldSpec } from './fields.js';
 
@@ -29,6 +30,7 @@ export const FIXED_FAMILIES = {
     'pid',
     'process_name',
     'user',
+    ...ATTRIBUTION_LABELS,
   ]),
   success: fixed(
     'nvidia_gpu_collector_success',
@@ -123,7 +125,10 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     })),
     row(FIXED_FAMILIES.fieldError, 'error tokens in any field'),
     row(FIXED_FAMILIES.processes, '--query-compute-apps'),
-    row(FIXED_FAMILIES.processMemory, '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd'),
+    row(
+      FIXED_FAMILIES.processMemory,
+      '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd; container_id, pod_uid, systemd_unit, slurm_job from /proc/PID/cgroup, each only when some process has it',
+    ),
     row(FIXED_FAMILIES.success, 'collector'),
     row(FIXED_FAMILIES.error, 'collector'),
     row(FIXED_FAMILIES.diagnosis, "gpu-textfile doctor's file checks, when nvidia-smi fails"),

@@ -1,3 +1,4 @@
+import { ATTRIBUTION_LABELS } from './cgroup.js';
 import { textReading, type Collection, type GpuSample, type ProcessSample } from './collection.js';
 import type { FieldSpec } from './fields.js';
 import type { MetricFamily, MetricSample } from './exposition/families.js';
@@ -103,6 +104,11 @@ function processFamilies(
     const before = merged.get(key);
     merged.set(key, before ? { ...before, memoryBytes: (before.memoryBytes ?? 0) + (app.memoryBytes ?? 0) } : { ...app, gpu });
   }
+  const shown = [...merged.values()].filter((app) => app.memoryBytes !== undefined);
+  // One label set per family (node_exporter fills a missing label with "" anyway, and Prometheus
+  // stores "" as absent): an attribution label is written only when some process has it, and then
+  // as "" for the others. A host without containers, units or jobs gets the same series as before.
+  const attribution = ATTRIBUTION_LABELS.filter((label) => shown.some((app) => app.attribution?.[label] !== undefined));
   return [
     family(
       FIXED_FAMILIES.processes,
@@ -113,12 +119,16 @@ function processFamilies(
     ),
     family(
       FIXED_FAMILIES.processMemory,
-      [...merged.values()]
-        .filter((app) => app.memoryBytes !== undefined)
-        .map((app) => ({
-          labels: [...gpuLabels(app), ['pid', String(app.pid)], ['process_name', app.name], ['user', app.user]] as Labels,
-          value: app.memoryBytes!,
-        })),
+      shown.map((app) => ({
+        labels: [
+          ...gpuLabels(app),
+          ['pid', String(app.pid)],
+          ['process_name', app.name],
+          ['user', app.user],
+          ...attribution.map((label): readonly [string, string] => [label, app.attribution?.[label] ?? '']),
+        ],
+        value: app.memoryBytes!,
+      })),
     ),
   ];
 }

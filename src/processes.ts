@@ -1,6 +1,6 @@
-import { join } from 'node:path';
+import { parseCgroup } from './cgroup.js';
 import type { ComputeApp, ProcessSample } from './collection.js';
-import { readTextIfAny, type Host } from './host.js';
+import { processFile, readTextIfAny, type Host } from './host.js';
 
 /** /etc/passwd -> uid -> name. */
 export function parsePasswd(text: string): Map<string, string> {
@@ -17,15 +17,21 @@ export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d
 
 /**
  * Adds the owning user to each process, read under the host's root (name from passwd, else the uid,
- * else "" when the pid is not visible here, as in a container with its own pid namespace). No
- * external command runs.
+ * else "" when the pid is not visible here, as in a container with its own pid namespace), and what
+ * its /proc/PID/cgroup says it runs for (nothing when that file cannot be read). No external
+ * command runs.
  */
-export function withUsers(apps: readonly ComputeApp[], host: Host): ProcessSample[] {
+export function describeProcesses(apps: readonly ComputeApp[], host: Host): ProcessSample[] {
   if (apps.length === 0) return [];
   const users = parsePasswd(readTextIfAny(host.etcPasswd) ?? '');
   return apps.map((app) => {
-    const uid = parseStatusUid(readTextIfAny(join(host.proc, String(app.pid), 'status')) ?? '');
-    return { ...app, user: uid === undefined ? '' : (users.get(uid) ?? uid) };
+    const uid = parseStatusUid(readTextIfAny(processFile(host, app.pid, 'status')) ?? '');
+    const attribution = parseCgroup(readTextIfAny(processFile(host, app.pid, 'cgroup')) ?? '');
+    return {
+      ...app,
+      user: uid === undefined ? '' : (users.get(uid) ?? uid),
+      ...(Object.keys(attribution).length > 0 ? { attribution } : {}),
+    };
   });
 }
 

@@ -41,6 +41,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'field-spec',
     'field-select',
     'host',
+    'cgroup',
     'bounded-read',
     'safe-fs',
     'make-dirs',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { failedCollection, type Collection, type GpuSample, type Reading } from '../src/collection.js';
 import { FIELDS, type FieldSpec } from '../src/fields.js';
+import { checkFamilies } from '../src/exposition/check.js';
 import { buildFamilies } from '../src/metrics.js';
 import { expectFamilies } from './families.js';
 
@@ -81,6 +82,32 @@ describe('buildFamilies', () => {
       nvidia_gpu_collector_processes_dropped: [{ labels: {}, value: 2 }],
       nvidia_gpu_collector_process_rows_skipped: [{ labels: {}, value: 1 }],
     });
+  });
+
+  it('attribution labels: each written when some process has it, "" for the others, in one label set', () => {
+    const apps = [
+      { uuid: 'GPU-0', pid: 7, name: 'train', user: 'ada', memoryBytes: 100, attribution: { container_id: 'c1', pod_uid: 'p-1' } },
+      { uuid: 'GPU-0', pid: 8, name: 'job', user: 'bob', memoryBytes: 50, attribution: { systemd_unit: 'train.service' } },
+      { uuid: 'GPU-0', pid: 9, name: 'shell', user: 'cy', memoryBytes: 1 },
+    ];
+    const families = buildFamilies(collection([sample('0', {})], { processes: { apps, dropped: 0, skipped: 0 } }));
+    const row = (pid: string, name: string, user: string, container_id: string, pod_uid: string, systemd_unit: string) => ({
+      ...gpu0,
+      pid,
+      process_name: name,
+      user,
+      container_id,
+      pod_uid,
+      systemd_unit,
+    });
+    expectFamilies(families, {
+      nvidia_gpu_process_memory_used_bytes: [
+        { labels: row('7', 'train', 'ada', 'c1', 'p-1', ''), value: 100 },
+        { labels: row('8', 'job', 'bob', '', '', 'train.service'), value: 50 },
+        { labels: row('9', 'shell', 'cy', '', '', ''), value: 1 },
+      ],
+    });
+    expect(checkFamilies(families)).toEqual([]);
   });
 
   it('a failed collection carries the health families only, with the reason and the last success carried over', () => {

@@ -1,7 +1,7 @@
 import { textReading, toCollection, failedCollection, type Collection } from '../collection.js';
 import type { FieldSpec } from '../fields.js';
 import type { Host } from '../host.js';
-import { largestProcesses, withUsers } from '../processes.js';
+import { largestProcesses, describeProcesses } from '../processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
 import type { CollectorState } from '../state.js';
 
@@ -13,7 +13,7 @@ export interface CollectInput {
   state: CollectorState;
   /** Last successful collection before this one (unix seconds), carried over on failure. */
   previousSuccessSeconds?: number;
-  /** Where process owners are looked up. */
+  /** Where process owners and cgroups are looked up. */
   host: Host;
   /** Milliseconds since the epoch. */
   now: () => number;
@@ -26,7 +26,7 @@ export interface CollectOutput {
   warnings: string[];
 }
 
-/** One read of the processes -> processes with their owners, or why they are left out. */
+/** One read of the processes -> processes with their owners and what they run for, or why they are left out. */
 export async function queryProcesses(
   reads: SourceReads,
   options: { maxProcesses?: number; host: Host },
@@ -34,7 +34,7 @@ export async function queryProcesses(
   const read = await reads.processes();
   if (read.kind !== 'ok') return { warning: `processes left out: ${read.failure.message}` };
   const { kept, dropped } = largestProcesses(read.apps, options.maxProcesses);
-  return { processes: { apps: withUsers(kept, options.host), dropped, skipped: read.skipped } };
+  return { processes: { apps: describeProcesses(kept, options.host), dropped, skipped: read.skipped } };
 }
 
 /** What the next run should know: the driver's names (while still valid) and the GPUs seen. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
+import { ATTRIBUTED, attributionHost } from '../attribution-host.js';
 import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
@@ -52,6 +53,31 @@ describe('gpu-textfile collect', () => {
       .map((s) => [s.labels.pid, s.labels.user]);
     expect(users).toContainEqual(['2006', 'alice']);
     expect(users).toContainEqual(['2008', '1234']);
+  });
+
+  // Who each process runs for, from its /proc/PID/cgroup under --host-root, beside its owner.
+  it('--host-root reads each process cgroup: container, pod, unit, Slurm job', async () => {
+    const d = await dirs();
+    const host = await attributionHost(join(d.root, 'host'));
+    const result = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', '--host-root', host), {
+      FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load'),
+    });
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const parsed = checkExposition(result.stdout);
+    expect(parsed.problems).toEqual([]);
+    const series = parsed.samples
+      .filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes')
+      .map(({ labels: { gpu, pid, user, container_id, pod_uid, systemd_unit, slurm_job } }) => ({
+        gpu,
+        pid,
+        labels: { user, container_id, pod_uid, systemd_unit, slurm_job },
+      }));
+    expect(series).toEqual([
+      { gpu: '0', pid: '2006', labels: ATTRIBUTED['2006'] },
+      { gpu: '0', pid: '2008', labels: ATTRIBUTED['2008'] },
+      { gpu: '0', pid: '2007', labels: ATTRIBUTED['2007'] },
+      { gpu: '1', pid: '2008', labels: ATTRIBUTED['2008'] },
+    ]);
   });
 
   // A container's host tree is not ours: a FIFO planted at its etc/passwd must not hang the run.

@@ -58,7 +58,20 @@ function builtLabelNames(): Set<string> {
     fields: FIELDS,
     samples: [everyReading()],
     down: [{ gpu: '1', uuid: 'GPU-2', reason: 'gpu_lost' }],
-    processes: { apps: [{ uuid: 'GPU-1', pid: 7, name: 'python3', memoryBytes: 1, user: 'root' }], dropped: 0, skipped: 0 },
+    processes: {
+      apps: [
+        {
+          uuid: 'GPU-1',
+          pid: 7,
+          name: 'python3',
+          memoryBytes: 1,
+          user: 'root',
+          attribution: { container_id: 'c', pod_uid: 'p', systemd_unit: 'u.service', slurm_job: '1' },
+        },
+      ],
+      dropped: 0,
+      skipped: 0,
+    },
     health: {
       failure: { reason: 'gpu_lost', message: 'm' },
       diagnosis: { verdict: 'gpu_lost', summary: 's' },
@@ -77,9 +90,25 @@ describe('--label may not take a label name gpu-textfile sets itself', () => {
       expect([name, withLabel(`${name}=x`)]).toEqual([name, `--label: "${name}" is a label gpu-textfile sets itself`]);
   });
 
-  it('refuses every label name of the health, diagnosis, failure and process families', () => {
+  it('refuses every label name of the health, diagnosis, failure and process families, attribution included', () => {
     const names = [...builtLabelNames()].sort();
-    expect(names).toEqual(expect.arrayContaining(['reason', 'verdict', 'pid', 'process_name', 'user', 'field', 'error', 'name', 'serial']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'reason',
+        'verdict',
+        'pid',
+        'process_name',
+        'user',
+        'container_id',
+        'pod_uid',
+        'systemd_unit',
+        'slurm_job',
+        'field',
+        'error',
+        'name',
+        'serial',
+      ]),
+    );
     for (const name of names)
       expect([name, withLabel(`${name}=x`)]).toEqual([name, `--label: "${name}" is a label gpu-textfile sets itself`]);
   });

@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FIELDS } from '../../src/fields.js';
 import { metricCatalog } from '../../src/metrics-catalog.js';
-import { ROOT } from '../helpers.js';
+import { ROOT, tempDir } from '../helpers.js';
 
 const EXAMPLES = join(ROOT, 'examples');
 const promtool = (...args: string[]) => execa('promtool', args, { cwd: EXAMPLES, reject: false });
@@ -79,5 +79,63 @@ describe('examples', () => {
     expect(panels.length).toBeGreaterThan(0);
     for (const panel of panels)
       expect([panel.title, panel.description ?? '']).toEqual([panel.title, expect.stringContaining('--slow-fields')]);
+  });
+
+  // The attribution panels, evaluated by promtool on series as gpu-textfile writes them (a label only
+  // some processes have is "" on the others) and kube-state-metrics' kube_pod_info from two replicas.
+  it('the dashboard sums GPU memory by container, unit, Slurm job and pod, pods named by kube_pod_info{uid}', async () => {
+    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { title: string; targets?: { refId: string; expr: string }[] }[];
+    };
+    const expr = (title: string, refId: string) => {
+      const target = dashboard.panels.find((panel) => panel.title === title)?.targets?.find((t) => t.refId === refId);
+      return target?.expr.replaceAll('$instance', '.*').replaceAll('$gpu', '.*');
+    };
+    const C1 = 'c1'.repeat(32);
+    const POD = '7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6';
+    const series = (labels: string, value: number) => ({
+      series: `nvidia_gpu_process_memory_used_bytes{gpu="0", uuid="GPU-0", process_name="python3", user="u", ${labels}}`,
+      values: `${value}x3`,
+    });
+    const byUnit = 'GPU memory by container, systemd unit and Slurm job';
+    const byPod = 'GPU memory by Kubernetes pod';
+    const tests = [
+      [expr(byUnit, 'A'), [[`{instance="a", container_id="${C1}", container="${C1.slice(0, 12)}"}`, 150]]],
+      [expr(byUnit, 'B'), [['{instance="a", systemd_unit="train.service"}', 30]]],
+      [expr(byUnit, 'C'), [['{slurm_job="4242"}', 15]]],
+      [expr(byPod, 'A'), [['{namespace="ml", pod="trainer-0"}', 150]]],
+      [expr(byPod, 'B'), [[`{pod_uid="${POD}"}`, 150]]],
+    ] as const;
+    for (const [query] of tests) expect(query).toBeDefined();
+    const file = {
+      rule_files: [],
+      tests: [
+        {
+          interval: '1m',
+          input_series: [
+            series(`instance="a", pid="1", container_id="${C1}", pod_uid="${POD}", systemd_unit="", slurm_job=""`, 100),
+            series(`instance="a", pid="2", container_id="${C1}", pod_uid="${POD}", systemd_unit="", slurm_job=""`, 50),
+            series('instance="a", pid="3", container_id="", pod_uid="", systemd_unit="train.service", slurm_job=""', 30),
+            series('instance="b", pid="4", slurm_job="4242"', 7),
+            series('instance="c", pid="4", slurm_job="4242"', 8),
+            series('instance="c", pid="5"', 1),
+            ...['ksm-0', 'ksm-1'].map((ksm) => ({
+              series: `kube_pod_info{instance="${ksm}", namespace="ml", pod="trainer-0", uid="${POD}", node="a"}`,
+              values: '1x3',
+            })),
+          ],
+          promql_expr_test: tests.map(([query, samples]) => ({
+            expr: query,
+            eval_time: '2m',
+            exp_samples: samples.map(([labels, value]) => ({ labels, value })),
+          })),
+        },
+      ],
+    };
+    const dir = await tempDir();
+    // JSON is YAML: promtool reads the test file as written.
+    await writeFile(join(dir, 'dashboard.test.yml'), JSON.stringify(file));
+    const result = await execa('promtool', ['test', 'rules', join(dir, 'dashboard.test.yml')], { reject: false });
+    expect({ exit: result.exitCode, out: result.stdout + result.stderr }).toMatchObject({ exit: 0 });
   });
 });

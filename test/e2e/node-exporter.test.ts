@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
+import { ATTRIBUTED, attributionHost } from '../attribution-host.js';
 import { FAKE_BIN, FAKE_SMI, capture, runCli } from '../helpers.js';
 import { startNodeExporter, type NodeExporter } from './node-exporter.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -43,6 +44,32 @@ describe('the real node_exporter serving our textfile', () => {
     expect(value('nvidia_gpu_power_draw_watts', { gpu: '0' })).toBe(76.68);
     expect(value('nvidia_gpu_collector_success')).toBe(1);
     await expect(stable(scraped)).toMatchFileSnapshot('../golden/e2e.prom');
+  });
+
+  // node_exporter fills a label a series lacks with "" itself; our file already has one label set
+  // per family, so what it serves is what we wrote.
+  it('serves the attribution labels read from /proc/PID/cgroup under --host-root', async () => {
+    const host = await attributionHost(join(dir, 'host'));
+    const result = await collect(FAKE_SMI, { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') }, '--host-root', host);
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const scraped = ours(await exporter.scrape());
+    expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
+    const processes = scraped
+      .filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes')
+      .map(({ labels: { gpu, pid, user, container_id, pod_uid, systemd_unit, slurm_job } }) => ({
+        gpu,
+        pid,
+        labels: { user, container_id, pod_uid, systemd_unit, slurm_job },
+      }));
+    expect(processes).toEqual(
+      expect.arrayContaining([
+        { gpu: '0', pid: '2006', labels: ATTRIBUTED['2006'] },
+        { gpu: '0', pid: '2007', labels: ATTRIBUTED['2007'] },
+        { gpu: '0', pid: '2008', labels: ATTRIBUTED['2008'] },
+        { gpu: '1', pid: '2008', labels: ATTRIBUTED['2008'] },
+      ]),
+    );
+    expect(processes).toHaveLength(4);
   });
 
   it.each([
