@@ -41,12 +41,12 @@ export function formatSummary(summary: RunSummary): string {
   const steps = summary.steps;
   if (steps) {
     const pace = steps.stepsPerSecond !== undefined ? `, ${steps.stepsPerSecond.toFixed(2)} steps/s` : '';
-    lines.push(`  steps           ${steps.firstStep} to ${steps.lastStep} (${steps.lines} lines)${pace}`);
+    lines.push(`  steps           ${steps.done} done, the last one numbered ${steps.lastStep} (${steps.lines} lines)${pace}`);
     for (const range of steps.ranges) {
       const utilization = range.utilizationMean !== undefined ? `, GPU ${one(range.utilizationMean)} %` : '';
       const verdicts = range.verdicts.length > 0 ? `: ${[...new Set(range.verdicts)].join(', ')}` : '';
       lines.push(
-        `    ${range.name.padEnd(6)}        steps ${range.fromStep}-${range.toStep}, ${range.stepsPerSecond.toFixed(2)} steps/s over ${formatDuration(range.seconds)}${utilization}${verdicts}`,
+        `    ${range.name.padEnd(6)}        steps ${range.fromDone}-${range.toDone} done, ${range.stepsPerSecond.toFixed(2)} steps/s over ${formatDuration(range.seconds)}${utilization}${verdicts}`,
       );
     }
     if (steps.finding) lines.push(`  ${steps.finding.kind === 'stall' ? 'stall' : 'slow-down'}       ${steps.finding.text}`);
@@ -91,13 +91,13 @@ export function summaryJson(summary: RunSummary): object {
     })),
     steps: summary.steps && {
       lines: summary.steps.lines,
-      first_step: summary.steps.firstStep,
+      done: summary.steps.done,
       last_step: summary.steps.lastStep,
       steps_per_second: round(summary.steps.stepsPerSecond, 4),
       ranges: summary.steps.ranges.map((range) => ({
         name: range.name,
-        from_step: range.fromStep,
-        to_step: range.toStep,
+        from_done: range.fromDone,
+        to_done: range.toDone,
         seconds: round(range.seconds, 3),
         steps_per_second: round(range.stepsPerSecond, 4),
         utilization_mean: round(range.utilizationMean, 2),

@@ -4,11 +4,16 @@ import { mean, median } from '../stats.js';
 import type { StepMark } from './accumulate.js';
 import type { RunSample } from './samples.js';
 
-/** A third of the run's steps: how fast they went and what the GPUs did meanwhile. */
+/**
+ * A third of the run's steps: how fast they went and what the GPUs did meanwhile. Counted in steps
+ * done since the first mark, not by step number: numbers restart each epoch (`[1/5000]`), and a
+ * stray line that matched the regex must not turn a range around.
+ */
 export interface StepRange {
   name: 'early' | 'middle' | 'late';
-  fromStep: number;
-  toStep: number;
+  /** Steps done at the range's start and end. */
+  fromDone: number;
+  toDone: number;
   seconds: number;
   stepsPerSecond: number;
   /** Mean utilization of the job's GPUs over the range (%); undefined without a sample in it. */
@@ -20,7 +25,8 @@ export interface StepRange {
 /** What the steps say: overall pace, the pace per third, and a slow-down or stall when there is one. */
 export interface StepSummary {
   lines: number;
-  firstStep: number;
+  /** Steps done from the first mark to the last (see progressOf). */
+  done: number;
   lastStep: number;
   stepsPerSecond?: number;
   ranges: StepRange[];
@@ -61,7 +67,7 @@ export function summarizeSteps(
   const span = (last.time - first.time) / 1000;
   const summary: StepSummary = {
     lines,
-    firstStep: marks[0]!.step,
+    done: last.done,
     lastStep: marks[marks.length - 1]!.step,
     ...(span > 0 && last.done > 0 ? { stepsPerSecond: last.done / span } : {}),
     ranges: [],
@@ -71,7 +77,7 @@ export function summarizeSteps(
     const at = (target: number) => progress.find((p) => p.done >= target)!;
     const bounds = [first, at(last.done / 3), at((2 * last.done) / 3), last];
     const names = ['early', 'middle', 'late'] as const;
-    summary.ranges = names.map((name, i) => rangeOf(name, bounds[i]!, bounds[i + 1]!, marks, progress, series));
+    summary.ranges = names.map((name, i) => rangeOf(name, bounds[i]!, bounds[i + 1]!, series));
   }
   summary.finding = findingOf(summary, progress, endTime);
   return summary;
@@ -81,18 +87,15 @@ function rangeOf(
   name: StepRange['name'],
   from: { time: number; done: number },
   to: { time: number; done: number },
-  marks: readonly StepMark[],
-  progress: readonly { time: number; done: number }[],
   series: readonly RunSample[][],
 ): StepRange {
   const seconds = (to.time - from.time) / 1000;
   const inRange = series.map((samples) => samples.filter((s) => s.time >= from.time && s.time <= to.time));
   const all = inRange.flat().map((s) => s.utilization);
-  const stepAt = (point: { time: number; done: number }) => marks[progress.indexOf(point)]!.step;
   return {
     name,
-    fromStep: stepAt(from),
-    toStep: stepAt(to),
+    fromDone: from.done,
+    toDone: to.done,
     seconds,
     stepsPerSecond: seconds > 0 ? (to.done - from.done) / seconds : 0,
     ...(all.length > 0 ? { utilizationMean: mean(all) } : {}),
