@@ -30,15 +30,18 @@ function notStarted(command: string, error: NodeJS.ErrnoException): string {
 /**
  * Copies one of the job's output streams to ours, byte for byte and in order, while its lines are
  * scanned on the side. When ours is slow the job's pipe is paused (the job then blocks, as it would
- * writing to a slow terminal); when ours is closed (EPIPE: `| head`), the job's pipe is closed too,
- * so the job sees the broken pipe it would have seen without us.
+ * writing to a slow terminal). When ours is closed (EPIPE: `| head`), the job wrote output no one
+ * will read: without us that write would have raised SIGPIPE in the job, so `onBroken` sends it
+ * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write fail).
  */
-function copyThrough(from: Readable, to: Writable, onLine: (line: string) => void): Promise<void> {
+function copyThrough(from: Readable, to: Writable, onLine: (line: string) => void, onBroken: () => void): Promise<void> {
   const scanner = lineScanner(onLine);
   let broken = false;
   to.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
+    if (broken) return;
     broken = true;
+    onBroken();
     from.destroy();
   });
   from.on('data', (chunk: Buffer) => {
@@ -69,7 +72,11 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
     child.once('spawn', () => {
       const forward = (signal: NodeJS.Signals) => child.kill(signal);
       for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
-      const copied = Promise.all([copyThrough(child.stdout!, io.stdout, io.onLine), copyThrough(child.stderr!, io.stderr, io.onLine)]);
+      const broken = () => child.kill('SIGPIPE');
+      const copied = Promise.all([
+        copyThrough(child.stdout!, io.stdout, io.onLine, broken),
+        copyThrough(child.stderr!, io.stderr, io.onLine, broken),
+      ]);
       const exited = new Promise<JobExit>((done) =>
         child.once('exit', (code, signal) => {
           for (const s of FORWARDED_SIGNALS) process.off(s, forward);
