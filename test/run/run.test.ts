@@ -82,6 +82,19 @@ describe('gpu-textfile run', () => {
     expect(answer.odd_rows.count).toBe(0);
     expect(answer.rows_read).toBe(rows.length);
     expect(answer.rows.map((row: { task_id: string; gpu_id: string }) => `${row.task_id}/${row.gpu_id}`)).toEqual(['t1/0', 't1/1']);
+    // docs/csv.md's sqlite3 recipe: the two columns more are two more columns to query.
+    const sqlite = await execa(
+      'sqlite3',
+      [
+        ':memory:',
+        '-cmd',
+        '.mode csv',
+        `.import ${csv} samples`,
+        "SELECT DISTINCT step, marks FROM samples WHERE status='ok' AND step='2'",
+      ],
+      { reject: false },
+    );
+    expect([sqlite.exitCode, sqlite.stdout, sqlite.stderr]).toEqual([0, '2,loss=0.4', '']);
   });
 
   it.each([
@@ -158,10 +171,7 @@ describe('gpu-textfile run', () => {
     const dir = await tempDir();
     const result = await execa(
       'sh',
-      [
-        '-c',
-        `"${process.execPath}" "${CLI}" run --nvidia-smi "${FAKE_SMI}" --state-dir "${dir}/s" -- yes | head -n 1`,
-      ],
+      ['-c', `"${process.execPath}" "${CLI}" run --nvidia-smi "${FAKE_SMI}" --state-dir "${dir}/s" -- yes | head -n 1`],
       { env: cliEnv({ FAKE_SMI_CAPTURE: H200X2 }), extendEnv: false, reject: false, timeout: 60_000 },
     );
     expect(result.stdout.split('\n')[0]).toBe('y');
