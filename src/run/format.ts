@@ -16,6 +16,13 @@ export function formatDuration(seconds: number): string {
 /** Watt-hours to 3 significant digits at least one decimal: a short test run's 0.0358 Wh does not read as 0. */
 const energyText = (wh: number) => (wh >= 100 ? `${wh.toFixed(0)} Wh` : `${wh.toPrecision(3)} Wh`);
 
+/** How the job's GPUs were chosen, in words. */
+const SELECTION_TEXT: Record<RunSummary['selection'], string> = {
+  CUDA_VISIBLE_DEVICES: 'by CUDA_VISIBLE_DEVICES',
+  'process tree': "by the job's processes",
+  all: "all: none of the job's processes seen on one",
+};
+
 /** How the job ended, in words. */
 const exitText = (summary: RunSummary) =>
   summary.exit.signal ? `killed by ${summary.exit.signal} (status ${summary.exit.status})` : `exit status ${summary.exit.status}`;
@@ -26,14 +33,14 @@ export function formatSummary(summary: RunSummary): string {
   if (summary.noGpuData) lines.push(`  ${summary.noGpuData}`);
   else {
     lines.push(
-      `  GPUs            ${summary.gpus.map((g) => g.gpu).join(', ')} (by ${summary.selection}), ${summary.gpuHours.toFixed(3)} GPU-hours`,
+      `  GPUs            ${summary.gpus.map((g) => g.gpu).join(', ')} (${SELECTION_TEXT[summary.selection]}), ${summary.gpuHours.toFixed(3)} GPU-hours`,
       `  utilization     mean ${one(summary.utilizationMean!)} %, p95 ${summary.utilizationP95} %, idle ${pct(summary.idleShare!)} of samples`,
       ...(summary.energyWh !== undefined ? [`  energy          ${energyText(summary.energyWh)} (power x time)`] : []),
     );
     for (const gpu of summary.gpus) {
       const memory = gpu.peakMemoryMiB !== undefined ? `, peak memory ${Math.round(gpu.peakMemoryMiB)} MiB` : '';
       lines.push(
-        `  GPU ${gpu.gpu}           mean ${one(gpu.utilizationMean)} %, p95 ${gpu.utilizationP95} %${memory}, ${gpu.samples} samples${gpu.verdict ? `: ${gpu.verdict}` : ''}`,
+        `  ${`GPU ${gpu.gpu}`.padEnd(16)}mean ${one(gpu.utilizationMean)} %, p95 ${gpu.utilizationP95} %${memory}, ${gpu.samples} samples${gpu.verdict ? `: ${gpu.verdict}` : ''}`,
       );
       if (gpu.explanation) lines.push(`                  ${gpu.explanation}`);
     }

@@ -76,6 +76,15 @@ describe("the job's output", () => {
     expect(summary.steps).toMatchObject({ lines: 3000, done: 2999, last_step: 2999 });
   });
 
+  it('ends when the job does, though a child of the job still holds its output open', async () => {
+    const dir = await tempDir();
+    // The background subshell keeps stdout open for 20 s: the wrapper stops reading 5 s after the job
+    // exits, so the subshell's late line finds the pipe closed and ends it (no process is left behind).
+    const result = await wrap(dir, ['sh', '-c', '(sleep 20; echo late) & echo started; exit 4']);
+    expect([result.exitCode, text(result.stdout)]).toEqual([4, 'started\n']);
+    expect(text(result.stderr)).toMatch(/: exit status 4 after /);
+  });
+
   it('passes the words after -- to the job, --help included', async () => {
     const dir = await tempDir();
     const result = await wrap(dir, ['sh', '-c', 'echo "$@"', 'sh', '--help', '-x', '--']);
