@@ -9,16 +9,20 @@ import {
   type OptionTable,
 } from './commands/options.js';
 import { envValues, parseOptions } from './commands/parse-options.js';
+import { RUN_OPTIONS } from './commands/run-options.js';
 
 /** Reads a command's arguments by its option table: the fast parser or yargs. */
 type Parse = <T extends OptionTable>(table: T) => Promise<ArgsOf<T>>;
 
-/** A command: its options, and how it starts once its arguments are parsed (its code is imported only then). */
+/**
+ * A command: its options, and how it starts once its arguments are parsed (its code is imported only
+ * then). `operands` are the words after `--` (run's job), never parsed as options.
+ */
 interface Command {
   name: string;
   describe: string;
   options: OptionTable;
-  start: (parse: Parse) => Promise<number>;
+  start: (parse: Parse, operands: readonly string[]) => Promise<number>;
 }
 
 /** Ties a command's handler to its table: the handler takes exactly the arguments the table gives. */
@@ -74,6 +78,16 @@ const COMMANDS: Command[] = [
     PULSE_OPTIONS,
     async () => (await import('./commands/pulse.js')).runPulse,
   ),
+  {
+    name: 'run',
+    describe:
+      "Run a command, sample its GPUs until it exits, and summarize: utilization per step range, GPU-hours, energy, pulse's verdict",
+    options: RUN_OPTIONS,
+    start: async (parse, operands) => {
+      const args = await parse(RUN_OPTIONS);
+      return (await import('./commands/run.js')).runRun(args, operands);
+    },
+  },
   command(
     'install',
     'Install the systemd units and /etc/default/gpu-textfile, create the directories, enable the timers',
@@ -155,10 +169,15 @@ const yargsArgs = async <T extends OptionTable>(
 ): Promise<ArgsOf<T>> => (await parseWithYargs(name, args, env)) as ArgsOf<T>;
 
 /** Runs the command named by argv; resolves to its exit status. */
-export async function main(args: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[]): Promise<number> {
+  let args = argv;
   // `gpu-textfile help collect` is `gpu-textfile collect --help`.
   if (args[0] === 'help') return main(args[1] === undefined ? ['--help'] : [args[1], '--help']);
   const command = COMMANDS.find((c) => c.name === args[0]);
+  // run's job comes after `--`: its words (a --help of its own) are the job's, never ours.
+  const end = command?.name === 'run' ? args.indexOf('--') : -1;
+  const operands = end >= 0 ? args.slice(end + 1) : [];
+  if (end >= 0) args = args.slice(0, end);
   const wantsHelp = args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version');
 
   if (command && command.name === 'collect' && !wantsHelp) {
@@ -167,9 +186,9 @@ export async function main(args: readonly string[]): Promise<number> {
     return command.start(async (table) => {
       const parsed = parseOptions(table, args.slice(1), process.env);
       return typeof parsed === 'string' ? usageError(parsed) : parsed;
-    });
+    }, operands);
   }
-  if (command) return command.start((table) => yargsArgs(command.name, table, args.slice(1), process.env));
+  if (command) return command.start((table) => yargsArgs(command.name, table, args.slice(1), process.env), operands);
   const first = args[0];
   if (first !== undefined && !first.startsWith('-') && first !== 'completion') {
     const near = closestCommand(first);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { closestCommand } from '../src/cli.js';
 import { CLI, cliEnv, runCli } from './helpers.js';
 
-const COMMANDS = ['collect', 'archive', 'doctor', 'report', 'pulse', 'install', 'uninstall'];
+const COMMANDS = ['collect', 'archive', 'doctor', 'report', 'pulse', 'run', 'install', 'uninstall'];
 
 describe('help', () => {
   it('-h and --help at the top level list the commands, exit 0', async () => {
@@ -43,6 +43,12 @@ describe('help', () => {
       expect(stdout).toMatch(new RegExp(`^${group}$`, 'm'));
   });
 
+  it("run: the job's command follows -- in the usage line", async () => {
+    const { stdout } = await runCli(['run', '--help']);
+    const usage = stdout.slice(0, stdout.indexOf('\n\n')).replace(/\n/g, ' ');
+    expect(usage).toMatch(/\[--mark REGEX\] .*-- CMD \[ARGS…\]$/);
+  });
+
   it("uninstall has its own help and options, not install's", async () => {
     const help = await runCli(['uninstall', '--help']);
     expect(help.stdout).not.toContain('--daemon');
@@ -58,6 +64,7 @@ describe('a mistyped command', () => {
     ['instal', 'install'],
     ['docter', 'doctor'],
     ['reprot', 'report'],
+    ['rnu', 'run'],
     ['frobnicate', undefined],
   ])('%s -> %s', (typed, expected) => expect(closestCommand(typed)).toBe(expected));
 
@@ -65,12 +72,12 @@ describe('a mistyped command', () => {
     const result = await runCli(['colect', '--dry-run']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toBe(
-      'gpu-textfile: Unknown command: colect. Did you mean collect? Commands: collect, archive, doctor, report, pulse, install, uninstall (see --help)\n',
+      'gpu-textfile: Unknown command: colect. Did you mean collect? Commands: collect, archive, doctor, report, pulse, run, install, uninstall (see --help)\n',
     );
     const help = await runCli(['help', 'nope']);
     expect([help.exitCode, help.stderr]).toEqual([
       2,
-      'gpu-textfile: Unknown command: nope Commands: collect, archive, doctor, report, pulse, install, uninstall (see --help)\n',
+      'gpu-textfile: Unknown command: nope Commands: collect, archive, doctor, report, pulse, run, install, uninstall (see --help)\n',
     ]);
   });
 });

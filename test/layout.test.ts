@@ -25,6 +25,8 @@ const SRC = join(ROOT, 'src');
 const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['commands'],
+  // `run -- CMD`: drives the daemon mode's loop (collect) for one job, and reads pulse and the sources below it.
+  ['run'],
   ['collect'],
   // What collect keeps between runs, and the owners of the processes it saw.
   ['state', 'processes'],

@@ -12,7 +12,8 @@ export function usageLine(command: string, table: OptionTable): string {
   const words = Object.entries(table).map(([name, spec]) =>
     spec.demandOption ? word(name, spec) : `[${word(name, spec)}]${spec.array ? '…' : ''}`,
   );
-  return `gpu-textfile ${command} ${words.join(' ')}`;
+  const operands = COMMAND_HELP[command]?.operands;
+  return `gpu-textfile ${command} ${words.join(' ')}${operands ? ` ${operands}` : ''}`;
 }
 
 const ENVIRONMENT =
@@ -22,7 +23,7 @@ const ENVIRONMENT =
   "GPU_TEXTFILE_EXCLUDE_FIELDS='ecc* power*' (an item given there cannot itself contain a comma or a space).";
 
 /** Each command's examples and exit statuses. */
-export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: string }> = {
+export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: string; operands?: string }> = {
   collect: {
     examples: [
       ['gpu-textfile collect --dry-run', 'print the metrics of this machine, write nothing'],
@@ -56,6 +57,16 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
       ['gpu-textfile pulse --from recording.csv --json', 'judge a recording'],
     ],
     exit: '0 answered, 1 nvidia-smi or the recording failed, 2 bad options',
+  },
+  run: {
+    operands: '-- CMD [ARGS…]',
+    examples: [
+      ['gpu-textfile run -- python train.py', 'run the job, print its summary on stderr when it ends'],
+      ['gpu-textfile run --csv-dir ~/gpu-runs --interval 200ms -- python train.py', 'also keep every sample with its step'],
+      ["gpu-textfile run --mark 'it (?<step>\\d+) loss (?<loss>[\\d.]+)' -- ./train", 'steps and loss from your own log format'],
+      ['gpu-textfile run --textfile-dir /var/lib/node_exporter/textfile -- torchrun train.py', 'dashboards see who runs where'],
+    ],
+    exit: "0 the job succeeded, else the job's own status (128 + the signal's number when a signal killed it), 2 bad options, 127 the command cannot be run",
   },
   install: {
     examples: [

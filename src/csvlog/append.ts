@@ -12,6 +12,14 @@ interface RowContext {
   time: string;
   host: string;
   task: string;
+  /** Cells after the field columns, the same on every row of this sample (`run`'s step and marks). */
+  extra?: readonly string[];
+}
+
+/** Columns after the field columns (`run`'s step and marks), with this sample's cells. */
+export interface ExtraColumns {
+  header: readonly string[];
+  cells: readonly string[];
 }
 
 const shownOrEmpty = (sample: GpuSample, query: string): string => {
@@ -36,19 +44,21 @@ export function csvRows(collection: Collection, context: RowContext, knownGpus: 
     name,
     status,
   ];
+  const extra = context.extra ?? [];
   const failure = collection.health.failure;
   if (failure) {
     const gpus = knownGpus.length > 0 ? knownGpus : [{ gpu: '', uuid: '' }];
-    return gpus.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', failure.reason), ...emptyValues()]));
+    return gpus.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', failure.reason), ...emptyValues(), ...extra]));
   }
   return [
     ...collection.samples.map((sample) =>
       csvLine([
         ...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'),
         ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query)),
+        ...extra,
       ]),
     ),
-    ...collection.down.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', gpu.reason), ...emptyValues()])),
+    ...collection.down.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', gpu.reason), ...emptyValues(), ...extra])),
   ];
 }
 
@@ -62,7 +72,7 @@ const writeFailed = (path: string, why: string): string => `write_failed: ${path
  * (ENOSPC) is cut back off, so the file never keeps a partial row for the next one to run into.
  * Returns the one-line reason when it could not. Called under the lock the archiver takes too.
  */
-function appendWhole(dir: PinnedDir, name: string, lines: string): string | undefined {
+function appendWhole(dir: PinnedDir, name: string, lines: string, header: readonly string[]): string | undefined {
   const shown = join(dir.path, name);
   let fd: number;
   try {
@@ -73,7 +83,7 @@ function appendWhole(dir: PinnedDir, name: string, lines: string): string | unde
   }
   try {
     const size = fstatSync(fd).size;
-    const chunk = (size === 0 ? csvLine(CSV_HEADER) : endsInNewline(fd, size) ? '' : '\n') + lines;
+    const chunk = (size === 0 ? csvLine(header) : endsInNewline(fd, size) ? '' : '\n') + lines;
     try {
       writeAll(fd, chunk);
       return undefined;
@@ -113,12 +123,14 @@ export async function appendCsvSample(
   dir: string,
   task: string,
   collection: Collection,
-  options: { host: string; now: Date; knownGpus?: readonly { gpu: string; uuid: string }[] },
+  options: { host: string; now: Date; knownGpus?: readonly { gpu: string; uuid: string }[]; extra?: ExtraColumns },
 ): Promise<string | undefined> {
   if (!TASK_NAME.test(task)) return `--task: "${task}" must be letters, digits, '.', '_' or '-'`;
   // NAME-YYYYMMDD[-N] is how archives are named: such a live file would be taken for one.
   if (endsLikeArchive(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
-  const lines = csvRows(collection, { time: localIsoTime(options.now), host: options.host, task }, options.knownGpus ?? []);
+  const context = { time: localIsoTime(options.now), host: options.host, task, extra: options.extra?.cells };
+  const lines = csvRows(collection, context, options.knownGpus ?? []);
+  const header = options.extra ? [...CSV_HEADER, ...options.extra.header] : CSV_HEADER;
   if (lines.length === 0) return undefined;
   let pinned: PinnedDir;
   try {
@@ -129,7 +141,7 @@ export async function appendCsvSample(
   try {
     // The lock too is named through the pinned directory: a directory swapped for a link cannot send it elsewhere.
     const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () =>
-      appendWhole(pinned, liveName(task), lines.join('')),
+      appendWhole(pinned, liveName(task), lines.join(''), header),
     );
     return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;
   } finally {

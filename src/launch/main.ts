@@ -11,16 +11,19 @@ declare const BUILD_ID: string;
 
 type Cli = { main: (args: readonly string[]) => Promise<number> };
 
-// A reader that went away (`gpu-textfile install --dry-run | head -1`) is no error worth a stack
-// trace: stop quietly, as other commands in a pipeline do.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-  });
-}
-
 const args = process.argv.slice(2);
+
+// A reader that went away (`gpu-textfile install --dry-run | head -1`) is no error worth a stack
+// trace: stop quietly, as other commands in a pipeline do. Not `run`: it passes the broken pipe on
+// to its job (src/run/job.ts), and the job's exit status is still its own.
+if (args[0] !== 'run') {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    });
+  }
+}
 const bundle = join(__dirname, 'cli.js');
 const cacheDir = args[0] === 'collect' ? process.env.NODE_COMPILE_CACHE : undefined;
 const { exports: cli, save } = cacheDir

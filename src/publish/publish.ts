@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import { checkExposition, checkFamilies } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
+import type { MetricFamily } from '../exposition/families.js';
 import { buildFamilies } from '../metrics.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
-export { removeStaleTemps } from './textfile.js';
+export { removeStaleTemps, removeTextfile } from './textfile.js';
 
 /** Where a collection goes. */
 export interface PublishTarget {
@@ -16,6 +17,8 @@ export interface PublishTarget {
   labels: [string, string][];
   csv?: { dir: string; task: string; host: string; knownGpus: () => readonly { gpu: string; uuid: string }[] };
   out: NodeJS.WritableStream;
+  /** Families written after the collection's (`run`'s job info), without the constant labels. */
+  extraFamilies?: () => MetricFamily[];
 }
 
 /**
@@ -23,8 +26,13 @@ export interface PublishTarget {
  * families are always checked; the rendered text too unless `checkText` is false (the daemon
  * mode checks its first text in full, then the families of each sample).
  */
-export function renderChecked(collection: Collection, labels: [string, string][], checkText = true): { text: string; failure?: Failure } {
-  const families = buildFamilies(collection, labels);
+export function renderChecked(
+  collection: Collection,
+  labels: [string, string][],
+  checkText = true,
+  extra: readonly MetricFamily[] = [],
+): { text: string; failure?: Failure } {
+  const families = [...buildFamilies(collection, labels), ...extra];
   const text = render(families);
   const problems = [...checkFamilies(families), ...(checkText ? checkExposition(text).problems : [])];
   if (problems.length === 0) return { text, failure: collection.health.failure };
@@ -64,7 +72,7 @@ export interface Published {
 
 /** Publishes one collection: the textfile (or stdout with --dry-run) and the CSV rows. */
 export async function publish(collection: Collection, target: PublishTarget, now: Date, checkText = true): Promise<Published> {
-  const { text, failure } = renderChecked(collection, target.labels, checkText);
+  const { text, failure } = renderChecked(collection, target.labels, checkText, target.extraFamilies?.());
   if (target.dryRun) {
     target.out.write(text);
     return { failure };

@@ -6,6 +6,7 @@ import {
   pinDir,
   pinDirIfAny,
   readSmallFile,
+  removeName,
   replaceFile,
   tempNamePattern,
   UnsafeFileError,
@@ -116,6 +117,24 @@ export function readPrevious(dir: string, fileName: string): string | undefined 
   if (!pinned) return undefined;
   try {
     return readSmallFile(pinned, fileName, PREVIOUS_MAX_BYTES);
+  } finally {
+    pinned.close();
+  }
+}
+
+/**
+ * Removes the textfile (the name, never a link's target): `run` does so when its job ends, so a
+ * finished job is not shown as running. Returns the one line that says why not, if it could not.
+ */
+export function removeTextfile(dir: string, fileName: string): string | undefined {
+  const pinned = pinDirIfAny(dir);
+  if (!pinned) return undefined;
+  try {
+    removeName(pinned, fileName);
+    return undefined;
+  } catch (error) {
+    if (!isFileError(error)) throw error;
+    return `cannot remove ${join(dir, fileName)}: ${describeFileError(error)}`;
   } finally {
     pinned.close();
   }

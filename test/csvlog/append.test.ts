@@ -165,6 +165,43 @@ describe('gpu-textfile collect --csv-dir', () => {
     ]);
   });
 
+  it("extra columns (run's step and marks): named in the header, the same cells on every row, failed rows too", async () => {
+    const dir = await tempDir();
+    const ok: Collection = {
+      fields: [],
+      samples: ['0', '1'].map((gpu) => ({
+        gpu,
+        uuid: `GPU-${gpu}`,
+        readings: new Map<string, Reading>([['utilization.gpu', number('50')]]),
+      })),
+      down: [],
+      health: { durationSeconds: 0 },
+    };
+    const failed: Collection = {
+      fields: [],
+      samples: [],
+      down: [],
+      health: { durationSeconds: 0, failure: { reason: 'timeout', message: 'x' } },
+    };
+    const extra = (cells: string[]) => ({ header: ['step', 'marks'], cells });
+    expect(await appendCsvSample(dir, 'run', ok, { host: 'h', now: new Date(), extra: extra(['120', 'loss=0.31, lr=1']) })).toBeUndefined();
+    expect(
+      await appendCsvSample(dir, 'run', failed, {
+        host: 'h',
+        now: new Date(),
+        knownGpus: [{ gpu: '0', uuid: 'GPU-0' }],
+        extra: extra(['121', '']),
+      }),
+    ).toBeUndefined();
+    const [header, ...rows] = parseCsv(await readFile(join(dir, 'run.csv'), 'utf8'));
+    expect(header).toEqual([...CSV_HEADER, 'step', 'marks']);
+    expect(rows.map((r) => [r[3], r[6], ...r.slice(-2), r.length])).toEqual([
+      ['0', 'ok', '120', 'loss=0.31, lr=1', header!.length],
+      ['1', 'ok', '120', 'loss=0.31, lr=1', header!.length],
+      ['0', 'timeout', '121', '', header!.length],
+    ]);
+  });
+
   it('rejects a task name that would look like an archive', async () => {
     const dir = await tempDir();
     const collection: Collection = { fields: [], samples: [], down: [], health: { durationSeconds: 0 } };

@@ -22,7 +22,7 @@ describe('docs', () => {
     const metrics = read('docs/metrics.md');
     for (const { name } of metricCatalog()) expect(metrics).toContain(`\`${name}\``);
     const readme = read('README.md');
-    for (const command of ['collect', 'archive', 'report', 'pulse', 'doctor', 'install', 'uninstall'])
+    for (const command of ['collect', 'archive', 'report', 'pulse', 'run', 'doctor', 'install', 'uninstall'])
       expect(readme).toMatch(new RegExp(`gpu-textfile ${command}`));
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { publishTextfile, readPrevious, removeStaleTemps } from '../../src/publish/textfile.js';
+import { publishTextfile, readPrevious, removeStaleTemps, removeTextfile } from '../../src/publish/textfile.js';
 import { tempName } from '../../src/safe-fs.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 
@@ -238,5 +238,21 @@ describe('collect with a directory below /proc', () => {
     );
     expect([result.exitCode, result.stderr]).toEqual([1, expect.stringMatching(/^gpu-textfile: [^\n]*\/proc\/nope[^\n]*\n$/)]);
     expect(await readdir(join(root, 'textfile'))).toEqual(['nvidia_gpu.prom']);
+  });
+});
+
+describe('removeTextfile (run, when its job ends)', () => {
+  it('removes the file; a link planted at its name is removed, never what it points to', async () => {
+    const dir = await tempDir();
+    const target = join(dir, 'precious');
+    await writeFile(target, 'keep me');
+    mkdirSync(join(dir, 't'));
+    await writeFile(join(dir, 't/job.prom'), 'x 1\n');
+    symlinkSync(target, join(dir, 't/link.prom'));
+    expect([removeTextfile(join(dir, 't'), 'job.prom'), removeTextfile(join(dir, 't'), 'link.prom')]).toEqual([undefined, undefined]);
+    expect(await readdir(join(dir, 't'))).toEqual([]);
+    expect(await readFile(target, 'utf8')).toBe('keep me');
+    // Gone already, or no directory: nothing to do.
+    expect([removeTextfile(join(dir, 't'), 'job.prom'), removeTextfile(join(dir, 'none'), 'job.prom')]).toEqual([undefined, undefined]);
   });
 });

@@ -1,0 +1,91 @@
+import { basename } from 'node:path';
+import type { CollectPlan } from '../collect/plan.js';
+import { parseDuration } from '../duration.js';
+import { FIELDS, selectFields } from '../fields.js';
+import { hostAt } from '../host.js';
+import { DEFAULT_MARK, parseMarkRegex } from '../run/marks.js';
+import type { RunIo, RunPlan } from '../run/plan.js';
+import { TASK_NAME_MAX_LENGTH, taskNameProblem } from '../task-name.js';
+import type { ArgsOf } from './options.js';
+import type { RUN_OPTIONS } from './run-options.js';
+
+export type RunArgs = ArgsOf<typeof RUN_OPTIONS>;
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * The task a run is named by without --task: the command's name and the local start time,
+ * `train.py-20261201T134500`, cut to what a task name may hold. The `T` keeps it from ending like
+ * an archive's `-YYYYMMDD`.
+ */
+export function defaultTask(command: string, startedAt: Date): string {
+  const name = basename(command)
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[^A-Za-z0-9]+/, '');
+  const d = startedAt;
+  const time = `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}T${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}`;
+  return `${(name || 'job').slice(0, TASK_NAME_MAX_LENGTH - time.length - 1)}-${time}`;
+}
+
+/** The options and the job's argv -> one complete plan, or the one line that says what is wrong (exit 2). */
+export function parseRunArgs(args: RunArgs, command: readonly string[], env: NodeJS.ProcessEnv, startedAt: number): RunPlan | string {
+  if (command.length === 0 || command[0] === '') return 'name the command to run after --: gpu-textfile run [OPTIONS] -- CMD [ARGS…]';
+  const intervalMs = parseDuration(args.interval);
+  if (intervalMs === undefined || intervalMs < 100) return `--interval: "${args.interval}" must be a duration of at least 100ms`;
+  const timeoutMs = parseDuration(args.timeout);
+  if (timeoutMs === undefined || timeoutMs <= 0) return `--timeout: "${args.timeout}" is not a duration (use 10, 10s or 500ms)`;
+  const mark = parseMarkRegex(args.mark ?? DEFAULT_MARK);
+  if (typeof mark === 'string') return mark;
+  const task = args.task ?? defaultTask(command[0]!, new Date(startedAt));
+  const taskProblem = taskNameProblem(task);
+  if (taskProblem) return taskProblem;
+  const fileName = args.fileName ?? `gpu-textfile-run-${task}.prom`;
+  if (!fileName.endsWith('.prom') || fileName.includes('/'))
+    return `--file-name: "${fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
+  const host = hostAt(args.hostRoot);
+  const collect: CollectPlan = {
+    // The source is chosen by src/sources/sources.ts; a --source option (NVML) sets it here.
+    source: 'nvidia-smi',
+    demoHost: 'h200x2-load',
+    nvidiaSmi: args.nvidiaSmi,
+    timeoutMs,
+    host,
+    fields: selectFields(FIELDS, args.excludeFields, args.slowFields),
+    processes: true,
+    textfileDir: args.textfileDir ?? '',
+    fileName,
+    dryRun: false,
+    // The job's series carry its task: they never collide with collect's own file in the same directory.
+    labels: [['task', task]],
+    stateDir: args.stateDir,
+    processesIntervalMs: 5000,
+  };
+  return {
+    command: [...command],
+    task,
+    intervalMs,
+    mark,
+    csvDir: args.csvDir,
+    summaryJson: args.summaryJson,
+    textfileDir: args.textfileDir,
+    fileName,
+    collect,
+    env: { ...env, PYTHONUNBUFFERED: env.PYTHONUNBUFFERED ?? '1' },
+    startedAt,
+  };
+}
+
+/** `gpu-textfile run [OPTIONS] -- CMD [ARGS…]`. Returns the job's exit status (2: bad options, 127: CMD cannot run). */
+export async function runRun(
+  args: RunArgs,
+  command: readonly string[],
+  io: RunIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  const plan = parseRunArgs(args, command, process.env, Date.now());
+  if (typeof plan === 'string') {
+    io.stderr.write(`gpu-textfile: ${plan}\n`);
+    return 2;
+  }
+  const { runJob } = await import('../run/run.js');
+  return runJob(plan, io);
+}

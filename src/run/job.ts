@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import { lineScanner } from './line-scanner.js';
+import type { JobExit } from './summary.js';
+
+/** The signals passed on to the job: what a scheduler, a terminal or `kill` sends to stop it. */
+export const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** After the job exits, how long its output pipes may stay open (a child of the job holding them) before we stop reading. */
+const DRAIN_AFTER_EXIT_MS = 5000;
+
+/** A started job: its pid and how it ended; or why it could not start (exit status 127, as a shell's). */
+export type Job = { kind: 'started'; pid: number; ended: Promise<JobExit> } | { kind: 'not-started'; message: string };
+
+export interface JobIo {
+  stdout: Writable;
+  stderr: Writable;
+  /** Each line the job prints on either stream (cut at MAX_SCANNED_LINE), as it is read. */
+  onLine: (line: string) => void;
+}
+
+/** Why spawn failed, as a shell says it. */
+function notStarted(command: string, error: NodeJS.ErrnoException): string {
+  if (error.code === 'ENOENT') return `${command}: command not found`;
+  if (error.code === 'EACCES') return `${command}: permission denied (not executable)`;
+  return `${command}: cannot run it: ${error.code ?? error.message}`;
+}
+
+/**
+ * Copies one of the job's output streams to ours, byte for byte and in order, while its lines are
+ * scanned on the side. When ours is slow the job's pipe is paused (the job then blocks, as it would
+ * writing to a slow terminal). When ours is closed (EPIPE: `| head`), the job wrote output no one
+ * will read: without us that write would have raised SIGPIPE in the job, so `onBroken` sends it
+ * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write fail).
+ */
+function copyThrough(from: Readable, to: Writable, onLine: (line: string) => void, onBroken: () => void): Promise<void> {
+  const scanner = lineScanner(onLine);
+  let broken = false;
+  to.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (broken) return;
+    broken = true;
+    onBroken();
+    from.destroy();
+  });
+  from.on('data', (chunk: Buffer) => {
+    scanner.push(chunk);
+    if (broken) return;
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  return new Promise((resolve) => {
+    from.once('close', () => {
+      scanner.end();
+      resolve();
+    });
+  });
+}
+
+/**
+ * Starts `command` (argv) with stdin inherited and stdout/stderr copied through, forwarding SIGINT,
+ * SIGTERM and SIGHUP to it while it runs. Resolves once it started (or could not); `ended` once it
+ * exited and its output was copied.
+ */
+export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io: JobIo): Promise<Job> {
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'], env });
+  return new Promise((resolve) => {
+    child.once('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'not-started', message: notStarted(command[0]!, error) }));
+    child.once('spawn', () => {
+      const forward = (signal: NodeJS.Signals) => child.kill(signal);
+      for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+      const broken = () => child.kill('SIGPIPE');
+      const copied = Promise.all([
+        copyThrough(child.stdout!, io.stdout, io.onLine, broken),
+        copyThrough(child.stderr!, io.stderr, io.onLine, broken),
+      ]);
+      const exited = new Promise<JobExit>((done) =>
+        child.once('exit', (code, signal) => {
+          for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+          done(exitOf(code, signal));
+        }),
+      );
+      const ended = exited.then(async (exit) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((done) => {
+          timer = setTimeout(() => {
+            child.stdout!.destroy();
+            child.stderr!.destroy();
+            done();
+          }, DRAIN_AFTER_EXIT_MS);
+        });
+        await Promise.race([copied, late]);
+        clearTimeout(timer);
+        await copied;
+        return exit;
+      });
+      resolve({ kind: 'started', pid: child.pid!, ended });
+    });
+  });
+}
+
+/** Node's exit code and signal -> the status a shell reports: the code, or 128 + the signal's number. */
+export function exitOf(code: number | null, signal: NodeJS.Signals | null): JobExit {
+  if (signal) return { status: 128 + (constants.signals[signal] ?? 0), signal };
+  return { status: code ?? 1, code: code ?? 1 };
+}

@@ -1,0 +1,67 @@
+/**
+ * What a line of the job's output says about its progress: the step number and named values
+ * (`loss=0.31`). The regex is the user's (--mark) or DEFAULT_MARK; it is checked at parse time.
+ */
+
+/**
+ * `step 120`, `step=120`, `Step: 120/5000`, `global_step=120` and `[120/5000]`. JavaScript (Node 20)
+ * allows one group per name, so the bracket form reaches the same `step` group through a lookahead.
+ */
+export const DEFAULT_MARK = '(?:(?:\\b|_)[Ss]tep[\\s=:#]*|\\[(?=\\d+/\\d+\\]))(?<step>\\d+)';
+
+/** `name=0.31`, `name: 0.31`, `name 1e-4` is not: a value must follow = or :. */
+const NAMED_NUMBER = /(?:^|[^\w.])([A-Za-z_][\w.]{0,31})\s*[=:]\s*(-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.])/g;
+
+/** At most this many marks per line, each value at most this long: the CSV cell stays small. */
+const MAX_MARKS = 8;
+const MAX_MARK_CHARS = 64;
+
+/** A line that matched: the step (when the regex has a `step` group and it held a whole number) and the other values. */
+export interface Mark {
+  step?: number;
+  marks: [string, string][];
+}
+
+/** --mark's text -> the regex, or the one line that says why not (exit 2). */
+export function parseMarkRegex(text: string): RegExp | string {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return `--mark: ${JSON.stringify(text)} is not a regular expression: ${error.message}`;
+  }
+  // A regex that matches the empty string would mark every line, and says nothing about progress.
+  if (regex.test('')) return `--mark: ${JSON.stringify(text)} matches an empty line: it would mark every line`;
+  return regex;
+}
+
+/** Cut to one short single-line cell value. */
+const cellValue = (text: string) =>
+  text
+    .replace(/[\s,;]+/g, ' ')
+    .trim()
+    .slice(0, MAX_MARK_CHARS);
+
+/**
+ * A line -> its mark, or undefined when the regex does not match. Marks are the regex's named groups
+ * other than `step` when it has any; otherwise every `name=number` (or `name: number`) in the line.
+ */
+export function readMark(line: string, regex: RegExp): Mark | undefined {
+  const match = regex.exec(line);
+  if (!match) return undefined;
+  const groups = match.groups ?? {};
+  const stepText = groups.step;
+  const step = stepText !== undefined && /^\d{1,15}$/.test(stepText) ? Number(stepText) : undefined;
+  const named = Object.entries(groups).filter(([name, value]) => name !== 'step' && value !== undefined);
+  const pairs =
+    named.length > 0 || Object.keys(groups).some((name) => name !== 'step')
+      ? named.map(([name, value]): [string, string] => [name, cellValue(value!)])
+      : [...line.matchAll(NAMED_NUMBER)]
+          .filter((m) => !/(?:^|_)step$/i.test(m[1]!))
+          .map((m): [string, string] => [m[1]!, cellValue(m[2]!)]);
+  return { ...(step !== undefined ? { step } : {}), marks: pairs.slice(0, MAX_MARKS) };
+}
+
+/** The CSV's marks cell: `loss=0.31 lr=0.0001`. */
+export const marksCell = (marks: readonly [string, string][]): string => marks.map(([name, value]) => `${name}=${value}`).join(' ');

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MARK, marksCell, parseMarkRegex, readMark } from '../../src/run/marks.js';
+
+const regex = parseMarkRegex(DEFAULT_MARK) as RegExp;
+
+describe('the default --mark', () => {
+  it.each([
+    ['step 120', 120],
+    ['step=120', 120],
+    ['Step: 120/5000', 120],
+    ['[120/5000] loss 0.3', 120],
+    ['epoch 2 global_step=120 loss=0.31', 120],
+    ['train | step #7 |', 7],
+  ])('%s -> step %s', (line, step) => expect(readMark(line, regex)?.step).toBe(step));
+
+  it.each([['steps 12'], ['epoch 3 loss=0.2'], ['[12] done'], ['stepping 4'], ['']])('%s is no mark', (line) =>
+    expect(readMark(line, regex)).toBeUndefined(),
+  );
+
+  it("takes the line's name=number pairs as marks, the step's own name left out", () => {
+    const mark = readMark('step=120 loss=0.31, lr: 1e-4 acc=97.5% note=x', regex)!;
+    expect(mark).toEqual({
+      step: 120,
+      marks: [
+        ['loss', '0.31'],
+        ['lr', '1e-4'],
+        ['acc', '97.5'],
+      ],
+    });
+    expect(marksCell(mark.marks)).toBe('loss=0.31 lr=1e-4 acc=97.5');
+  });
+});
+
+describe('--mark REGEX', () => {
+  it('named groups other than step are the marks; a step that is no whole number is left out', () => {
+    const own = parseMarkRegex('it (?<step>\\d+) loss (?<loss>[\\d.]+)(?: acc (?<acc>[\\d.]+))?') as RegExp;
+    expect(readMark('it 42 loss 0.5 acc 0.9 extra=1', own)).toEqual({
+      step: 42,
+      marks: [
+        ['loss', '0.5'],
+        ['acc', '0.9'],
+      ],
+    });
+    expect(readMark('it 43 loss 0.4', own)).toEqual({ step: 43, marks: [['loss', '0.4']] });
+    const noStep = parseMarkRegex('epoch (?<epoch>\\d+)') as RegExp;
+    expect(readMark('epoch 3', noStep)).toEqual({ marks: [['epoch', '3']] });
+  });
+
+  it('is refused when it does not compile, or matches every line', () => {
+    expect(parseMarkRegex('step (?<step>\\d+')).toMatch(/^--mark: "step \(\?<step>\\\\d\+" is not a regular expression: /);
+    expect(parseMarkRegex('x*')).toBe('--mark: "x*" matches an empty line: it would mark every line');
+  });
+
+  it('keeps each mark one short cell value', () => {
+    const own = parseMarkRegex('msg=(?<msg>.*)') as RegExp;
+    const [[, value]] = readMark(`msg=a,b;\tc${'x'.repeat(200)}`, own)!.marks as [[string, string]];
+    expect(value).toMatch(/^a b cx+$/);
+    expect(value.length).toBe(64);
+  });
+});

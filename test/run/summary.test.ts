@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { addSample, addStep, histogramPercentile, newTotals } from '../../src/run/accumulate.js';
+import { formatSummary, summaryJson } from '../../src/run/format.js';
+import type { RunSample } from '../../src/run/samples.js';
+import { summarize, type SummaryInput } from '../../src/run/summary.js';
+
+const S = 1000;
+const HOUR = 3600 * S;
+const sample = (gpu: string, seconds: number, utilization: number, powerW: number, memoryUsedMiB: number): RunSample => ({
+  time: seconds * S,
+  gpu,
+  uuid: `GPU-${gpu}`,
+  name: 'NVIDIA H200',
+  utilization,
+  powerW,
+  memoryUsedMiB,
+});
+
+/** GPU 0: utilization 0, 50, 100, 100 % at 100, 200, 200, 100 W; GPU 1: 10 % at 50 W throughout. One sample a second. */
+function totals() {
+  const t = newTotals();
+  const gpu0: [number, number, number][] = [
+    [0, 100, 1000],
+    [50, 200, 3000],
+    [100, 200, 2000],
+    [100, 100, 2500],
+  ];
+  gpu0.forEach(([util, power, memory], i) => {
+    addSample(t, sample('0', i, util, power, memory), 5 * S);
+    addSample(t, sample('1', i, 10, 50, 700), 5 * S);
+  });
+  return t;
+}
+
+const input = (gpus: string[]): SummaryInput => ({
+  task: 'train-1',
+  command: ['python3', 'train.py'],
+  startedAt: 0,
+  endedAt: HOUR,
+  exit: { status: 0, code: 0 },
+  selection: 'CUDA_VISIBLE_DEVICES',
+  gpus,
+  notes: [],
+});
+
+describe('the summary, against numbers computed by hand', () => {
+  it('one GPU: mean, p95 (nearest rank), idle share, peak memory, energy by trapezoids, GPU-hours', () => {
+    const summary = summarize(totals(), input(['0']));
+    const [gpu] = summary.gpus;
+    // (0 + 50 + 100 + 100) / 4; the 4th of 4 sorted values (ceil(0.95 x 4)); one sample at or under 5 %.
+    expect([gpu!.utilizationMean, gpu!.utilizationP95, gpu!.idleShare, gpu!.peakMemoryMiB]).toEqual([62.5, 100, 0.25, 3000]);
+    // (100+200)/2 + (200+200)/2 + (200+100)/2 W over 1 s each = 500 J.
+    expect(gpu!.energyWh).toBeCloseTo(500 / 3600, 12);
+    expect([summary.gpuHours, summary.durationSeconds, summary.utilizationMean, summary.energyWh]).toEqual([1, 3600, 62.5, gpu!.energyWh]);
+  });
+
+  it('two GPUs: the numbers pool both, GPU-hours count both', () => {
+    const summary = summarize(totals(), input(['0', '1']));
+    // (250 + 4 x 10) / 8; sorted 0,10,10,10,10,50,100,100: the 8th (ceil(7.6)); one of 8 near 0; 500 + 3 x 50 J.
+    expect([summary.utilizationMean, summary.utilizationP95, summary.idleShare, summary.gpuHours]).toEqual([36.25, 100, 1 / 8, 2]);
+    expect(summary.energyWh).toBeCloseTo(650 / 3600, 12);
+    expect(summary.gpus.map((g) => [g.gpu, g.peakMemoryMiB])).toEqual([
+      ['0', 3000],
+      ['1', 700],
+    ]);
+  });
+
+  it('a gap longer than the one allowed adds no energy', () => {
+    const t = newTotals();
+    addSample(t, sample('0', 0, 50, 100, 1), 5 * S);
+    addSample(t, sample('0', 1, 50, 100, 1), 5 * S);
+    addSample(t, sample('0', 60, 50, 300, 1), 5 * S);
+    expect(summarize(t, input(['0'])).energyWh).toBeCloseTo(100 / 3600, 12);
+  });
+
+  it('no GPU data: says why (nvidia-smi missing), with no numbers made up', () => {
+    const t = newTotals();
+    t.failures.push('nvidia_smi_not_found: nvidia-smi not found on PATH');
+    const summary = summarize(t, input([]));
+    expect(summary.noGpuData).toBe('no GPU data: nvidia_smi_not_found: nvidia-smi not found on PATH');
+    expect([summary.gpus, summary.gpuHours, summary.utilizationMean, summary.energyWh]).toEqual([[], 0, undefined, undefined]);
+    expect(formatSummary(summary)).toBe(
+      'gpu-textfile run: train-1: exit status 0 after 1 h 00 min\n  no GPU data: nvidia_smi_not_found: nvidia-smi not found on PATH\n',
+    );
+  });
+
+  it('prints the numbers, and writes them as JSON with snake_case keys', () => {
+    const t = totals();
+    for (let i = 0; i < 4; i++) addStep(t, { time: i * S, step: 10 * i });
+    const summary = summarize(t, { ...input(['0']), exit: { status: 137, signal: 'SIGKILL' } });
+    const text = formatSummary(summary);
+    expect(text).toMatch(/^gpu-textfile run: train-1: killed by SIGKILL \(status 137\) after 1 h 00 min\n/);
+    expect(text).toContain('  utilization     mean 62.5 %, p95 100 %, idle 25 % of samples\n');
+    expect(text).toContain('  energy          0.139 Wh (power x time)\n');
+    expect(text).toContain('  steps           30 done, the last one numbered 30 (4 lines), 10.00 steps/s\n');
+    const json = summaryJson(summary) as Record<string, unknown>;
+    expect(json).toMatchObject({ exit_status: 137, signal: 'SIGKILL', gpu_hours: 1, utilization_p95: 100, energy_wh: 0.1389 });
+  });
+});
+
+describe('histogramPercentile', () => {
+  it('nearest rank over whole percents', () => {
+    const histogram = new Array(101).fill(0);
+    histogram[10] = 19;
+    histogram[90] = 1;
+    expect([
+      histogramPercentile(histogram, 95),
+      histogramPercentile(histogram, 96),
+      histogramPercentile(new Array(101).fill(0), 95),
+    ]).toEqual([10, 90, undefined]);
+  });
+});
