@@ -7,6 +7,8 @@ export interface CollectPlan {
   source: SourceName;
   /** With the demo source: which recorded host. */
   demoHost: DemoHostName;
+  /** With the nvml source: the library to load. */
+  nvmlLibrary: string;
   nvidiaSmi: string;
   /** Deadline of one collection's reads. */
   timeoutMs: number;

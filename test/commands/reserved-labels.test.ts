@@ -13,6 +13,7 @@ const DEFAULTS: CollectArgs = {
   dryRun: false,
   nvidiaSmi: 'nvidia-smi',
   source: 'nvidia-smi',
+  nvmlLibrary: 'libnvidia-ml.so.1',
   demoHost: 'h200x2-load',
   timeout: '10s',
   processes: true,
