@@ -40,6 +40,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'fields',
     'field-spec',
     'field-select',
+    'fields-nvml',
     'host',
     'bounded-read',
     'safe-fs',

@@ -9,6 +9,8 @@ export interface CollectPlan {
   demoHost: DemoHostName;
   /** With the nvml source: the library to load. */
   nvmlLibrary: string;
+  /** With the nvml source: the one-shot GPM window. */
+  gpmWindowMs: number;
   nvidiaSmi: string;
   /** Deadline of one collection's reads. */
   timeoutMs: number;

@@ -27,6 +27,9 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
     return '--max-processes must be a whole number';
   const taskProblem = taskNameProblem(args.task);
   if (taskProblem) return taskProblem;
+  const gpmWindowMs = parseDuration(args.gpmWindow);
+  if (gpmWindowMs === undefined || gpmWindowMs < 10 || gpmWindowMs > 5000)
+    return `--gpm-window: "${args.gpmWindow}" must be a duration from 10ms to 5s`;
   const source = SOURCE_NAMES.find((name) => name === args.source);
   if (!source) return `--source: "${args.source}" is not one of ${SOURCE_NAMES.join(', ')}`;
   if (args.nvmlLibrary === '' || args.nvmlLibrary.includes('\0'))
@@ -39,6 +42,7 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
     source,
     demoHost,
     nvmlLibrary: args.nvmlLibrary,
+    gpmWindowMs,
     nvidiaSmi: args.nvidiaSmi,
     timeoutMs,
     host: hostAt(args.hostRoot),

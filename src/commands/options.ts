@@ -61,6 +61,14 @@ export const COLLECT_OPTIONS = {
     default: 'libnvidia-ml.so.1',
     describe: 'With --source nvml: the NVML library to load (a path, or a name the dynamic loader looks up)',
   },
+  'gpm-window': {
+    type: 'string',
+    placeholder: 'DURATION',
+    group: SMI,
+    default: '100ms',
+    describe:
+      'With --source nvml: GPM activity (SM, tensor, DRAM) is measured between two samples this far apart in a one-shot run (the daemon mode compares with its previous sample); 10ms to 5s',
+  },
   'demo-host': {
     type: 'string',
     placeholder: 'h200x2-load|h200x2-idle|h200',

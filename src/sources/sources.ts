@@ -14,6 +14,8 @@ export interface SourceOptions {
   demoHost: DemoHostName;
   /** The NVML library the nvml source loads: a name the loader looks up, or a path. */
   nvmlLibrary: string;
+  /** With the nvml source: how far apart a one-shot run's two GPM samples are. */
+  gpmWindowMs: number;
 }
 
 /** Every source, by name: a second one (NVML) is a sibling folder and one more line here. */
@@ -25,7 +27,7 @@ const SOURCES = {
   // NVML and koffi's native module load only when chosen: the build makes ./nvml/source a file of its own.
   nvml: async (options: SourceOptions) => {
     const { nvmlSource } = await import('./nvml/source.js');
-    return nvmlSource({ library: options.nvmlLibrary, koffiDir: join(__dirname, 'koffi') });
+    return nvmlSource({ library: options.nvmlLibrary, koffiDir: join(__dirname, 'koffi'), gpmWindowMs: options.gpmWindowMs });
   },
 } satisfies Record<string, (options: SourceOptions) => Source | Promise<Source>>;
 

@@ -14,6 +14,7 @@ const DEFAULTS: CollectArgs = {
   nvidiaSmi: 'nvidia-smi',
   source: 'nvidia-smi',
   nvmlLibrary: 'libnvidia-ml.so.1',
+  gpmWindow: '100ms',
   demoHost: 'h200x2-load',
   timeout: '10s',
   processes: true,

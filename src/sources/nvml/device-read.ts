@@ -1,34 +1,24 @@
 import type { GpuSample, KnownGpu, Reading } from '../../collection.js';
 import type { FieldSpec } from '../../fields.js';
-import type { Device, Nvml, Result } from './api.js';
-import { FIELD_READERS, type DeviceCalls } from './field-readers.js';
+import type { DeviceCalls, FieldReader } from './device-calls.js';
+import { FIELD_READERS } from './field-readers.js';
+import { NVML_ONLY_READERS } from './nvml-only-readers.js';
 import { describeReturn, fieldOutcome } from './return-codes.js';
 
 // One GPU read field by field: a failed call is an absent value or a field error, as a cell of
 // nvidia-smi's would be; GPU_IS_LOST anywhere takes the whole GPU out, as nvidia-smi isolates it.
 
+/** Every field NVML answers, by FieldSpec.query. */
+const READERS: Readonly<Record<string, FieldReader>> = { ...FIELD_READERS, ...NVML_ONLY_READERS };
+
 /** Fields the source fills without a per-GPU call. */
 const OWN_FIELDS = new Set(['index', 'driver_version']);
 
 /** Whether NVML can answer this field. */
-export const nvmlAnswers = (field: FieldSpec): boolean => OWN_FIELDS.has(field.query) || FIELD_READERS[field.query] !== undefined;
+export const nvmlAnswers = (field: FieldSpec): boolean => OWN_FIELDS.has(field.query) || READERS[field.query] !== undefined;
 
 /** A GPU that did not answer. */
 export type LostGpu = KnownGpu & { message: string };
-
-/** Per-GPU calls that share one result per sample. */
-export function deviceCalls(nvml: Nvml, device: Device): DeviceCalls {
-  const results = new Map<string, Result<unknown>>();
-  return {
-    nvml,
-    device,
-    once: <T>(key: string, call: () => Result<T>): Result<T> => {
-      let result = results.get(key) as Result<T> | undefined;
-      if (!result) results.set(key, (result = call()));
-      return result;
-    },
-  };
-}
 
 /** GPU `index`'s sample of `fields` (all answerable by NVML), or why it is lost. */
 export function readDevice(
@@ -43,7 +33,7 @@ export function readDevice(
     else if (field.query === 'driver_version')
       readings.set(field.query, driverVersion === undefined ? { kind: 'absent' } : { kind: 'text', text: driverVersion });
     else {
-      const result = FIELD_READERS[field.query]!(calls, field);
+      const result = READERS[field.query]!(calls, field);
       if (result.rc === 0) {
         readings.set(field.query, result.value!);
         continue;

@@ -1,19 +1,10 @@
 import type { Reading } from '../../collection.js';
 import { CLOCK_EVENT_REASON_BITS, MIB, type FieldSpec } from '../../field-spec.js';
-import type { Device, Nvml, Result, UintGetter } from './api.js';
+import type { Result, UintGetter } from './api.js';
+import type { FieldReader } from './device-calls.js';
 
 // Every field of the table (src/fields.ts) NVML can answer, and the call that answers it. A reading is
 // in base units like nvidia-smi's, and `shown` in nvidia-smi's units (the CSV trail's columns).
-
-/** One GPU's calls, each made at most once per sample however many fields share it. */
-export interface DeviceCalls {
-  nvml: Nvml;
-  device: Device;
-  once<T>(key: string, call: () => Result<T>): Result<T>;
-}
-
-/** A field's reader: NVML's code when the call failed, else the reading. */
-export type FieldReader = (calls: DeviceCalls, field: FieldSpec) => Result<Reading>;
 
 const number = (value: number, shown: string): Reading => ({ kind: 'number', value, shown });
 const then = <T>(result: Result<T>, reading: (value: T) => Reading): Result<Reading> =>

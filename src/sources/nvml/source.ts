@@ -2,14 +2,34 @@ import type { ComputeApp, Failure, GpuSample, RowProblem } from '../../collectio
 import type { FieldSpec } from '../../fields.js';
 import type { GpuQuery, GpuRead, ProcessRead, RowStream, Source } from '../source.js';
 import type { Nvml } from './api.js';
-import { deviceCalls, nvmlAnswers, readDevice, type LostGpu } from './device-read.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { deviceCalls, type DeviceState } from './device-calls.js';
+import { nvmlAnswers, readDevice, type LostGpu } from './device-read.js';
+import { GPM_METRICS, prepareGpm } from './nvml-only-readers.js';
 import { collectionReason, describeReturn } from './return-codes.js';
 import { nvmlOpener, type NvmlLocation } from './session.js';
 
 // NVML as a source: the same fields as nvidia-smi's, read in this process through koffi, with no
 // child to start. Loaded (with koffi's native module) only when --source nvml is chosen.
 
-export type NvmlSourceOptions = NvmlLocation;
+export interface NvmlSourceOptions extends NvmlLocation {
+  /** With GPM fields, how long a collection without an earlier GPM sample waits between its two. */
+  gpmWindowMs: number;
+}
+
+/** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) this often. */
+export const ENERGY_EVERY_MS = 10_000;
+
+/** What the source keeps from one collection to the next: each GPU's state, by index. */
+export type Kept = Map<number, DeviceState>;
+
+/** How one read is made: now, the GPM window, the energy cadence. */
+export interface ReadTiming {
+  gpmWindowMs: number;
+  energyEveryMs: number;
+  /** Set on the daemon mode's samples: when the read started. */
+  takenAt?: number;
+}
 
 /** NVML reports a process's memory as this when it cannot tell (NVML_VALUE_NOT_AVAILABLE). */
 const NOT_AVAILABLE = 0xffffffffffffffffn;
@@ -30,23 +50,36 @@ function devices(nvml: Nvml): { handles: { index: number; rc: number; device?: b
 }
 
 /** One read of every GPU: samples, and the GPUs that did not answer. */
-export function readGpus(nvml: Nvml, fields: readonly FieldSpec[], query: Pick<GpuQuery, 'knownGpus'>, takenAt?: number): GpuRead {
+export async function readGpus(
+  nvml: Nvml,
+  fields: readonly FieldSpec[],
+  query: Pick<GpuQuery, 'knownGpus'>,
+  kept: Kept,
+  timing: ReadTiming,
+): Promise<GpuRead> {
   const names = Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : '']));
   const asked = fields.filter(nvmlAnswers);
   const all = devices(nvml);
   if ('reason' in all) return { kind: 'failed', failure: all, learned: false };
   const driver = nvml.driverVersion();
+  const stateOf = (index: number) => kept.get(index) ?? kept.set(index, {}).get(index)!;
+  // GPM compares two samples: a GPU without an earlier one takes it now, and the read waits a window.
+  if (asked.some((field) => GPM_METRICS[field.query] !== undefined)) {
+    const first = all.handles.map(({ index, device }) => device !== undefined && prepareGpm(nvml, device, stateOf(index)));
+    if (first.some(Boolean)) await sleep(timing.gpmWindowMs);
+  }
+  const now = Date.now();
   const samples: GpuSample[] = [];
   const lost: LostGpu[] = [];
   for (const { index, rc, device } of all.handles) {
     const result =
       device === undefined
         ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
-        : readDevice(deviceCalls(nvml, device), index, asked, driver.value);
+        : readDevice(deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs }), index, asked, driver.value);
     if ('lost' in result) {
       const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
       lost.push({ gpu: String(index), uuid: known?.uuid ?? '', busId: known?.busId ?? '', message: result.lost });
-    } else samples.push(takenAt === undefined ? result : { ...result, takenAt });
+    } else samples.push(timing.takenAt === undefined ? result : { ...result, takenAt: timing.takenAt });
   }
   if (samples.length === 0)
     return {
@@ -83,7 +116,13 @@ export function readProcesses(nvml: Nvml): ProcessRead {
 }
 
 /** Samples every `intervalMs` from NVML, until stopped or NVML fails as a whole. */
-function nvmlStream(open: () => Nvml | Failure, fields: readonly FieldSpec[], intervalMs: number): RowStream {
+function nvmlStream(
+  open: () => Nvml | Failure,
+  kept: Kept,
+  fields: readonly FieldSpec[],
+  intervalMs: number,
+  gpmWindowMs: number,
+): RowStream {
   let stopped = false;
   let wake = () => {};
   let end: (failure: Failure) => void = () => {};
@@ -95,7 +134,10 @@ function nvmlStream(open: () => Nvml | Failure, fields: readonly FieldSpec[], in
     while (!stopped) {
       const takenAt = Date.now();
       const nvml = open();
-      const read = isFailure(nvml) ? ({ kind: 'failed', failure: nvml } as const) : readGpus(nvml, fields, { knownGpus: [] }, takenAt);
+      const timing = { gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, takenAt };
+      const read = isFailure(nvml)
+        ? ({ kind: 'failed', failure: nvml } as const)
+        : await readGpus(nvml, fields, { knownGpus: [] }, kept, timing);
       if (read.kind === 'failed') {
         stopped = true;
         end(read.failure);
@@ -135,17 +177,20 @@ function nvmlStream(open: () => Nvml | Failure, fields: readonly FieldSpec[], in
 /** NVML as a source. */
 export function nvmlSource(options: NvmlSourceOptions): Source {
   const open = nvmlOpener(options);
+  // One-shot runs read the energy counter every time; the daemon mode's one-shot recoveries share its cadence.
+  const kept: Kept = new Map();
+  const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0 };
   return {
     reads: () => ({
       gpus: async (query) => {
         const nvml = open();
-        return isFailure(nvml) ? { kind: 'failed', failure: nvml, learned: false } : readGpus(nvml, query.fields, query);
+        return isFailure(nvml) ? { kind: 'failed', failure: nvml, learned: false } : readGpus(nvml, query.fields, query, kept, timing);
       },
       processes: async () => {
         const nvml = open();
         return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml);
       },
     }),
-    stream: (fields, _names, intervalMs) => nvmlStream(open, fields, intervalMs),
+    stream: (fields, _names, intervalMs) => nvmlStream(open, kept, fields, intervalMs, options.gpmWindowMs),
   };
 }

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
@@ -117,6 +117,36 @@ describe('collect --source nvml', () => {
     expect(samples.filter((s) => s.name === 'nvidia_gpu_field_error').map((s) => [s.labels.gpu, s.labels.field, s.labels.error])).toEqual(
       error === undefined ? [] : [['0', 'power.draw', error]],
     );
+  });
+
+  // What nvidia-smi cannot give: energy, PCIe replays and GPM's activity, the last from two samples.
+  it('NVML-only fields: energy in joules, PCIe replays, GPM ratios from two samples a window apart', async () => {
+    const dir = await tempDir();
+    const calls = join(dir, 'calls');
+    const more = [
+      '0.energy_mj=123456789',
+      '0.replay=3',
+      '0.gpm=1',
+      '0.gpm.2=96.5',
+      '0.gpm.3=14.25',
+      '0.gpm.5=94',
+      '0.gpm.10=16',
+      `calls=${calls}`,
+    ];
+    const result = await collectNvml(standInConfig(capture('h200x2__580.159.04__linux-load'), more), '--gpm-window', '20ms');
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    const samples = checkExposition(result.stdout).samples;
+    const values = (name: string) => samples.filter((s) => s.name === name).map((s) => [s.labels.gpu, s.value]);
+    expect(values('nvidia_gpu_energy_joules_total')).toEqual([['0', 123456.789]]);
+    expect(values('nvidia_gpu_pcie_replay_errors_total')).toEqual([['0', 3]]);
+    expect(values('nvidia_gpu_sm_active_ratio')).toEqual([['0', 0.965]]);
+    expect(values('nvidia_gpu_sm_occupancy_ratio')).toEqual([['0', 0.1425]]);
+    expect(values('nvidia_gpu_tensor_active_ratio')).toEqual([['0', 0.94]]);
+    expect(values('nvidia_gpu_dram_active_ratio')).toEqual([['0', 0.16]]);
+    // GPU 1 has no GPM: no sample taken there, and its ratios are absent, not zero.
+    const called = (await readFile(calls, 'utf8')).split('\n');
+    expect(called.filter((name) => name === 'nvmlGpmSampleGet')).toHaveLength(2);
+    expect(called.filter((name) => name === 'nvmlGpmMetricsGet')).toHaveLength(1);
   });
 
   it('an unknown --source is refused at parse time (exit 2)', async () => {
