@@ -3,7 +3,7 @@
 # source from that checkout's dist/ (unchanged by the NVML work), the NVML source from nvml-probe.mjs
 # (bench/nvml-probe.ts bundled) beside this script, koffi from node_modules. Results in $OUT/nvml/.
 set -u
-P=$(dirname "$0"); R=$OUT/nvml; mkdir -p "$R"; K=node_modules/@koromix/koffi-linux-x64
+P=$(dirname "$0"); R=$OUT/nvml; mkdir -p "$R"; K=$PWD/node_modules/@koromix/koffi-linux-x64
 probe() { node "$P/nvml-probe.mjs" "$1" "$K" "${@:2}"; }
 log() { echo "== $(date +%T) $*" >> "$R/steps.log"; }
 log host; { nvidia-smi -L; nvidia-smi --version; nproc; uname -r; node --version; } > "$R/host.txt" 2>&1
@@ -11,10 +11,10 @@ python3 -c "
 import pynvml as n
 for k in ['NVML_GPM_METRIC_SM_UTIL','NVML_GPM_METRIC_SM_OCCUPANCY','NVML_GPM_METRIC_ANY_TENSOR_UTIL','NVML_GPM_METRIC_DRAM_BW_UTIL','NVML_FI_DEV_MEMORY_TEMP','NVML_FI_DEV_POWER_INSTANT','NVML_FI_DEV_GET_GPU_RECOVERY_ACTION']: print(k, getattr(n,k,'missing'))
 " > "$R/pynvml.txt" 2>&1
-log capture
+[ -n "${SKIP_CAPTURE:-}" ] || { log capture
 f=$(nvidia-smi --help-query-gpu | grep -o '^"[A-Za-z_][A-Za-z0-9_.]*"' | tr -d '"')
 v=$(for x in $f; do nvidia-smi --query-gpu="$x" --format=csv,noheader >/dev/null 2>&1 && echo "$x"; done | paste -sd,)
-nvidia-smi --query-gpu="$v" --format=csv > "$R/query-gpu.csv" 2>&1; nvidia-smi --help-query-gpu > "$R/help-query-gpu.txt"
+nvidia-smi --query-gpu="$v" --format=csv > "$R/query-gpu.csv" 2>&1; nvidia-smi --help-query-gpu > "$R/help-query-gpu.txt"; }
 pair() { for i in 1 2; do node dist/gpu-textfile.js collect --dry-run > "$R/$1-smi-$i.prom" 2>&1 & probe oneshot 100 > "$R/$1-nvml-$i.prom" 2>&1 & wait; done; }
 log idle; pair idle
 log saturated; python3 bench/load.py 30 saturated > "$R/load1.txt" 2>&1 & L=$!; sleep 12; pair load

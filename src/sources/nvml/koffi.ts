@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type * as Koffi from 'koffi';
 
 // koffi (https://koffi.dev) calls C functions from Node.js. Only its native module is used: it holds
@@ -15,7 +15,8 @@ export const KOFFI_VERSION = '3.3.4';
 
 /** Where the native module for this machine lies under `dir`. */
 export const koffiNativePath = (dir: string, platform = process.platform, arch = process.arch): string =>
-  join(dir, `${platform}_${arch}`, 'koffi.node');
+  // Absolute: require() takes a bare relative path ("node_modules/...") for a package name.
+  resolve(join(dir, `${platform}_${arch}`, 'koffi.node'));
 
 /** koffi's native module from `dir` (dist/koffi), or why it cannot be used here. */
 export function loadKoffi(dir: string): KoffiModule | { error: string } {
