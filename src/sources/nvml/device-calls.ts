@@ -10,6 +10,8 @@ export interface DeviceState {
   energy?: { at: number; result: Result<Reading> };
   /** GPM's sample buffers: `previous` holds the last sample taken, `next` is filled by the coming one. */
   gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample };
+  /** Fields that cannot change while the driver stays loaded (identity, maxima), as first read. */
+  fixed?: Map<string, Result<Reading>>;
 }
 
 export interface DeviceCalls {

@@ -60,7 +60,11 @@ export async function readGpus(
   const names = Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : '']));
   const asked = fields.filter(nvmlAnswers);
   const all = devices(nvml);
-  if ('reason' in all) return { kind: 'failed', failure: all, learned: false };
+  if ('reason' in all) {
+    // What was kept of each GPU may not hold once NVML answers again (a reloaded driver, a GPU reset).
+    kept.clear();
+    return { kind: 'failed', failure: all, learned: false };
+  }
   const driver = nvml.driverVersion();
   const stateOf = (index: number) => kept.get(index) ?? kept.set(index, {}).get(index)!;
   // GPM compares two samples: a GPU without an earlier one takes it now, and the read waits a window.
@@ -77,6 +81,7 @@ export async function readGpus(
         ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
         : readDevice(deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs }), index, asked, driver.value);
     if ('lost' in result) {
+      kept.delete(index);
       const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
       lost.push({ gpu: String(index), uuid: known?.uuid ?? '', busId: known?.busId ?? '', message: result.lost });
     } else samples.push(timing.takenAt === undefined ? result : { ...result, takenAt: timing.takenAt });

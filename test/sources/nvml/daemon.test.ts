@@ -52,4 +52,6 @@ it('collect --interval --source nvml publishes sample after sample, GPM from the
   // The energy counter is read by the first collection and then every 10 s, not every 100 ms.
   expect(await called('nvmlDeviceGetTotalEnergyConsumption')).toBeLessThanOrEqual(4);
   expect(await called('nvmlInit_v2')).toBe(1);
+  // Identity and maxima are read once per GPU, not per sample.
+  expect([await called('nvmlDeviceGetSerial'), await called('nvmlDeviceGetMaxClockInfo')]).toEqual([2, 6]);
 });
