@@ -6,7 +6,10 @@
 // - one file for every other command, yargs and the failure-path doctor, required when they run.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolve } from 'node:path';
 
 /** Modules imported dynamically that stay out of cli.js: source path -> output name. */
@@ -17,6 +20,8 @@ const SEPARATE = {
   'src/commands/pulse.ts': 'pulse',
   'src/commands/install.ts': 'install',
   'src/doctor/quick.ts': 'doctor-quick',
+  // NVML through koffi: loaded by collect --source nvml only.
+  'src/sources/nvml/source.ts': 'nvml',
 };
 /** yargs, whose only export is its default: see the footer below. */
 const YARGS = 'node_modules/yargs/index.mjs';
@@ -99,3 +104,23 @@ const DEMO = {
 };
 mkdirSync('dist/demo');
 for (const [name, from] of Object.entries(DEMO)) copyFileSync(`test/fixtures/${from}`, `dist/demo/${name}`);
+
+// collect --source nvml calls NVML through koffi's native module (src/sources/nvml/koffi.ts), shipped
+// for linux-x64 and linux-arm64 in dist/koffi/linux_<arch>/ (glibc builds): from node_modules when npm
+// installed it for this CPU, else from the registry's tarball kept in vendor/koffi/ (see its README).
+const KOFFI_VERSION = JSON.parse(readFileSync('node_modules/koffi/package.json', 'utf8')).version;
+for (const arch of ['x64', 'arm64']) {
+  const installed = `node_modules/@koromix/koffi-linux-${arch}`;
+  const target = `dist/koffi/linux_${arch}`;
+  mkdirSync(target, { recursive: true });
+  let from = installed;
+  if (!existsSync(`${installed}/linux_${arch}/koffi.node`)) {
+    from = mkdtempSync(join(tmpdir(), 'koffi-'));
+    execFileSync('tar', ['-xzf', `vendor/koffi/koromix-koffi-linux-${arch}-${KOFFI_VERSION}.tgz`, '-C', from, '--strip-components=1']);
+  }
+  const { version } = JSON.parse(readFileSync(`${from}/package.json`, 'utf8'));
+  if (version !== KOFFI_VERSION) throw new Error(`${from}: koffi native module ${version}, koffi is ${KOFFI_VERSION}`);
+  copyFileSync(`${from}/linux_${arch}/koffi.node`, `${target}/koffi.node`);
+  if (from !== installed) rmSync(from, { recursive: true, force: true });
+}
+copyFileSync('node_modules/koffi/LICENSE.txt', 'dist/koffi/LICENSE.txt');

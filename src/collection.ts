@@ -12,7 +12,7 @@ export const FAILURE_REASONS = {
   nvidia_smi_not_found: 'nvidia-smi is not on PATH (no NVIDIA driver installed, or not in this container).',
   nvidia_smi_not_executable: 'nvidia-smi exists but cannot be executed (permissions).',
   driver_unreachable: 'nvidia-smi could not communicate with the NVIDIA driver (exit 9): module not loaded.',
-  nvml_library_missing: 'libnvidia-ml.so was not found (exit 12).',
+  nvml_library_missing: 'libnvidia-ml.so was not found (nvidia-smi exit 12; with --source nvml, the library could not be loaded).',
   gpu_access_blocked: 'The operating system blocked access to the GPU (exit 17): device nodes unusable.',
   driver_library_mismatch: 'Kernel module and user-space library versions differ: reboot or reload the module.',
   insufficient_permissions: 'nvidia-smi lacked the permissions for the query (exit 4).',

@@ -38,6 +38,11 @@ export interface FieldSpec {
   readonly csv?: string;
   /** Costs the query noticeably more than other fields: left out unless --slow-fields (see BENCHMARKS.md). */
   readonly slow?: boolean;
+  /**
+   * Only the NVML source answers it (nvidia-smi's --query-gpu has no such field, so that source leaves it
+   * out); the name of the DCGM field that measures the same, for the docs.
+   */
+  readonly nvml?: { dcgm: string };
 }
 
 /** Every name a field answers to: its query name first, then its aliases. */
@@ -119,3 +124,9 @@ export const CLOCK_EVENT_REASON_BITS: Readonly<Record<string, bigint>> = {
   hw_power_brake_slowdown: 0x80n,
   display_clock_setting: 0x100n,
 };
+
+/** A field only NVML answers (see FieldSpec.nvml). */
+export const nvmlGauge = (query: string, metric: string, help: string, dcgm: string, more: Partial<FieldSpec> = {}): FieldSpec => ({
+  ...gauge(`nvml.${query}`, metric, help, more),
+  nvml: { dcgm },
+});

@@ -4,6 +4,7 @@
  * from this table: adding a field is one line.
  */
 import { ecc, eventReason, eventReasonTime, type FieldSpec, flag, gauge, label, MHZ, MIB, PERCENT } from './field-spec.js';
+import { NVML_FIELDS } from './fields-nvml.js';
 
 // What a field is, and which fields a run selects, live beside the table; callers keep importing them from here.
 export type { FieldKind, FieldSpec, MetricType } from './field-spec.js';
@@ -199,4 +200,7 @@ export const FIELDS: readonly FieldSpec[] = [
     labels: { cause: 'double_bit_ecc' },
   }),
   flag('retired_pages.pending', 'yes-no', 'retired_pages_pending', 'Whether a page retirement waits for a reboot: 1 yes, 0 no.'),
+
+  // NVML only (collect --source nvml): absent under nvidia-smi, which has no such fields.
+  ...NVML_FIELDS,
 ];

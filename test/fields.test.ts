@@ -3,7 +3,18 @@ import { METRIC_NAME, LABEL_NAME } from '../src/exposition/escape.js';
 import { FIELDS, fieldNames, globMatches, selectFields } from '../src/fields.js';
 import { fieldFamilies, metricCatalog } from '../src/metrics-catalog.js';
 
-const BASE_UNITS = ['_bytes', '_watts', '_celsius', '_hertz', '_seconds_total', '_ratio', '_seconds', '_lanes', '_generation'];
+const BASE_UNITS = [
+  '_bytes',
+  '_joules_total',
+  '_watts',
+  '_celsius',
+  '_hertz',
+  '_seconds_total',
+  '_ratio',
+  '_seconds',
+  '_lanes',
+  '_generation',
+];
 
 describe('the field table', () => {
   it('names every field once, by any of its names', () => {

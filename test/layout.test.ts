@@ -42,6 +42,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'fields',
     'field-spec',
     'field-select',
+    'fields-nvml',
     'host',
     'cgroup',
     'bounded-read',

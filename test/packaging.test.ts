@@ -1,8 +1,9 @@
-import { access, readdir, readFile, rm } from 'node:fs/promises';
+import { access, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FAKE_SMI, ROOT, capture, cliEnv, tempDir } from './helpers.js';
+import { standInConfig, standInLibrary } from './nvml-stand-in.js';
 
 const exists = (path: string) =>
   access(path).then(
@@ -34,6 +35,10 @@ describe('the npm package', () => {
       'systemd/gpu-textfile.timer',
       'cron/gpu-textfile',
       'examples/alerts.yml',
+      // koffi's native modules for --source nvml, for both CPUs the package supports.
+      'dist/nvml.js',
+      'dist/koffi/linux_x64/koffi.node',
+      'dist/koffi/linux_arm64/koffi.node',
     ])
       expect([path, paths.includes(path)]).toEqual([path, true]);
     expect(paths.filter((path) => path.startsWith('src/') || path.startsWith('test/'))).toEqual([]);
@@ -72,6 +77,16 @@ describe('the npm package', () => {
     });
     expect({ exit: demo.exitCode, err: demo.stderr }).toEqual({ exit: 0, err: '' });
     expect(demo.stdout).toMatch(/^nvidia_gpu_up\{source="demo",gpu="1",/m);
+    // The NVML source runs from the installed copy: its bundle and koffi's native module found beside cli.js.
+    await writeFile(join(cwd, 'stand-in.conf'), standInConfig(capture('h200x2__580.159.04__linux-idle')));
+    const nvml = await execa(command, ['collect', '--dry-run', '--source', 'nvml', '--nvml-library', standInLibrary()], {
+      cwd,
+      env: cliEnv({ NVML_STAND_IN: join(cwd, 'stand-in.conf') }),
+      extendEnv: false,
+      reject: false,
+    });
+    expect({ exit: nvml.exitCode, err: nvml.stderr }).toEqual({ exit: 0, err: '' });
+    expect(nvml.stdout).toMatch(/^nvidia_gpu_up\{gpu="1",/m);
     // report --demo's generator is bundled too: the page is written from the installed copy.
     const page = join(cwd, 'report.html');
     const report = await execa(command, ['report', '--demo', '--format', 'html', '--out', page], {

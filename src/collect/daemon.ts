@@ -23,7 +23,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   const { daemonLoop } = await import('./daemon-loop.js');
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
-  const source = openSource(plan.source, plan);
+  const source = await openSource(plan.source, plan);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);
@@ -37,7 +37,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       // The reader's first row may take as long as a one-shot query may.
       startupGraceMs: plan.timeoutMs,
       processesIntervalMs: plan.processes ? plan.processesIntervalMs : undefined,
-      oneShot: (current, previous) => collectOnce(plan, current, previous),
+      oneShot: (current, previous) => collectOnce(plan, current, previous, source),
       queryProcesses: () => queryProcesses(source.reads(), plan),
       stream: (fields, names) => source.stream(fields, names, plan.intervalMs),
       publish: async (collection) => {
@@ -47,8 +47,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         if (csvError) say(csvError);
       },
       saveState: async (next) => {
-        // The demo's names are not a driver's: a real run on this host must not take them for its own.
-        if (plan.dryRun || plan.source === 'demo') return;
+        // Only nvidia-smi's names are a driver's: the demo's and NVML's are ours, which nvidia-smi must not take for its own.
+        if (plan.dryRun || plan.source !== 'nvidia-smi') return;
         const error = await writeState(plan.stateDir, saved, next);
         if (!error) saved = next;
       },

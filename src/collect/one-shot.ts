@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { PublishTarget } from '../publish/publish.js';
+import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState, type CollectorState } from '../state.js';
 import { collect, type CollectOutput } from './collect.js';
@@ -17,14 +18,18 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   out,
 });
 
-/** One collection from the plan's source; a failed one carries doctor's file checks' verdict. */
+/**
+ * One collection from the plan's source (the daemon mode passes the one it keeps open); a failed one
+ * carries doctor's file checks' verdict.
+ */
 export async function collectOnce(
   plan: CollectPlan,
   state: CollectorState,
   previousSuccessSeconds: number | undefined,
+  source?: Source,
 ): Promise<CollectOutput> {
   const output = await collect({
-    reads: openSource(plan.source, plan).reads(),
+    reads: (source ?? (await openSource(plan.source, plan))).reads(),
     fields: plan.fields,
     processes: plan.processes,
     maxProcesses: plan.maxProcesses,
@@ -67,8 +72,8 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
     return 1;
   }
   if (csvError) say(csvError);
-  // The demo's names are not a driver's: a real run on this host must not take them for its own.
-  if (!plan.dryRun && plan.source !== 'demo') {
+  // Only nvidia-smi's names are a driver's: the demo's and NVML's are ours, which nvidia-smi must not take for its own.
+  if (!plan.dryRun && plan.source === 'nvidia-smi') {
     const stateError = await writeState(plan.stateDir, state, result.state);
     if (stateError) say(`${stateError} (each run then also asks nvidia-smi --help-query-gpu; see --state-dir)`);
   }

@@ -7,6 +7,10 @@ export interface CollectPlan {
   source: SourceName;
   /** With the demo source: which recorded host. */
   demoHost: DemoHostName;
+  /** With the nvml source: the library to load. */
+  nvmlLibrary: string;
+  /** With the nvml source: the one-shot GPM window. */
+  gpmWindowMs: number;
   nvidiaSmi: string;
   /** Deadline of one collection's reads. */
   timeoutMs: number;

@@ -5,7 +5,7 @@ import { LABEL_NAME } from '../exposition/escape.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { hostAt } from '../host.js';
 import { DEMO_LABEL, ownLabelNames } from '../metrics-catalog.js';
-import { DEMO_HOST_NAMES } from '../sources/sources.js';
+import { DEMO_HOST_NAMES, SOURCE_NAMES } from '../sources/sources.js';
 import { taskNameProblem } from '../task-name.js';
 import { defaultTextfileDir, type ArgsOf, type COLLECT_OPTIONS } from './options.js';
 
@@ -27,14 +27,12 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
     return '--max-processes must be a whole number';
   const taskProblem = taskNameProblem(args.task);
   if (taskProblem) return taskProblem;
-  if (args.source !== 'nvidia-smi' && args.source !== 'demo') return `--source: "${args.source}" is not nvidia-smi or demo`;
-  const demoHost = DEMO_HOST_NAMES.find((name) => name === args.demoHost);
-  if (!demoHost) return `--demo-host: "${args.demoHost}" is not one of ${DEMO_HOST_NAMES.join(', ')}`;
+  const source = parseSourceArgs(args);
+  if (typeof source === 'string') return source;
   const labels = parseLabels(args.label);
   if (typeof labels === 'string') return labels;
   return {
-    source: args.source,
-    demoHost,
+    ...source,
     nvidiaSmi: args.nvidiaSmi,
     timeoutMs,
     host: hostAt(args.hostRoot),
@@ -51,6 +49,23 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
     intervalMs,
     processesIntervalMs,
   };
+}
+
+/** Which source, and its own options: collect's and run's. */
+export type SourceChoice = Pick<CollectPlan, 'source' | 'demoHost' | 'nvmlLibrary' | 'gpmWindowMs'>;
+
+/** --source and the options that go with it -> the plan's part, or the one line that says what is wrong (exit 2). */
+export function parseSourceArgs(args: Pick<CollectArgs, 'source' | 'demoHost' | 'nvmlLibrary' | 'gpmWindow'>): SourceChoice | string {
+  const gpmWindowMs = parseDuration(args.gpmWindow);
+  if (gpmWindowMs === undefined || gpmWindowMs < 10 || gpmWindowMs > 5000)
+    return `--gpm-window: "${args.gpmWindow}" must be a duration from 10ms to 5s`;
+  const source = SOURCE_NAMES.find((name) => name === args.source);
+  if (!source) return `--source: "${args.source}" is not one of ${SOURCE_NAMES.join(', ')}`;
+  if (args.nvmlLibrary === '' || args.nvmlLibrary.includes('\0'))
+    return `--nvml-library: "${args.nvmlLibrary}" is not a library name or path`;
+  const demoHost = DEMO_HOST_NAMES.find((name) => name === args.demoHost);
+  if (!demoHost) return `--demo-host: "${args.demoHost}" is not one of ${DEMO_HOST_NAMES.join(', ')}`;
+  return { source, demoHost, nvmlLibrary: args.nvmlLibrary, gpmWindowMs };
 }
 
 /** --label key=value pairs, each a valid name that no series of ours carries already. */

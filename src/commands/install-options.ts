@@ -31,6 +31,9 @@ export const PASSED_ON = [
   'processes',
   'max-processes',
   'interval',
+  'source',
+  'nvml-library',
+  'gpm-window',
 ] as const;
 type PassedOn = (typeof PASSED_ON)[number];
 const PASSED = Object.fromEntries(PASSED_ON.map((name) => [name, passedOn(name)])) as { [N in PassedOn]: ReturnType<typeof passedOn<N>> };

@@ -48,10 +48,26 @@ export const COLLECT_OPTIONS = {
   },
   source: {
     type: 'string',
-    placeholder: 'nvidia-smi|demo',
+    placeholder: 'nvidia-smi|nvml|demo',
     group: SMI,
     default: 'nvidia-smi',
-    describe: 'Where the data comes from: nvidia-smi, or demo (recordings replayed, every series labelled source="demo"; no GPU needed)',
+    describe:
+      'Where the data comes from: nvidia-smi; nvml (the NVIDIA library called in-process: cheaper, and more metrics); or demo (recordings replayed, every series labelled source="demo"; no GPU needed)',
+  },
+  'nvml-library': {
+    type: 'string',
+    placeholder: 'PATH',
+    group: SMI,
+    default: 'libnvidia-ml.so.1',
+    describe: 'With --source nvml: the NVML library to load (a path, or a name the dynamic loader looks up)',
+  },
+  'gpm-window': {
+    type: 'string',
+    placeholder: 'DURATION',
+    group: SMI,
+    default: '100ms',
+    describe:
+      'With --source nvml: GPM activity (SM, tensor, DRAM) is measured between two samples this far apart in a one-shot run (the daemon mode compares with its previous sample); 10ms to 5s',
   },
   'demo-host': {
     type: 'string',

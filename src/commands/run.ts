@@ -3,9 +3,11 @@ import type { CollectPlan } from '../collect/plan.js';
 import { parseDuration } from '../duration.js';
 import { FIELDS, selectFields } from '../fields.js';
 import { hostAt } from '../host.js';
+import { DEMO_LABEL } from '../metrics-catalog.js';
 import { DEFAULT_MARK, parseMarkRegex } from '../run/marks.js';
 import type { RunIo, RunPlan } from '../run/plan.js';
 import { TASK_NAME_MAX_LENGTH, taskNameProblem } from '../task-name.js';
+import { parseSourceArgs } from './collect.js';
 import type { ArgsOf } from './options.js';
 import type { RUN_OPTIONS } from './run-options.js';
 
@@ -42,11 +44,11 @@ export function parseRunArgs(args: RunArgs, command: readonly string[], env: Nod
   const fileName = args.fileName ?? `gpu-textfile-run-${task}.prom`;
   if (!fileName.endsWith('.prom') || fileName.includes('/'))
     return `--file-name: "${fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
+  const source = parseSourceArgs(args);
+  if (typeof source === 'string') return source;
   const host = hostAt(args.hostRoot);
   const collect: CollectPlan = {
-    // The source is chosen by src/sources/sources.ts; a --source option (NVML) sets it here.
-    source: 'nvidia-smi',
-    demoHost: 'h200x2-load',
+    ...source,
     nvidiaSmi: args.nvidiaSmi,
     timeoutMs,
     host,
@@ -56,7 +58,7 @@ export function parseRunArgs(args: RunArgs, command: readonly string[], env: Nod
     fileName,
     dryRun: false,
     // The job's series carry its task: they never collide with collect's own file in the same directory.
-    labels: [['task', task]],
+    labels: source.source === 'demo' ? [DEMO_LABEL, ['task', task]] : [['task', task]],
     stateDir: args.stateDir,
     processesIntervalMs: 5000,
   };

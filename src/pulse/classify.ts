@@ -28,6 +28,9 @@ export interface PulseEvidence {
   smClockShare?: number;
   /** Share of samples each clock event reason was active in (gpu_idle left out). */
   activeReasons: Record<string, number>;
+  /** GPM's mean SM and tensor activity (%), where the recording has them (the NVML source). */
+  smActiveMean?: number;
+  tensorActiveMean?: number;
 }
 
 export interface Pulse {
@@ -81,6 +84,8 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   const clocks = samples.flatMap((s) => (s.smClockMHz === undefined ? [] : [s.smClockMHz]));
   const maxClocks = samples.flatMap((s) => (s.smClockMaxMHz === undefined ? [] : [s.smClockMaxMHz]));
   const busy = samples.filter((s) => s.utilization >= t.high);
+  const smActive = samples.flatMap((s) => (s.smActive === undefined ? [] : [s.smActive]));
+  const tensorActive = samples.flatMap((s) => (s.tensorActive === undefined ? [] : [s.tensorActive]));
   const activeReasons: Record<string, number> = {};
   const withReasons = samples.filter((s) => s.reasons !== undefined);
   for (const [name, bit] of Object.entries(REASON_BITS)) {
@@ -127,6 +132,8 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     ...(bursts.peakMedian !== undefined ? { burstPeakMedian: bursts.peakMedian } : {}),
     ...(cappedWhileNearZeroShare !== undefined ? { cappedWhileNearZeroShare } : {}),
     ...(powerMean !== undefined ? { powerMeanW: powerMean } : {}),
+    ...(smActive.length ? { smActiveMean: mean(smActive) } : {}),
+    ...(tensorActive.length ? { tensorActiveMean: mean(tensorActive) } : {}),
     ...(powerLimit !== undefined ? { powerLimitW: powerLimit } : {}),
     ...(powerShare !== undefined ? { powerShare } : {}),
     ...(clocks.length ? { smClockMeanMHz: mean(clocks) } : {}),
@@ -168,6 +175,15 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   } else if (evidence.utilizationMean < t.idleMean) {
     verdict = 'idle';
     explanation = `utilization ${evidence.utilizationMean.toFixed(1)} % on average${powerMean !== undefined ? `, power ${powerMean.toFixed(0)} W` : ''}`;
+  } else if (
+    evidence.smActiveMean !== undefined &&
+    evidence.smActiveMean < t.gpmLowSmActive &&
+    evidence.utilizationMean >= t.busyAtIdlePowerMean &&
+    evidence.nearZeroShare < t.burstGapShare
+  ) {
+    // GPM sees the SMs themselves: busy by utilization.gpu, idle by SM activity is never saturated.
+    verdict = 'copies_or_tiny_kernels';
+    explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, but GPM has the SMs active ${evidence.smActiveMean.toFixed(1)} % of the time${evidence.tensorActiveMean !== undefined ? ` and the tensor cores ${evidence.tensorActiveMean.toFixed(1)} %` : ''}: the GPU is kept busy by work that uses little of it, host-device copies or a stream of tiny kernels`;
   } else if (
     busy.length > 0 &&
     smClockShare !== undefined &&

@@ -28,6 +28,12 @@ export const PULSE_THRESHOLDS = {
    * of samples), while power stays near idle. Pageable host-to-device copies read 12-16 %.
    */
   busyAtIdlePowerMean: 10,
+  /**
+   * With GPM (the NVML source): SM activity (%) under this while utilization reads at least
+   * `busyAtIdlePowerMean` is copies or tiny kernels, whatever the power (an H200 under host-to-device
+   * copies only: utilization 100 %, SM active 0 %; under bf16 matmuls: SM active 96 %).
+   */
+  gpmLowSmActive: 10,
   /** Bursts: at least this many runs above near-zero, near 0 in at least this share of samples, median peak at least this (%). */
   burstsMin: 3,
   burstGapShare: 0.3,

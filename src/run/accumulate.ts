@@ -23,6 +23,8 @@ export interface GpuTotals {
   /** Power integrated over the time between samples (trapezoids), in joules, and the seconds that covers. */
   energyJ: number;
   poweredSeconds: number;
+  /** The energy counter's first and last readings (NVML); `meterBroken` when it went back (driver reloaded). */
+  meter?: { firstJ: number; lastJ: number; broken: boolean };
   last?: RunSample;
   series: Thinned<RunSample>;
 }
@@ -76,8 +78,23 @@ export function addSample(totals: RunTotals, sample: RunSample, maxGapMs: number
     gpu.energyJ += ((last.powerW + sample.powerW) / 2) * seconds;
     gpu.poweredSeconds += seconds;
   }
+  if (sample.energyCounterJ !== undefined) {
+    const meter = (gpu.meter ??= { firstJ: sample.energyCounterJ, lastJ: sample.energyCounterJ, broken: false });
+    if (sample.energyCounterJ < meter.lastJ) meter.broken = true;
+    meter.lastJ = sample.energyCounterJ;
+  }
   gpu.last = sample;
   gpu.series.push(sample);
+}
+
+/**
+ * A GPU's energy over the run: the board's own counter where the source reads it (NVML) and it never
+ * went back, else power integrated over time; undefined with neither.
+ */
+export function gpuEnergy(gpu: GpuTotals): { joules: number; from: 'counter' | 'power' } | undefined {
+  if (gpu.meter && !gpu.meter.broken && gpu.meter.lastJ > gpu.meter.firstJ)
+    return { joules: gpu.meter.lastJ - gpu.meter.firstJ, from: 'counter' };
+  return gpu.poweredSeconds > 0 ? { joules: gpu.energyJ, from: 'power' } : undefined;
 }
 
 /** Adds a step mark. */

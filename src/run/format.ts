@@ -23,6 +23,8 @@ const SELECTION_TEXT: Record<RunSummary['selection'], string> = {
   all: "all: none of the job's processes seen on one",
 };
 
+const ENERGY_FROM_TEXT = { counter: "the boards' energy counters", power: 'power x time', mixed: 'counters where read, else power x time' };
+
 /** How the job ended, in words. */
 const exitText = (summary: RunSummary) =>
   summary.exit.signal ? `killed by ${summary.exit.signal} (status ${summary.exit.status})` : `exit status ${summary.exit.status}`;
@@ -35,7 +37,9 @@ export function formatSummary(summary: RunSummary): string {
     lines.push(
       `  GPUs            ${summary.gpus.map((g) => g.gpu).join(', ')} (${SELECTION_TEXT[summary.selection]}), ${summary.gpuHours.toFixed(3)} GPU-hours`,
       `  utilization     mean ${one(summary.utilizationMean!)} %, p95 ${summary.utilizationP95} %, idle ${pct(summary.idleShare!)} of samples`,
-      ...(summary.energyWh !== undefined ? [`  energy          ${energyText(summary.energyWh)} (power x time)`] : []),
+      ...(summary.energyWh !== undefined
+        ? [`  energy          ${energyText(summary.energyWh)} (${ENERGY_FROM_TEXT[summary.energyFrom ?? 'power']})`]
+        : []),
     );
     for (const gpu of summary.gpus) {
       const memory = gpu.peakMemoryMiB !== undefined ? `, peak memory ${Math.round(gpu.peakMemoryMiB)} MiB` : '';
@@ -83,6 +87,7 @@ export function summaryJson(summary: RunSummary): object {
     utilization_p95: summary.utilizationP95,
     idle_share: round(summary.idleShare, 4),
     energy_wh: round(summary.energyWh, 4),
+    energy_from: summary.energyFrom,
     gpus: summary.gpus.map((gpu) => ({
       gpu: gpu.gpu,
       uuid: gpu.uuid,
@@ -93,6 +98,7 @@ export function summaryJson(summary: RunSummary): object {
       idle_share: round(gpu.idleShare, 4),
       peak_memory_mib: round(gpu.peakMemoryMiB, 1),
       energy_wh: round(gpu.energyWh, 4),
+      energy_from: gpu.energyFrom,
       verdict: gpu.verdict,
       explanation: gpu.explanation,
     })),

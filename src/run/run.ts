@@ -96,7 +96,7 @@ async function sample(
   // The state collect keeps (the driver's field names) spares a --help-query-gpu; run only reads it.
   const state = readState(collectPlan.stateDir);
   // The source is chosen by sources.ts, as collect's is: a new source (NVML) serves run unchanged.
-  const source = openSource(collectPlan.source, collectPlan);
+  const source = await openSource(collectPlan.source, collectPlan);
   await daemonLoop({
     fields: collectPlan.fields,
     intervalMs: plan.intervalMs,

@@ -7,6 +7,8 @@ export interface RunSample extends SeriesSample {
   uuid: string;
   name?: string;
   memoryUsedMiB?: number;
+  /** The board's energy counter (NVML source only), in joules since the driver loaded. */
+  energyCounterJ?: number;
 }
 
 const MIB = 1024 * 1024;
@@ -44,6 +46,10 @@ export function runSample(sample: GpuSample, time: number): RunSample | undefine
     smClockMHz: hz(numberOf(sample, 'clocks.current.sm')),
     smClockMaxMHz: hz(numberOf(sample, 'clocks.max.sm')),
     reasons: reasonBits(sample),
+    // NVML only: measured rather than integrated, and GPM's activity that tells copies from compute.
+    energyCounterJ: numberOf(sample, 'nvml.energy'),
+    smActive: percentOf(numberOf(sample, 'nvml.gpm.sm_active')),
+    tensorActive: percentOf(numberOf(sample, 'nvml.gpm.tensor_active')),
   };
   const result: RunSample = { time, gpu: sample.gpu, uuid: sample.uuid, utilization: Math.round(utilization * 1000) / 10 };
   if (name?.kind === 'text') result.name = name.text;
@@ -52,4 +58,5 @@ export function runSample(sample: GpuSample, time: number): RunSample | undefine
   return result;
 }
 
+const percentOf = (ratio: number | undefined) => (ratio === undefined ? undefined : Math.round(ratio * 1000) / 10);
 const hz = (value: number | undefined) => (value === undefined ? undefined : value / 1e6);

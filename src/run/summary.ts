@@ -1,6 +1,6 @@
 import { classifyPulse } from '../pulse/classify.js';
 import { NEXT_STEPS, type PulseVerdict } from '../pulse/verdicts.js';
-import { histogramPercentile, type RunTotals } from './accumulate.js';
+import { gpuEnergy, histogramPercentile, type RunTotals } from './accumulate.js';
 import { summarizeSteps, type StepSummary } from './steps.js';
 
 /** How the job ended: its exit status, or the signal that killed it (status 128 + its number). */
@@ -24,6 +24,8 @@ export interface GpuSummary {
   idleShare: number;
   peakMemoryMiB?: number;
   energyWh?: number;
+  /** Where energyWh comes from: the board's counter (NVML) or power x time. */
+  energyFrom?: 'counter' | 'power';
   verdict?: PulseVerdict;
   explanation?: string;
 }
@@ -45,6 +47,7 @@ export interface RunSummary {
   utilizationP95?: number;
   idleShare?: number;
   energyWh?: number;
+  energyFrom?: 'counter' | 'power' | 'mixed';
   steps?: StepSummary;
   nextSteps: string[];
 }
@@ -72,6 +75,7 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
   const gpus: GpuSummary[] = chosen.map((totals) => {
     const series = totals.series.items();
     const pulse = series.length >= 5 ? classifyPulse(series) : undefined;
+    const energy = gpuEnergy(totals);
     return {
       gpu: totals.gpu,
       uuid: totals.uuid,
@@ -81,13 +85,14 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
       utilizationP95: histogramPercentile(totals.utilizationHistogram, 95)!,
       idleShare: totals.idleSamples / totals.samples,
       ...(totals.peakMemoryMiB !== undefined ? { peakMemoryMiB: totals.peakMemoryMiB } : {}),
-      ...(totals.poweredSeconds > 0 ? { energyWh: totals.energyJ / 3600 } : {}),
+      ...(energy ? { energyWh: energy.joules / 3600, energyFrom: energy.from } : {}),
       ...(pulse ? { verdict: pulse.verdict, explanation: pulse.explanation } : {}),
     };
   });
   const samples = chosen.reduce((n, gpu) => n + gpu.samples, 0);
   const histogram = new Array(101).fill(0).map((_, v) => chosen.reduce((n, gpu) => n + gpu.utilizationHistogram[v]!, 0));
   const energies = gpus.flatMap((gpu) => (gpu.energyWh === undefined ? [] : [gpu.energyWh]));
+  const energyFroms = new Set(gpus.flatMap((gpu) => (gpu.energyFrom ? [gpu.energyFrom] : [])));
   const steps = summarizeSteps(
     totals.steps.items(),
     totals.stepLines,
@@ -118,7 +123,9 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
           idleShare: chosen.reduce((n, gpu) => n + gpu.idleSamples, 0) / samples,
         }
       : {}),
-    ...(energies.length > 0 ? { energyWh: energies.reduce((a, b) => a + b, 0) } : {}),
+    ...(energies.length > 0
+      ? { energyWh: energies.reduce((a, b) => a + b, 0), energyFrom: energyFroms.size === 1 ? [...energyFroms][0]! : 'mixed' }
+      : {}),
     ...(steps ? { steps } : {}),
     nextSteps: [...new Set(verdicts.filter((v) => v !== 'saturated' || verdicts.length === 1).flatMap((v) => NEXT_STEPS[v]))],
   };

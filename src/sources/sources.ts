@@ -12,6 +12,10 @@ export interface SourceOptions {
   host: Host;
   /** Which recorded host the demo replays. */
   demoHost: DemoHostName;
+  /** The NVML library the nvml source loads: a name the loader looks up, or a path. */
+  nvmlLibrary: string;
+  /** With the nvml source: how far apart a one-shot run's two GPM samples are. */
+  gpmWindowMs: number;
 }
 
 /** Every source, by name: a second one (NVML) is a sibling folder and one more line here. */
@@ -20,12 +24,20 @@ const SOURCES = {
     nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
   // The recordings ship beside the bundle (dist/cli.js, dist/demo/): found from it, wherever it is installed.
   demo: (options: SourceOptions) => demoSource({ dir: demoDir(), now: Date.now, host: options.demoHost }),
-} satisfies Record<string, (options: SourceOptions) => Source>;
+  // NVML and koffi's native module load only when chosen: the build makes ./nvml/source a file of its own.
+  nvml: async (options: SourceOptions) => {
+    const { nvmlSource } = await import('./nvml/source.js');
+    return nvmlSource({ library: options.nvmlLibrary, koffiDir: join(__dirname, 'koffi'), gpmWindowMs: options.gpmWindowMs });
+  },
+} satisfies Record<string, (options: SourceOptions) => Source | Promise<Source>>;
 
 export type SourceName = keyof typeof SOURCES;
 
 /** The source collect reads from. */
-export const openSource = (name: SourceName, options: SourceOptions): Source => SOURCES[name](options);
+export const openSource = async (name: SourceName, options: SourceOptions): Promise<Source> => SOURCES[name](options);
+
+/** Every source's name, for --source. */
+export const SOURCE_NAMES = Object.keys(SOURCES) as SourceName[];
 
 /** The folder of the demo's recordings: dist/demo, beside the bundle this code runs in. */
 export const demoDir = (): string => join(__dirname, 'demo');

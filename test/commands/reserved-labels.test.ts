@@ -13,6 +13,8 @@ const DEFAULTS: CollectArgs = {
   dryRun: false,
   nvidiaSmi: 'nvidia-smi',
   source: 'nvidia-smi',
+  nvmlLibrary: 'libnvidia-ml.so.1',
+  gpmWindow: '100ms',
   demoHost: 'h200x2-load',
   timeout: '10s',
   processes: true,

@@ -5,6 +5,10 @@ import { taskNameProblem } from '../../src/task-name.js';
 const ARGS: RunArgs = {
   interval: '1s',
   nvidiaSmi: 'nvidia-smi',
+  source: 'nvidia-smi',
+  nvmlLibrary: 'libnvidia-ml.so.1',
+  gpmWindow: '100ms',
+  demoHost: 'h200x2-load',
   timeout: '10s',
   excludeFields: [],
   slowFields: false,
@@ -39,6 +43,18 @@ describe('run: options -> plan', () => {
     expect(typeof own !== 'string' && own.env.PYTHONUNBUFFERED).toBe('');
   });
 
+  it('--source nvml and its library reach the plan run samples with; the demo labels its series as collect does', () => {
+    const plan = parseRunArgs({ ...ARGS, source: 'nvml', nvmlLibrary: '/opt/nvml.so' }, ['job'], {}, START);
+    if (typeof plan === 'string') throw new Error(plan);
+    expect([plan.collect.source, plan.collect.nvmlLibrary, plan.collect.gpmWindowMs]).toEqual(['nvml', '/opt/nvml.so', 100]);
+    const demo = parseRunArgs({ ...ARGS, source: 'demo', task: 't' }, ['job'], {}, START);
+    if (typeof demo === 'string') throw new Error(demo);
+    expect(demo.collect.labels).toEqual([
+      ['source', 'demo'],
+      ['task', 't'],
+    ]);
+  });
+
   it.each([
     [{ interval: '50ms' }, '--interval: "50ms" must be a duration of at least 100ms'],
     [{ timeout: 'soon' }, '--timeout: "soon" is not a duration (use 10, 10s or 500ms)'],
@@ -46,5 +62,7 @@ describe('run: options -> plan', () => {
     [{ task: 'train-20261201' }, '--task: "train-20261201" must not end in -YYYYMMDD, the archives\' suffix'],
     [{ fileName: 'job.txt' }, '--file-name: "job.txt" must be a plain name ending in .prom (node_exporter reads only those)'],
     [{ mark: '(' }, '--mark: "(" is not a regular expression: Invalid regular expression: /(/: Unterminated group'],
+    [{ source: 'dcgm' }, '--source: "dcgm" is not one of nvidia-smi, demo, nvml'],
+    [{ gpmWindow: '1ms' }, '--gpm-window: "1ms" must be a duration from 10ms to 5s'],
   ])('%j is refused: %s', (bad, message) => expect(parseRunArgs({ ...ARGS, ...bad }, ['job'], {}, START)).toBe(message));
 });

@@ -7,6 +7,7 @@ import { copyTree, hiddenFromUnits } from '../../src/deploy/program.js';
 import { parseEnvironmentFile, renderEnvironmentFile } from '../../src/deploy/units.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { CLI, FAKE_BIN, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
 
 const UNITS = 'etc/systemd/system';
 const PROGRAM = 'usr/local/lib/gpu-textfile';
@@ -154,6 +155,23 @@ describe('install passes collect options on through /etc/default/gpu-textfile', 
     expect(names.has('nvidia_gpu_clocks_event_reason_seconds_total')).toBe(true);
   });
 
+  // --source nvml reaches collect: the timer's runs then read NVML (here the stand-in library).
+  it('--source nvml and --nvml-library are written for collect', async () => {
+    const root = await tempDir();
+    await install(root, '--source', 'nvml', '--nvml-library', standInLibrary());
+    const file = join(root, 'etc/default/gpu-textfile');
+    expect(await readFile(file, 'utf8')).toMatch(/^GPU_TEXTFILE_SOURCE=nvml\nGPU_TEXTFILE_NVML_LIBRARY=\S+libnvidia-ml\.so\.1$/m);
+    const config = join(root, 'stand-in.conf');
+    await writeFile(config, standInConfig(capture('h200x2__580.159.04__linux-load'), ['0.gpm=1', '0.gpm.2=50']));
+    const run = await execa('sh', ['-c', 'set -a; . "$1"; shift; exec "$@"', 'sh', file, process.execPath, CLI, 'collect', '--dry-run'], {
+      env: cliEnv({ NVML_STAND_IN: config }),
+      extendEnv: false,
+      reject: false,
+    });
+    expect([run.exitCode, run.stderr]).toEqual([0, '']);
+    expect(checkExposition(run.stdout).samples.find((s) => s.name === 'nvidia_gpu_sm_active_ratio')?.value).toBe(0.5);
+  });
+
   it.each([
     [['--label', 'site=a b'], '--label: "site=a b" has a comma or a space, which GPU_TEXTFILE_LABEL cannot hold (they separate its items)'],
     [
@@ -165,6 +183,8 @@ describe('install passes collect options on through /etc/default/gpu-textfile', 
     [['--daemon', '--interval', '10ms'], '--interval: "10ms" must be a duration of at least 100ms'],
     [['--timeout', 'soon'], '--timeout: "soon" is not a duration (use 10, 10s or 500ms)'],
     [['--file-name', 'gpu.txt'], '--file-name: "gpu.txt" must be a plain name ending in .prom (node_exporter reads only those)'],
+    [['--source', 'nvlm'], '--source: "nvlm" is not one of nvidia-smi, demo, nvml'],
+    [['--source', 'nvml', '--gpm-window', '1ms'], '--gpm-window: "1ms" must be a duration from 10ms to 5s'],
   ])('refuses %j as collect would: exit 2, one line, nothing written', async (args, message) => {
     const root = await tempDir();
     const result = await runCli(['install', '--root', root, '--no-enable', ...args]);

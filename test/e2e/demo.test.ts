@@ -91,8 +91,8 @@ describe('collect --source demo', () => {
   });
 
   it('rejects another source with exit 2', async () => {
-    const result = await runCli(['collect', '--dry-run', '--source', 'nvml'], NO_SMI);
-    expect([result.exitCode, result.stderr]).toEqual([2, 'gpu-textfile: --source: "nvml" is not nvidia-smi or demo\n']);
+    const result = await runCli(['collect', '--dry-run', '--source', 'dcgm'], NO_SMI);
+    expect([result.exitCode, result.stderr]).toEqual([2, 'gpu-textfile: --source: "dcgm" is not one of nvidia-smi, demo, nvml\n']);
   });
 });
 

@@ -209,3 +209,27 @@ describe('gpu-textfile pulse', () => {
     expect(result.stderr).toMatch(/couldn't communicate with the NVIDIA driver/);
   });
 });
+
+// With the NVML source's GPM columns, pulse sees the SMs themselves. The recordings predate GPM: its
+// columns are added here, at the values recorded on an H200 (bench/nvml-device-probe.sh: bf16 matmuls
+// SM active 96 %, tensor 94 %; host-to-device copies only 0 %).
+describe('pulse with GPM (recordings of the NVML source)', () => {
+  const withGpm = (file: string, sm: number, tensor: number): SeriesSample[] => {
+    const [header, ...rows] = readFileSync(join(SERIES, file), 'utf8').trimEnd().split('\n');
+    const text = [`${header}, nvml.gpm.sm_active [%], nvml.gpm.tensor_active [%]`, ...rows.map((row) => `${row}, ${sm} %, ${tensor} %`)];
+    const parsed = parseSeries(`${text.join('\n')}\n`);
+    if ('error' in parsed) throw new Error(parsed.error);
+    return parsed.samples.filter((s) => s.gpu === '0');
+  };
+
+  it('full utilization at full power, but no SM activity: copies or tiny kernels, never saturated', () => {
+    const pulse = classifyPulse(withGpm('h200__580.159.04__saturated__lms200.csv', 0, 0));
+    expect(pulse.verdict).toBe('copies_or_tiny_kernels');
+    expect(pulse.explanation).toMatch(/GPM has the SMs active 0\.0 % of the time and the tensor cores 0\.0 %/);
+  });
+
+  it('full utilization with the SMs and tensor cores busy: saturated, as without GPM', () => {
+    const pulse = classifyPulse(withGpm('h200__580.159.04__saturated__lms200.csv', 96, 94));
+    expect([pulse.verdict, pulse.evidence.smActiveMean, pulse.evidence.tensorActiveMean]).toEqual(['saturated', 96, 94]);
+  });
+});

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
 
 // `gpu-textfile run -- CMD` end to end: the built CLI, the stand-in nvidia-smi replaying two H200s
 // (GPU 0 draws 118.73 W, GPU 1 78.12 W), and small shell jobs. A job that must outlive a sample
@@ -165,6 +166,30 @@ describe('gpu-textfile run', () => {
     expect(seen).toMatch(/^nvidia_gpu_power_draw_watts\{task="t4",gpu="0",uuid="GPU-d9041e44-56fa-e7d7-44d1-12664904be3d"\} 118.73$/m);
     expect(seen).not.toContain('gpu="1"');
     await expect(readFile(file)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('--source nvml: sampled in-process through the NVML library (the stand-in); GPM keeps busy-but-idle SMs from being called saturated', async () => {
+    const dir = await tempDir();
+    const csv = join(dir, 'csv/t6.csv');
+    const config = join(dir, 'stand-in.conf');
+    // Both GPUs read 100 % utilization at 600 W (busy by every nvidia-smi field); GPM has GPU 0's SMs
+    // active 2 % of the time (copies), GPU 1's 95 %: only GPM tells them apart.
+    const busy = ['0.util_gpu=100', '1.util_gpu=100', '0.power_mw=600000', '1.power_mw=600000'];
+    const gpm = [...busy, '0.gpm=1', '0.gpm.2=2', '1.gpm=1', '1.gpm.2=95'];
+    await writeFile(config, standInConfig(H200X2, gpm));
+    const script = await job(dir, 'train.sh', ['echo step 1', waitUntil(`[ "$(grep -c ',GPU-' "${csv}")" -ge 14 ]`)].join('\n'));
+    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '100ms', '--task', 't6'];
+    const result = await wrap(dir, [...options, '--csv-dir', join(dir, 'csv'), '--summary-json', join(dir, 's.json')], [script], {
+      NVML_STAND_IN: config,
+    });
+    expect([result.exitCode, text(result.stderr)]).toEqual([0, expect.stringContaining('gpu-textfile run: t6: exit status 0')]);
+    const summary = JSON.parse(await readFile(join(dir, 's.json'), 'utf8'));
+    // The capture nvidia-smi replays says 0 % on both: these samples came through NVML.
+    expect([summary.no_gpu_data, summary.utilization_mean]).toEqual([undefined, 100]);
+    expect(summary.gpus.map((g: { gpu: string; verdict: string }) => [g.gpu, g.verdict])).toEqual([
+      ['0', 'copies_or_tiny_kernels'],
+      ['1', 'saturated'],
+    ]);
   });
 
   it('a reader that goes away (| head -1): the job sees the broken pipe, as without the wrapper', async () => {

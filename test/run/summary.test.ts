@@ -73,6 +73,36 @@ describe('the summary, against numbers computed by hand', () => {
     expect(summarize(t, input(['0'])).energyWh).toBeCloseTo(100 / 3600, 12);
   });
 
+  it("the boards' energy counter (NVML) is used when read: last minus first, not power x time", () => {
+    const t = newTotals();
+    // Power says 100 W for 2 s (200 J); the counter moved 1000 -> 1450 J: the counter wins.
+    [1000, 1200, 1450].forEach((energyCounterJ, i) => {
+      addSample(t, { ...sample('0', i, 50, 100, 1), energyCounterJ }, 5 * S);
+    });
+    const summary = summarize(t, input(['0']));
+    expect([summary.gpus[0]!.energyWh, summary.gpus[0]!.energyFrom, summary.energyFrom]).toEqual([450 / 3600, 'counter', 'counter']);
+    expect(formatSummary(summary)).toContain("  energy          0.125 Wh (the boards' energy counters)\n");
+  });
+
+  it('a counter that went back (the driver reloaded) is not trusted: power x time instead', () => {
+    const t = newTotals();
+    [5000, 10, 20].forEach((energyCounterJ, i) => {
+      addSample(t, { ...sample('0', i, 50, 100, 1), energyCounterJ }, 5 * S);
+    });
+    const summary = summarize(t, input(['0']));
+    expect([summary.gpus[0]!.energyWh, summary.energyFrom]).toEqual([200 / 3600, 'power']);
+  });
+
+  it('one GPU with a counter and one without: the total says it is mixed', () => {
+    const t = newTotals();
+    [0, 1].forEach((i) => {
+      addSample(t, { ...sample('0', i, 50, 100, 1), energyCounterJ: 100 + 360 * i }, 5 * S);
+      addSample(t, sample('1', i, 50, 100, 1), 5 * S);
+    });
+    const summary = summarize(t, input(['0', '1']));
+    expect([summary.energyWh, summary.energyFrom]).toEqual([(360 + 100) / 3600, 'mixed']);
+  });
+
   it('no GPU data: says why (nvidia-smi missing), with no numbers made up', () => {
     const t = newTotals();
     t.failures.push('nvidia_smi_not_found: nvidia-smi not found on PATH');

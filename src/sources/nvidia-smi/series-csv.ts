@@ -12,6 +12,9 @@ export interface SeriesSample {
   smClockMaxMHz?: number;
   /** clocks_event_reasons.active as a bitmask. */
   reasons?: bigint;
+  /** GPM's SM and tensor activity (%), in a recording of the NVML source's fields. */
+  smActive?: number;
+  tensorActive?: number;
 }
 
 // Any of these names (nvidia-smi prints the name it was asked by) feeds the same value.
@@ -21,6 +24,8 @@ const COLUMNS: Record<keyof Omit<SeriesSample, 'time' | 'gpu' | 'utilization'>, 
   smClockMHz: ['clocks.current.sm', 'clocks.sm'],
   smClockMaxMHz: ['clocks.max.sm'],
   reasons: ['clocks_event_reasons.active', 'clocks_throttle_reasons.active'],
+  smActive: ['nvml.gpm.sm_active'],
+  tensorActive: ['nvml.gpm.tensor_active'],
 };
 
 /** "2026/11/29 18:23:15.400" -> epoch ms (local time). */
@@ -73,7 +78,7 @@ export function parseSeries(text: string): SeriesParse {
       continue;
     }
     const sample: SeriesSample = { time: t, gpu: cells[index]!.trim(), utilization: util };
-    for (const key of ['powerW', 'powerLimitW', 'smClockMHz', 'smClockMaxMHz'] as const) {
+    for (const key of ['powerW', 'powerLimitW', 'smClockMHz', 'smClockMaxMHz', 'smActive', 'tensorActive'] as const) {
       const i = optional[key];
       const value = i === undefined ? undefined : number(cells[i]);
       if (value !== undefined) sample[key] = value;

@@ -1,0 +1,229 @@
+import type { KoffiModule } from './koffi.js';
+import { type Nvml, type ProcessUtilization, type Result, UINT_GETTERS, type UintGetter } from './api.js';
+import { NVML_ERROR_FUNCTION_NOT_FOUND } from './return-codes.js';
+import { GPM_METRIC_MAX, nvmlStructs } from './structs.js';
+
+// The NVML entry points the source calls (api.ts), declared once through koffi with nvml.h's types
+// and layouts. Every call returns NVML's code and what it wrote; nothing here throws once bound.
+
+/** nvml.h's buffer sizes (NVML_DEVICE_*_BUFFER_SIZE, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE). */
+const TEXT_SIZE = 96;
+const PROCESS_ROOM = 256;
+
+type Fn = (...args: unknown[]) => number;
+
+const ok = <T>(rc: number, value: () => T): Result<T> => (rc === 0 ? { rc: 0, value: value() } : { rc });
+const cString = (buffer: Buffer): string => buffer.toString('utf8', 0, Math.max(0, buffer.indexOf(0)));
+
+/** Binds the calls over `lib` (a loaded libnvidia-ml). A function this library lacks answers FUNCTION_NOT_FOUND. */
+export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']>): Nvml {
+  const out = (type: string | ReturnType<KoffiModule['struct']>) => koffi.out(koffi.pointer(type as string));
+  const fn = (name: string, args: unknown[]): Fn => {
+    try {
+      return lib.func(name, 'int', args as never) as unknown as Fn;
+    } catch (error) {
+      // An older driver without this entry point: its fields are absent, as nvidia-smi leaves them.
+      if (error instanceof Error && /Cannot find function/.test(error.message)) return () => NVML_ERROR_FUNCTION_NOT_FOUND;
+      throw error;
+    }
+  };
+  const uint = out('uint');
+  const int = out('int');
+  const u64 = out('uint64_t');
+  const dev = 'void *';
+  const { Utilization, Memory, Pci, Margin, FieldValue, Process, ProcessUtil, GpmSupport, GpmGet } = nvmlStructs(koffi);
+  const init = fn('nvmlInit_v2', []);
+  const driver = fn('nvmlSystemGetDriverVersion', ['uint8_t *', 'uint']);
+  const count = fn('nvmlDeviceGetCount_v2', [uint]);
+  const handle = fn('nvmlDeviceGetHandleByIndex_v2', ['uint', out(dev)]);
+  const texts = {
+    uuid: fn('nvmlDeviceGetUUID', [dev, 'uint8_t *', 'uint']),
+    name: fn('nvmlDeviceGetName', [dev, 'uint8_t *', 'uint']),
+    serial: fn('nvmlDeviceGetSerial', [dev, 'uint8_t *', 'uint']),
+    vbios: fn('nvmlDeviceGetVbiosVersion', [dev, 'uint8_t *', 'uint']),
+  };
+  const pci = fn('nvmlDeviceGetPciInfo_v3', [dev, out(Pci)]);
+  const cc = fn('nvmlDeviceGetCudaComputeCapability', [dev, int, int]);
+  const utilization = fn('nvmlDeviceGetUtilizationRates', [dev, out(Utilization)]);
+  const codec = {
+    encoder: fn('nvmlDeviceGetEncoderUtilization', [dev, uint, uint]),
+    decoder: fn('nvmlDeviceGetDecoderUtilization', [dev, uint, uint]),
+  };
+  const memory = fn('nvmlDeviceGetMemoryInfo_v2', [dev, koffi.inout(koffi.pointer(Memory))]);
+  const uints = Object.fromEntries(UINT_GETTERS.map((name) => [name, fn(`nvmlDeviceGet${name}`, [dev, uint])])) as Record<UintGetter, Fn>;
+  const constraints = fn('nvmlDeviceGetPowerManagementLimitConstraints', [dev, uint, uint]);
+  const temperature = fn('nvmlDeviceGetTemperature', [dev, 'int', uint]);
+  const margin = fn('nvmlDeviceGetMarginTemperature', [dev, koffi.inout(koffi.pointer(Margin))]);
+  const clocks = {
+    current: fn('nvmlDeviceGetClockInfo', [dev, 'int', uint]),
+    max: fn('nvmlDeviceGetMaxClockInfo', [dev, 'int', uint]),
+  };
+  const modes = { mig: fn('nvmlDeviceGetMigMode', [dev, uint, uint]), ecc: fn('nvmlDeviceGetEccMode', [dev, uint, uint]) };
+  const reasons = fn('nvmlDeviceGetCurrentClocksEventReasons', [dev, u64]);
+  const ecc = fn('nvmlDeviceGetTotalEccErrors', [dev, 'int', 'int', u64]);
+  const remapped = fn('nvmlDeviceGetRemappedRows', [dev, uint, uint, uint, uint]);
+  const retired = fn('nvmlDeviceGetRetiredPages', [dev, 'int', koffi.inout(koffi.pointer('uint')), 'void *']);
+  const fields = fn('nvmlDeviceGetFieldValues', [dev, 'int', 'void *']);
+  const energy = fn('nvmlDeviceGetTotalEnergyConsumption', [dev, u64]);
+  const processes = fn('nvmlDeviceGetComputeRunningProcesses_v3', [dev, koffi.inout(koffi.pointer('uint')), 'void *']);
+  const processName = fn('nvmlSystemGetProcessName', ['uint', 'uint8_t *', 'uint']);
+  const processUtil = fn('nvmlDeviceGetProcessUtilization', [dev, 'void *', koffi.inout(koffi.pointer('uint')), 'uint64_t']);
+  const gpmSupport = fn('nvmlGpmQueryDeviceSupport', [dev, koffi.inout(koffi.pointer(GpmSupport))]);
+  const gpmAlloc = fn('nvmlGpmSampleAlloc', [out('void *')]);
+  const gpmGet = fn('nvmlGpmSampleGet', [dev, 'void *']);
+  const gpmMetrics = fn('nvmlGpmMetricsGet', [koffi.inout(koffi.pointer(GpmGet))]);
+  const pcie = fn('nvmlDeviceGetPcieThroughput', [dev, 'int', uint]);
+
+  const textCall = (call: Fn, ...head: unknown[]): Result<string> => {
+    const buffer = Buffer.alloc(TEXT_SIZE);
+    return ok(call(...head, buffer, TEXT_SIZE), () => cString(buffer));
+  };
+  /** A call that fills an array of structs: asked with room for PROCESS_ROOM, decoded with koffi. */
+  const listCall = <T>(type: unknown, call: (buffer: Buffer, count: number[]) => number): Result<T[]> => {
+    const size = koffi.sizeof(type as never);
+    const buffer = Buffer.alloc(size * PROCESS_ROOM);
+    const count = [PROCESS_ROOM];
+    const rc = call(buffer, count);
+    return ok(rc, () =>
+      Array.from({ length: Math.min(count[0]!, PROCESS_ROOM) }, (_, i) => koffi.decode(buffer, i * size, type as never) as T),
+    );
+  };
+
+  return {
+    init: () => init(),
+    driverVersion: () => textCall(driver),
+    count: () => {
+      const n = [0];
+      return ok(count(n), () => n[0]!);
+    },
+    handle: (index) => {
+      const device: bigint[] = [0n];
+      return ok(handle(index, device), () => device[0]!);
+    },
+    text: (what, device) => {
+      if (what !== 'busId') return textCall(texts[what], device);
+      const info: { busId?: number[] } = {};
+      return ok(pci(device, info), () => cString(Buffer.from(info.busId ?? [])));
+    },
+    computeCapability: (device) => {
+      const major = [0];
+      const minor = [0];
+      return ok(cc(device, major, minor), () => [major[0]!, minor[0]!]);
+    },
+    utilization: (device) => {
+      const value = { gpu: 0, memory: 0 };
+      return ok(utilization(device, value), () => value);
+    },
+    codecUtilization: (which, device) => {
+      const value = [0];
+      return ok(codec[which](device, value, [0]), () => value[0]!);
+    },
+    memory: (device) => {
+      // nvmlMemory_v2_t: version is NVML_STRUCT_VERSION(Memory, 2), its size with 2 in the top byte.
+      const value = { version: koffi.sizeof(Memory) | (2 << 24), total: 0n, reserved: 0n, free: 0n, used: 0n };
+      return ok(memory(device, value), () => value);
+    },
+    uint: (name, device) => {
+      const value = [0];
+      return ok(uints[name](device, value), () => value[0]!);
+    },
+    powerLimits: (device) => {
+      const min = [0];
+      const max = [0];
+      return ok(constraints(device, min, max), () => [min[0]!, max[0]!]);
+    },
+    temperature: (device) => {
+      const value = [0];
+      return ok(temperature(device, 0, value), () => value[0]!);
+    },
+    marginTemperature: (device) => {
+      const value = { version: koffi.sizeof(Margin) | (1 << 24), marginTemperature: 0 };
+      return ok(margin(device, value), () => value.marginTemperature);
+    },
+    clock: (which, type, device) => {
+      const value = [0];
+      return ok(clocks[which](device, type, value), () => value[0]!);
+    },
+    twoModes: (which, device) => {
+      const current = [0];
+      const pending = [0];
+      return ok(modes[which](device, current, pending), () => [current[0]!, pending[0]!]);
+    },
+    eventReasons: (device) => {
+      const value = [0n];
+      return ok(reasons(device, value), () => BigInt(value[0]!));
+    },
+    eccErrors: (device, errorType, counterType) => {
+      const value = [0n];
+      return ok(ecc(device, errorType, counterType, value), () => BigInt(value[0]!));
+    },
+    remappedRows: (device) => {
+      const [a, b, c, d] = [[0], [0], [0], [0]];
+      return ok(remapped(device, a, b, c, d), () => [a[0]!, b[0]!, c[0]!, d[0]!]);
+    },
+    retiredPages: (device, cause) => {
+      // With no room for addresses NVML only counts: INSUFFICIENT_SIZE then means "there are some".
+      const count = [0];
+      const rc = retired(device, cause, count, null);
+      return rc === 7 || rc === 0 ? { rc: 0, value: count[0]! } : { rc };
+    },
+    fieldValues: (device, ids) => {
+      const size = koffi.sizeof(FieldValue);
+      const buffer = Buffer.alloc(size * ids.length);
+      for (const [i, fieldId] of ids.entries())
+        koffi.encode(buffer, i * size, FieldValue, {
+          fieldId,
+          scopeId: 0,
+          timestamp: 0n,
+          latencyUsec: 0n,
+          valueType: 0,
+          nvmlReturn: 0,
+          value: 0n,
+        });
+      return ok(fields(device, ids.length, buffer), () =>
+        ids.map((_, i) => {
+          const value = koffi.decode(buffer, i * size, FieldValue) as { nvmlReturn: number; value: bigint | number };
+          // Unsigned int fields: the low 32 bits of the 8-byte union (little-endian).
+          return value.nvmlReturn === 0 ? { rc: 0, value: Number(BigInt(value.value) & 0xffffffffn) } : { rc: value.nvmlReturn };
+        }),
+      );
+    },
+    energy: (device) => {
+      const value = [0n];
+      return ok(energy(device, value), () => BigInt(value[0]!));
+    },
+    processes: (device) => listCall<{ pid: number; usedGpuMemory: bigint }>(Process, (buffer, count) => processes(device, count, buffer)),
+    processName: (pid) => textCall(processName, pid),
+    processUtilization: (device, since) =>
+      listCall<ProcessUtilization>(ProcessUtil, (buffer, count) => processUtil(device, buffer, count, since)),
+    gpmSupported: (device) => {
+      const value = { version: 1, isSupportedDevice: 0 };
+      return ok(gpmSupport(device, value), () => value.isSupportedDevice !== 0);
+    },
+    gpmAlloc: () => {
+      const sample: bigint[] = [0n];
+      return ok(gpmAlloc(sample), () => sample[0]!);
+    },
+    gpmTake: (device, sample) => gpmGet(device, sample),
+    gpmMetrics: (first, second, ids) => {
+      const empty = { metricId: 0, nvmlReturn: 0, value: 0, shortName: null, longName: null, unit: null };
+      const request = {
+        version: 1,
+        numMetrics: ids.length,
+        sample1: first,
+        sample2: second,
+        metrics: Array.from({ length: GPM_METRIC_MAX }, (_, i) => ({ ...empty, metricId: ids[i] ?? 0 })),
+      };
+      return ok(gpmMetrics(request), () =>
+        ids.map((_, i) => {
+          const metric = request.metrics[i]!;
+          return metric.nvmlReturn === 0 ? { rc: 0, value: metric.value } : { rc: metric.nvmlReturn };
+        }),
+      );
+    },
+    pcieThroughput: (device, counter) => {
+      const value = [0];
+      return ok(pcie(device, counter, value), () => value[0]!);
+    },
+  };
+}

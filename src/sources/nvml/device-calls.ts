@@ -1,0 +1,45 @@
+import type { Reading } from '../../collection.js';
+import type { FieldSpec } from '../../fields.js';
+import type { Device, GpmSample, Nvml, Result } from './api.js';
+
+// What a field's reader is given: one GPU's calls for this sample (each made once however many fields
+// share it), and what the source keeps of that GPU from one sample to the next.
+
+/** Kept per GPU across samples: GPM needs the previous sample, the energy counter has its own cadence. */
+export interface DeviceState {
+  energy?: { at: number; result: Result<Reading> };
+  /** GPM's sample buffers: `previous` holds the last sample taken, `next` is filled by the coming one. */
+  gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample };
+  /** Fields that cannot change while the driver stays loaded (identity, maxima), as first read. */
+  fixed?: Map<string, Result<Reading>>;
+}
+
+export interface DeviceCalls {
+  nvml: Nvml;
+  device: Device;
+  once<T>(key: string, call: () => Result<T>): Result<T>;
+  state: DeviceState;
+  /** Milliseconds since the epoch, when this sample was taken. */
+  now: number;
+  /** How long an energy reading is reused (the daemon mode's slower cadence; 0 reads it every sample). */
+  energyEveryMs: number;
+}
+
+/** A field's reader: NVML's code when the call failed, else the reading. */
+export type FieldReader = (calls: DeviceCalls, field: FieldSpec) => Result<Reading>;
+
+/** Per-GPU calls that share one result per sample. */
+export function deviceCalls(nvml: Nvml, device: Device, state: DeviceState, timing: { now: number; energyEveryMs: number }): DeviceCalls {
+  const results = new Map<string, Result<unknown>>();
+  return {
+    nvml,
+    device,
+    state,
+    ...timing,
+    once: <T>(key: string, call: () => Result<T>): Result<T> => {
+      let result = results.get(key) as Result<T> | undefined;
+      if (!result) results.set(key, (result = call()));
+      return result;
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import type { GpuSample, KnownGpu, Reading } from '../../collection.js';
+import { FIELDS, type FieldSpec } from '../../fields.js';
+import type { DeviceCalls, FieldReader } from './device-calls.js';
+import { FIELD_READERS } from './field-readers.js';
+import { NVML_ONLY_READERS } from './nvml-only-readers.js';
+import { describeReturn, fieldOutcome } from './return-codes.js';
+
+// One GPU read field by field: a failed call is an absent value or a field error, as a cell of
+// nvidia-smi's would be; GPU_IS_LOST anywhere takes the whole GPU out, as nvidia-smi isolates it.
+
+/** Every field NVML answers, by FieldSpec.query. */
+const READERS: Readonly<Record<string, FieldReader>> = { ...FIELD_READERS, ...NVML_ONLY_READERS };
+
+/**
+ * Fields that stay as they are while the driver is loaded: read once per GPU, then kept (the daemon mode
+ * reads them every sample otherwise). A GPU lost or NVML failing drops what was kept (source.ts).
+ */
+const FIXED = new Set([
+  'uuid',
+  'pci.bus_id',
+  'vbios_version',
+  'serial',
+  'name',
+  'compute_cap',
+  'clocks.max.sm',
+  'clocks.max.memory',
+  'clocks.max.graphics',
+  'power.default_limit',
+  'power.min_limit',
+  'power.max_limit',
+  'pcie.link.gen.max',
+  'pcie.link.width.max',
+]);
+
+/** A field's reading, from what was kept when it is fixed. */
+function readField(calls: DeviceCalls, field: FieldSpec) {
+  if (!FIXED.has(field.query)) return READERS[field.query]!(calls, field);
+  const fixed = (calls.state.fixed ??= new Map());
+  let result = fixed.get(field.query);
+  if (!result) {
+    result = READERS[field.query]!(calls, field);
+    // Only answers are kept: an error is asked again next time.
+    if (result.rc === 0 || fieldOutcome(result.rc).kind === 'absent') fixed.set(field.query, result);
+  }
+  return result;
+}
+
+const UUID_FIELD = FIELDS.find((field) => field.query === 'uuid')!;
+
+/** Fields the source fills without a per-GPU call. */
+const OWN_FIELDS = new Set(['index', 'driver_version']);
+
+/** Whether NVML can answer this field. */
+export const nvmlAnswers = (field: FieldSpec): boolean => OWN_FIELDS.has(field.query) || READERS[field.query] !== undefined;
+
+/** A GPU that did not answer. */
+export type LostGpu = KnownGpu & { message: string };
+
+/** GPU `index`'s sample of `fields` (all answerable by NVML), or why it is lost. */
+export function readDevice(
+  calls: DeviceCalls,
+  index: number,
+  fields: readonly FieldSpec[],
+  driverVersion: string | undefined,
+): GpuSample | { lost: string } {
+  const readings = new Map<string, Reading>();
+  for (const field of fields) {
+    if (field.query === 'index') readings.set('index', { kind: 'text', text: String(index) });
+    else if (field.query === 'driver_version')
+      readings.set(field.query, driverVersion === undefined ? { kind: 'absent' } : { kind: 'text', text: driverVersion });
+    else {
+      const result = readField(calls, field);
+      if (result.rc === 0) {
+        readings.set(field.query, result.value!);
+        continue;
+      }
+      const outcome = fieldOutcome(result.rc);
+      if (outcome.kind === 'lost') return { lost: `${field.query}: ${describeReturn(result.rc)}` };
+      readings.set(field.query, outcome.kind === 'absent' ? outcome : { kind: 'error', error: outcome.error });
+    }
+  }
+  // The UUID names the GPU in every series: read whether or not it is a field of this run.
+  const uuid = readField(calls, UUID_FIELD);
+  if (uuid.rc !== 0 || uuid.value?.kind !== 'text') return { lost: `its UUID could not be read: ${describeReturn(uuid.rc)}` };
+  return { gpu: String(index), uuid: uuid.value.text, readings };
+}

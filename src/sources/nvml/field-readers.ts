@@ -1,0 +1,185 @@
+import type { Reading } from '../../collection.js';
+import { CLOCK_EVENT_REASON_BITS, MIB, type FieldSpec } from '../../field-spec.js';
+import type { Result, UintGetter } from './api.js';
+import type { FieldReader } from './device-calls.js';
+
+// Every field of the table (src/fields.ts) NVML can answer, and the call that answers it. A reading is
+// in base units like nvidia-smi's, and `shown` in nvidia-smi's units (the CSV trail's columns).
+
+const number = (value: number, shown: string): Reading => ({ kind: 'number', value, shown });
+const then = <T>(result: Result<T>, reading: (value: T) => Reading): Result<Reading> =>
+  result.rc === 0 ? { rc: 0, value: reading(result.value as T) } : { rc: result.rc };
+
+const uint =
+  (name: UintGetter, reading: (value: number) => Reading): FieldReader =>
+  (c) =>
+    then(
+      c.once(name, () => c.nvml.uint(name, c.device)),
+      reading,
+    );
+const percent = (value: number) => number(value / 100, String(value));
+const watts = (milliwatts: number) => number(milliwatts / 1000, (milliwatts / 1000).toFixed(2));
+const megahertz = (mhz: number) => number(mhz * 1e6, String(mhz));
+const plain = (value: number) => number(value, String(value));
+// koffi gives a 64-bit integer as a number when it fits in one, else as a BigInt.
+const bytes = (value: bigint | number) => number(Number(value), String(BigInt(value) / BigInt(MIB)));
+const word = (yes: string, no: string) => (value: number) => number(value ? 1 : 0, value ? yes : no);
+const enabled = word('Enabled', 'Disabled');
+const yesNo = word('Yes', 'No');
+const text = (value: string): Reading => ({ kind: 'text', text: value });
+/** A state field's text from NVML's enum value; a value past the known ones is shown as its number. */
+const state = (field: FieldSpec, value: number): Reading => text(field.states?.[value] ?? String(value));
+
+/** nvmlDeviceGetFieldValues ids (nvml.h NVML_FI_DEV_*): read together in one call per sample. */
+export const FIELD_IDS = { memoryTemperature: 82, powerInstant: 186, recoveryAction: 230 } as const;
+const FIELD_ID_LIST = Object.values(FIELD_IDS);
+
+const fieldValue =
+  (id: number, reading: (value: number, field: FieldSpec) => Reading): FieldReader =>
+  (c, field) => {
+    const all = c.once('fields', () => c.nvml.fieldValues(c.device, FIELD_ID_LIST));
+    if (all.rc !== 0) return { rc: all.rc };
+    return then(all.value![FIELD_ID_LIST.indexOf(id as never)]!, (value) => reading(value, field));
+  };
+
+const memory =
+  (part: 'total' | 'reserved' | 'free' | 'used'): FieldReader =>
+  (c) =>
+    then(
+      c.once('memory', () => c.nvml.memory(c.device)),
+      (info) => bytes(info[part]),
+    );
+const utilization =
+  (part: 'gpu' | 'memory'): FieldReader =>
+  (c) =>
+    then(
+      c.once('utilization', () => c.nvml.utilization(c.device)),
+      (u) => percent(u[part]),
+    );
+const label =
+  (what: 'uuid' | 'name' | 'serial' | 'vbios' | 'busId'): FieldReader =>
+  (c) =>
+    then(
+      c.once(what, () => c.nvml.text(what, c.device)),
+      text,
+    );
+/** nvmlClockType_t: graphics 0, SM 1, memory 2, video 3. */
+const clock =
+  (which: 'current' | 'max', type: number): FieldReader =>
+  (c) =>
+    then(
+      c.once(`clock.${which}.${type}`, () => c.nvml.clock(which, type, c.device)),
+      megahertz,
+    );
+const mode =
+  (which: 'mig' | 'ecc', index: 0 | 1): FieldReader =>
+  (c) =>
+    then(
+      c.once(which, () => c.nvml.twoModes(which, c.device)),
+      (modes) => enabled(modes[index]),
+    );
+const reason =
+  (bit: bigint): FieldReader =>
+  (c) =>
+    then(
+      c.once('reasons', () => c.nvml.eventReasons(c.device)),
+      (mask) => number(mask & bit ? 1 : 0, mask & bit ? 'Active' : 'Not Active'),
+    );
+/** nvmlMemoryErrorType_t corrected 0 / uncorrected 1; nvmlEccCounterType_t volatile 0 / aggregate 1. */
+const ecc =
+  (error: number, counter: number): FieldReader =>
+  (c) =>
+    then(
+      c.once(`ecc.${error}.${counter}`, () => c.nvml.eccErrors(c.device, error, counter)),
+      (n) => number(Number(n), String(n)),
+    );
+const remapped =
+  (index: 0 | 1 | 2 | 3, reading: (value: number) => Reading): FieldReader =>
+  (c) =>
+    then(
+      c.once('remapped', () => c.nvml.remappedRows(c.device)),
+      (rows) => reading(rows[index]),
+    );
+/** nvmlPageRetirementCause_t: multiple single-bit ECC errors 0, a double-bit error 1. */
+const retired =
+  (cause: number): FieldReader =>
+  (c) =>
+    then(
+      c.once(`retired.${cause}`, () => c.nvml.retiredPages(c.device, cause)),
+      plain,
+    );
+
+/** By FieldSpec.query. Identity fields the source fills itself (index, driver_version) are not here. */
+export const FIELD_READERS: Readonly<Record<string, FieldReader>> = {
+  uuid: label('uuid'),
+  'pci.bus_id': label('busId'),
+  vbios_version: label('vbios'),
+  serial: label('serial'),
+  name: label('name'),
+  compute_cap: (c) =>
+    then(
+      c.once('cc', () => c.nvml.computeCapability(c.device)),
+      ([major, minor]) => text(`${major}.${minor}`),
+    ),
+  'utilization.gpu': utilization('gpu'),
+  'utilization.memory': utilization('memory'),
+  'utilization.encoder': (c) => then(c.nvml.codecUtilization('encoder', c.device), percent),
+  'utilization.decoder': (c) => then(c.nvml.codecUtilization('decoder', c.device), percent),
+  'memory.used': memory('used'),
+  'memory.total': memory('total'),
+  'memory.free': memory('free'),
+  'memory.reserved': memory('reserved'),
+  'power.draw': uint('PowerUsage', watts),
+  'power.draw.instant': fieldValue(FIELD_IDS.powerInstant, watts),
+  'power.limit': uint('PowerManagementLimit', watts),
+  'enforced.power.limit': uint('EnforcedPowerLimit', watts),
+  'power.default_limit': uint('PowerManagementDefaultLimit', watts),
+  'power.min_limit': (c) =>
+    then(
+      c.once('constraints', () => c.nvml.powerLimits(c.device)),
+      ([min]) => watts(min),
+    ),
+  'power.max_limit': (c) =>
+    then(
+      c.once('constraints', () => c.nvml.powerLimits(c.device)),
+      ([, max]) => watts(max),
+    ),
+  'temperature.gpu': (c) => then(c.nvml.temperature(c.device), plain),
+  'temperature.memory': fieldValue(FIELD_IDS.memoryTemperature, plain),
+  'temperature.gpu.tlimit': (c) => then(c.nvml.marginTemperature(c.device), plain),
+  'clocks.current.graphics': clock('current', 0),
+  'clocks.current.sm': clock('current', 1),
+  'clocks.current.memory': clock('current', 2),
+  'clocks.current.video': clock('current', 3),
+  'clocks.max.graphics': clock('max', 0),
+  'clocks.max.sm': clock('max', 1),
+  'clocks.max.memory': clock('max', 2),
+  'fan.speed': uint('FanSpeed', percent),
+  // nvmlPstates_t: 0..15, and 32 for "unknown", which nvidia-smi prints as [N/A].
+  pstate: (c) => {
+    const result = c.nvml.uint('PerformanceState', c.device);
+    return result.rc === 0 && result.value! > 15 ? { rc: 3 } : then(result, (p) => number(p, `P${p}`));
+  },
+  persistence_mode: uint('PersistenceMode', enabled),
+  compute_mode: (c, field) => then(c.nvml.uint('ComputeMode', c.device), (value) => state(field, value)),
+  'mig.mode.current': mode('mig', 0),
+  'mig.mode.pending': mode('mig', 1),
+  'ecc.mode.current': mode('ecc', 0),
+  gpu_recovery_action: fieldValue(FIELD_IDS.recoveryAction, (value, field) => state(field, value)),
+  'pcie.link.gen.current': uint('CurrPcieLinkGeneration', plain),
+  'pcie.link.gen.max': uint('MaxPcieLinkGeneration', plain),
+  'pcie.link.width.current': uint('CurrPcieLinkWidth', plain),
+  'pcie.link.width.max': uint('MaxPcieLinkWidth', plain),
+  ...Object.fromEntries(Object.entries(CLOCK_EVENT_REASON_BITS).map(([name, bit]) => [`clocks_event_reasons.${name}`, reason(bit)])),
+  'ecc.errors.corrected.volatile.total': ecc(0, 0),
+  'ecc.errors.uncorrected.volatile.total': ecc(1, 0),
+  'ecc.errors.corrected.aggregate.total': ecc(0, 1),
+  'ecc.errors.uncorrected.aggregate.total': ecc(1, 1),
+  'remapped_rows.correctable': remapped(0, plain),
+  'remapped_rows.uncorrectable': remapped(1, plain),
+  'remapped_rows.pending': remapped(2, yesNo),
+  'remapped_rows.failure': remapped(3, yesNo),
+  'retired_pages.single_bit_ecc.count': retired(0),
+  'retired_pages.double_bit.count': retired(1),
+  'retired_pages.pending': uint('RetiredPagesPendingStatus', yesNo),
+};

@@ -1,0 +1,204 @@
+import type { ComputeApp, Failure, GpuSample, RowProblem } from '../../collection.js';
+import type { FieldSpec } from '../../fields.js';
+import type { GpuQuery, GpuRead, ProcessRead, RowStream, Source } from '../source.js';
+import type { Nvml } from './api.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { deviceCalls, type DeviceState } from './device-calls.js';
+import { nvmlAnswers, readDevice, type LostGpu } from './device-read.js';
+import { GPM_METRICS, prepareGpm } from './nvml-only-readers.js';
+import { collectionReason, describeReturn } from './return-codes.js';
+import { nvmlOpener, type NvmlLocation } from './session.js';
+
+// NVML as a source: the same fields as nvidia-smi's, read in this process through koffi, with no
+// child to start. Loaded (with koffi's native module) only when --source nvml is chosen.
+
+export interface NvmlSourceOptions extends NvmlLocation {
+  /** With GPM fields, how long a collection without an earlier GPM sample waits between its two. */
+  gpmWindowMs: number;
+}
+
+/** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) this often. */
+export const ENERGY_EVERY_MS = 10_000;
+
+/** What the source keeps from one collection to the next: each GPU's state, by index. */
+export type Kept = Map<number, DeviceState>;
+
+/** How one read is made: now, the GPM window, the energy cadence. */
+export interface ReadTiming {
+  gpmWindowMs: number;
+  energyEveryMs: number;
+  /** Set on the daemon mode's samples: when the read started. */
+  takenAt?: number;
+}
+
+/** NVML reports a process's memory as this when it cannot tell (NVML_VALUE_NOT_AVAILABLE). */
+const NOT_AVAILABLE = 0xffffffffffffffffn;
+
+const isFailure = (value: Nvml | Failure): value is Failure => 'reason' in value;
+
+/** Every GPU's handle, or the failure that ends the collection. */
+function devices(nvml: Nvml): { handles: { index: number; rc: number; device?: bigint }[] } | Failure {
+  const count = nvml.count();
+  if (count.rc !== 0) return { reason: collectionReason(count.rc), message: `nvmlDeviceGetCount_v2 returned ${describeReturn(count.rc)}` };
+  if (count.value === 0) return { reason: 'no_devices', message: 'NVML found no NVIDIA devices' };
+  return {
+    handles: Array.from({ length: count.value! }, (_, index) => {
+      const handle = nvml.handle(index);
+      return { index, rc: handle.rc, device: handle.value };
+    }),
+  };
+}
+
+/** One read of every GPU: samples, and the GPUs that did not answer. */
+export async function readGpus(
+  nvml: Nvml,
+  fields: readonly FieldSpec[],
+  query: Pick<GpuQuery, 'knownGpus'>,
+  kept: Kept,
+  timing: ReadTiming,
+): Promise<GpuRead> {
+  const names = Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : '']));
+  const asked = fields.filter(nvmlAnswers);
+  const all = devices(nvml);
+  if ('reason' in all) {
+    // What was kept of each GPU may not hold once NVML answers again (a reloaded driver, a GPU reset).
+    kept.clear();
+    return { kind: 'failed', failure: all, learned: false };
+  }
+  const driver = nvml.driverVersion();
+  const stateOf = (index: number) => kept.get(index) ?? kept.set(index, {}).get(index)!;
+  // GPM compares two samples: a GPU without an earlier one takes it now, and the read waits a window.
+  if (asked.some((field) => GPM_METRICS[field.query] !== undefined)) {
+    const first = all.handles.map(({ index, device }) => device !== undefined && prepareGpm(nvml, device, stateOf(index)));
+    if (first.some(Boolean)) await sleep(timing.gpmWindowMs);
+  }
+  const now = Date.now();
+  const samples: GpuSample[] = [];
+  const lost: LostGpu[] = [];
+  for (const { index, rc, device } of all.handles) {
+    const result =
+      device === undefined
+        ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
+        : readDevice(deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs }), index, asked, driver.value);
+    if ('lost' in result) {
+      kept.delete(index);
+      const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
+      lost.push({ gpu: String(index), uuid: known?.uuid ?? '', busId: known?.busId ?? '', message: result.lost });
+    } else samples.push(timing.takenAt === undefined ? result : { ...result, takenAt: timing.takenAt });
+  }
+  if (samples.length === 0)
+    return {
+      kind: 'failed',
+      learned: false,
+      failure: { reason: 'gpu_lost', message: `no GPU could be read: GPU ${lost[0]?.gpu}: ${lost[0]?.message}` },
+    };
+  return { kind: 'ok', samples, problems: [], lost, fields: asked, names, learned: false };
+}
+
+/** The compute processes of every GPU that answers. */
+export function readProcesses(nvml: Nvml): ProcessRead {
+  const all = devices(nvml);
+  if ('reason' in all) return { kind: 'failed', failure: all };
+  const apps: ComputeApp[] = [];
+  let skipped = 0;
+  for (const { device } of all.handles) {
+    if (device === undefined) continue;
+    const uuid = nvml.text('uuid', device);
+    const processes = nvml.processes(device);
+    if (uuid.rc !== 0 || processes.rc !== 0) continue;
+    for (const process of processes.value!) {
+      const name = nvml.processName(process.pid);
+      if (name.rc !== 0) skipped++;
+      apps.push({
+        uuid: uuid.value!,
+        pid: process.pid,
+        name: name.value ?? '',
+        ...(BigInt(process.usedGpuMemory) === NOT_AVAILABLE ? {} : { memoryBytes: Number(process.usedGpuMemory) }),
+      });
+    }
+  }
+  return { kind: 'ok', apps, skipped };
+}
+
+/** Samples every `intervalMs` from NVML, until stopped or NVML fails as a whole. */
+function nvmlStream(
+  open: () => Nvml | Failure,
+  kept: Kept,
+  fields: readonly FieldSpec[],
+  intervalMs: number,
+  gpmWindowMs: number,
+): RowStream {
+  let stopped = false;
+  let wake = () => {};
+  let end: (failure: Failure) => void = () => {};
+  const ended = new Promise<Failure>((resolve) => {
+    end = resolve;
+  });
+  async function* rows(): AsyncGenerator<GpuSample | RowProblem | undefined> {
+    let next = Date.now();
+    while (!stopped) {
+      const takenAt = Date.now();
+      const nvml = open();
+      const timing = { gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, takenAt };
+      const read = isFailure(nvml)
+        ? ({ kind: 'failed', failure: nvml } as const)
+        : await readGpus(nvml, fields, { knownGpus: [] }, kept, timing);
+      if (read.kind === 'failed') {
+        stopped = true;
+        end(read.failure);
+        return;
+      }
+      if (read.lost.length > 0) {
+        // As when nvidia-smi -lms exits 15: the loop's one-shot recovery then names the lost GPU
+        // (nvidia_gpu_up 0) while the others keep reporting, and the reader restarts with back-off.
+        stopped = true;
+        end({ reason: 'gpu_lost', message: `GPU ${read.lost[0]!.gpu}: ${read.lost[0]!.message}` });
+        return;
+      }
+      yield* read.samples;
+      // Keep the cadence: the next sample is due one interval after this one was due.
+      next = Math.max(next + intervalMs, Date.now());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, next - Date.now());
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+  return {
+    what: 'NVML',
+    rows: rows(),
+    stop: () => {
+      if (!stopped) end({ reason: 'nvml_unknown_error', message: 'NVML reader stopped' });
+      stopped = true;
+      wake();
+    },
+    ended,
+  };
+}
+
+/** NVML as a source. */
+export function nvmlSource(options: NvmlSourceOptions): Source {
+  const open = nvmlOpener(options);
+  // One-shot runs read the energy counter every time; the daemon mode's one-shot recoveries share its cadence.
+  const kept: Kept = new Map();
+  const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0 };
+  return {
+    reads: () => ({
+      gpus: async (query) => {
+        const nvml = open();
+        return isFailure(nvml) ? { kind: 'failed', failure: nvml, learned: false } : readGpus(nvml, query.fields, query, kept, timing);
+      },
+      processes: async () => {
+        const nvml = open();
+        return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml);
+      },
+    }),
+    stream: (fields, _names, intervalMs) => nvmlStream(open, kept, fields, intervalMs, options.gpmWindowMs),
+  };
+}
+
+// For bench/nvml-calls.mjs, which times each NVML call through the bundle users run.
+export { nvmlOpener } from './session.js';

@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execa } from 'execa';
+import { expect, it } from 'vitest';
+import { checkExposition } from '../../../src/exposition/check.js';
+import { CLI, capture, cliEnv, tempDir } from '../../helpers.js';
+import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+
+/** Waits (generously: a busy machine) until `ready` holds, polling. */
+async function until(ready: () => Promise<boolean>, deadlineMs = 25_000): Promise<boolean> {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (await ready()) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+// The daemon mode on NVML: no child, the same loop; each sample a new file; the energy counter on its
+// own cadence; GPM against the previous sample (no window after the first).
+it('collect --interval --source nvml publishes sample after sample, GPM from the previous one', { timeout: 60_000 }, async () => {
+  const dir = await tempDir();
+  const config = join(dir, 'stand-in.conf');
+  const calls = join(dir, 'calls');
+  await writeFile(
+    config,
+    standInConfig(capture('h200x2__580.159.04__linux-load'), ['0.gpm=1', '0.gpm.2=50', '0.energy_mj=1000', `calls=${calls}`]),
+  );
+  const textfile = join(dir, 't/nvidia_gpu.prom');
+  const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', standInLibrary()];
+  const child = execa(process.execPath, [CLI, ...args, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
+    env: cliEnv({ NVML_STAND_IN: config }),
+    extendEnv: false,
+    reject: false,
+  });
+  const called = async (name: string) =>
+    existsSync(calls) ? (await readFile(calls, 'utf8')).split('\n').filter((line) => line === name).length : 0;
+  // Five GPM comparisons: the first collection's and four samples of the stream after it.
+  const enough = await until(async () => (await called('nvmlGpmMetricsGet')) >= 5);
+  const text = await readFile(textfile, 'utf8');
+  child.kill('SIGTERM');
+  const result = await child;
+  expect(enough).toBe(true);
+  expect([result.exitCode, result.stderr]).toEqual([0, '']);
+  const samples = checkExposition(text).samples;
+  expect(samples.find((s) => s.name === 'nvidia_gpu_sm_active_ratio')?.value).toBe(0.5);
+  expect(samples.find((s) => s.name === 'nvidia_gpu_collector_success')?.value).toBe(1);
+  // One sample per GPM comparison after the first pair: no second window per sample.
+  expect(await called('nvmlGpmSampleGet')).toBe((await called('nvmlGpmMetricsGet')) + 1);
+  // The energy counter is read by the first collection and then every 10 s, not every 100 ms.
+  expect(await called('nvmlDeviceGetTotalEnergyConsumption')).toBeLessThanOrEqual(4);
+  expect(await called('nvmlInit_v2')).toBe(1);
+  // Identity and maxima are read once per GPU, not per sample.
+  expect([await called('nvmlDeviceGetSerial'), await called('nvmlDeviceGetMaxClockInfo')]).toEqual([2, 6]);
+});
