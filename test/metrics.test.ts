@@ -83,6 +83,30 @@ describe('buildFamilies', () => {
     });
   });
 
+  it('ECC: lifetime and since-load counts are two families, so a sum over one counts each error once', () => {
+    const queries = ['corrected', 'uncorrected'].flatMap((error) => ['volatile', 'aggregate'].map((c) => `ecc.errors.${error}.${c}.total`));
+    // The volatile count is part of the aggregate one: 2 of the 7 uncorrected errors came since the driver loaded.
+    const values: Record<string, number> = { corrected: 10, uncorrected: 7 };
+    const readings = Object.fromEntries(
+      queries.map((q): [string, Reading] => {
+        const total = values[q.split('.')[2]!]!;
+        const value = q.includes('volatile') ? total - 5 : total;
+        return [q, { kind: 'number', value, shown: String(value) }];
+      }),
+    );
+    const families = buildFamilies(collection([sample('0', readings)], { fields: queries.map(field) }));
+    expectFamilies(families, {
+      nvidia_gpu_ecc_errors_total: [
+        { labels: { ...gpu0, error_type: 'corrected' }, value: 10 },
+        { labels: { ...gpu0, error_type: 'uncorrected' }, value: 7 },
+      ],
+      nvidia_gpu_ecc_volatile_errors_total: [
+        { labels: { ...gpu0, error_type: 'corrected' }, value: 5 },
+        { labels: { ...gpu0, error_type: 'uncorrected' }, value: 2 },
+      ],
+    });
+  });
+
   it('a failed collection carries the health families only, with the reason and the last success carried over', () => {
     const families = buildFamilies(failedCollection({ reason: 'timeout', message: 'slow' }, 10, 900), [['site', 'x']]);
     expectFamilies(families, {
