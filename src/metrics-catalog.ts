@@ -30,6 +30,12 @@ export const FIXED_FAMILIES = {
     'process_name',
     'user',
   ]),
+  xidErrors: fixed(
+    'nvidia_gpu_xid_errors_total',
+    'counter',
+    'Xid errors the NVIDIA driver logged in the kernel log, by Xid code (counted since the state directory was created).',
+    ['gpu', 'uuid', 'xid'],
+  ),
   success: fixed(
     'nvidia_gpu_collector_success',
     'gauge',
@@ -48,6 +54,12 @@ export const FIXED_FAMILIES = {
     'nvidia_gpu_collector_last_success_timestamp_seconds',
     'gauge',
     'Unix time of the last successful collection, in seconds.',
+    [],
+  ),
+  xidSourceUp: fixed(
+    'nvidia_gpu_collector_xid_source_up',
+    'gauge',
+    'Whether the kernel log (/dev/kmsg) could be read for Xid errors in the last collection: 1 yes, 0 no.',
     [],
   ),
   processesDropped: fixed(
@@ -124,11 +136,13 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     row(FIXED_FAMILIES.fieldError, 'error tokens in any field'),
     row(FIXED_FAMILIES.processes, '--query-compute-apps'),
     row(FIXED_FAMILIES.processMemory, '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd'),
+    row(FIXED_FAMILIES.xidErrors, 'NVRM Xid lines in the kernel log (/dev/kmsg), matched to GPUs by PCI bus id'),
     row(FIXED_FAMILIES.success, 'collector'),
     row(FIXED_FAMILIES.error, 'collector'),
     row(FIXED_FAMILIES.diagnosis, "gpu-textfile doctor's file checks, when nvidia-smi fails"),
     row(FIXED_FAMILIES.duration, 'collector'),
     row(FIXED_FAMILIES.lastSuccess, 'collector (carried over from the previous file when a run fails)'),
+    row(FIXED_FAMILIES.xidSourceUp, 'collector'),
     row(FIXED_FAMILIES.processesDropped, 'collector (--max-processes)'),
     row(FIXED_FAMILIES.processRowsSkipped, 'collector'),
   ];

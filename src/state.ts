@@ -1,5 +1,6 @@
 import { FIELDS, fieldNames, type FieldSpec } from './fields.js';
 import type { KnownGpu } from './collection.js';
+import { validXidState, type XidState } from './xid/count.js';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from './safe-fs.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
@@ -9,6 +10,8 @@ export interface CollectorState {
   /** FieldSpec.query -> the name this driver accepts, or '' when it accepts none of the field's names. */
   names?: Record<string, string>;
   gpus?: KnownGpu[];
+  /** Xid errors counted from the kernel log so far, and where in the log counting stopped. */
+  xid?: XidState;
 }
 
 const FILE = 'state.json';
@@ -78,6 +81,8 @@ export function validState(parsed: unknown, fields: readonly FieldSpec[] = FIELD
   // Names belong to the driver version next to them: a bad version takes them along.
   const names = versionFits ? validNames(parsed.names, fields) : undefined;
   if (names) state.names = names;
+  const xid = validXidState(parsed.xid);
+  if (xid) state.xid = xid;
   if (Array.isArray(parsed.gpus)) state.gpus = parsed.gpus.filter(validGpu).map(({ gpu, uuid, busId }) => ({ gpu, uuid, busId }));
   return state;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { PublishTarget } from '../publish/publish.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState, type CollectorState } from '../state.js';
+import { watchXids, type XidWatch } from '../xid/watch.js';
 import { collect, type CollectOutput } from './collect.js';
 import { withCollectLock } from './lock.js';
 import type { CollectIo, CollectPlan } from './plan.js';
@@ -17,11 +18,16 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   out,
 });
 
+/** The Host's kernel log as an Xid counter, for a real source: the demo's GPUs are not this host's. */
+export const xidWatchFor = (plan: CollectPlan, state: CollectorState): XidWatch | undefined =>
+  plan.source === 'demo' ? undefined : watchXids(plan.host, state.xid);
+
 /** One collection from the plan's source; a failed one carries doctor's file checks' verdict. */
 export async function collectOnce(
   plan: CollectPlan,
   state: CollectorState,
   previousSuccessSeconds: number | undefined,
+  xid?: XidWatch,
 ): Promise<CollectOutput> {
   const output = await collect({
     reads: openSource(plan.source, plan).reads(),
@@ -32,6 +38,7 @@ export async function collectOnce(
     previousSuccessSeconds,
     host: plan.host,
     now: Date.now,
+    xid,
   });
   if (!output.collection.health.failure) return output;
   const { withDiagnosis } = await import('../doctor/quick.js');
@@ -47,7 +54,8 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   const publishTarget = publishTargetOf(plan, state, out);
   // The source is running once collectOnce() returns its promise: the code that renders and writes
   // loads meanwhile instead of before, and the clean-up runs.
-  const collecting = collectOnce(plan, state, undefined);
+  const xid = xidWatchFor(plan, state);
+  const collecting = collectOnce(plan, state, undefined, xid).finally(() => xid?.close());
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   // Temp files a killed run left behind.
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
