@@ -86,9 +86,15 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
   };
 }
 
-/** The collection with the Xid counts named by `gpus` (this run's first, then the last good run's). */
-export const withXid = (collection: Collection, xid: XidPoll | undefined, gpus: readonly KnownGpu[]): Collection =>
-  xid ? { ...collection, xid: { sourceUp: xid.up, series: xidSeries(xid.state?.counts ?? [], gpus) } } : collection;
+/**
+ * The collection with the Xid counts named by `gpus` (this run's first, then the last good run's);
+ * this run's GPUs start at 0 for the Xids the example alerts watch, while the log can be read.
+ */
+export const withXid = (collection: Collection, xid: XidPoll | undefined, gpus: readonly KnownGpu[]): Collection => {
+  if (!xid) return collection;
+  const zeroed = xid.up ? collection.samples.map(knownGpu) : [];
+  return { ...collection, xid: { sourceUp: xid.up, series: xidSeries(xid.state?.counts ?? [], gpus, zeroed) } };
+};
 
 const withXidState = (state: CollectorState, xid: XidPoll | undefined): CollectorState =>
   xid?.state ? { ...state, xid: xid.state } : state;

@@ -1,3 +1,4 @@
+import { HARDWARE_XIDS } from './codes.js';
 import type { KmsgRecord } from './parse.js';
 import { busIdKey, parseXidLine } from './parse.js';
 
@@ -68,9 +69,11 @@ export interface XidSeries {
 /**
  * Counts named by the GPUs they belong to (the first of `gpus` with that PCI address: this run's,
  * then the last good run's, since a GPU that fell off the bus is no longer listed). A GPU no one
- * lists gets empty gpu and uuid; counts that end up with the same labels are added.
+ * lists gets empty gpu and uuid; counts that end up with the same labels are added. Each GPU of
+ * `zeroed` also gets a 0 for every hardware Xid it has not logged: a counter that appears only with
+ * its first error shows no increase() there, and the alert on it would miss that first error.
  */
-export function xidSeries(counts: readonly XidCount[], gpus: readonly XidGpu[]): XidSeries[] {
+export function xidSeries(counts: readonly XidCount[], gpus: readonly XidGpu[], zeroed: readonly XidGpu[] = []): XidSeries[] {
   const byBus = new Map<string, XidGpu>();
   for (const gpu of gpus) {
     const key = busIdKey(gpu.busId);
@@ -84,6 +87,11 @@ export function xidSeries(counts: readonly XidCount[], gpus: readonly XidGpu[]):
     if (known) known.count += count;
     else series.set(key, { gpu, uuid, xid, count });
   }
+  for (const { gpu, uuid } of zeroed)
+    for (const xid of HARDWARE_XIDS) {
+      const key = `${gpu}\u0000${uuid}\u0000${xid}`;
+      if (!series.has(key)) series.set(key, { gpu, uuid, xid, count: 0 });
+    }
   return [...series.values()].sort((a, b) => a.gpu.localeCompare(b.gpu, 'en', { numeric: true }) || a.xid - b.xid);
 }
 

@@ -20,15 +20,29 @@ async function hostCopy() {
   return { dir, root, args, kmsg: join(root, 'dev/kmsg') };
 }
 
-/** nvidia_gpu_xid_errors_total as "gpu/uuid-prefix/xid value" lines, and the source gauge. */
+/** nvidia_gpu_xid_errors_total's series above 0 as "gpu G xid X: N" lines, and the source gauge. */
 async function xids(dir: string) {
   const { samples } = checkExposition(await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8'));
   return {
     counts: samples
-      .filter((s) => s.name === 'nvidia_gpu_xid_errors_total')
+      .filter((s) => s.name === 'nvidia_gpu_xid_errors_total' && s.value > 0)
       .map((s) => `gpu ${s.labels.gpu} xid ${s.labels.xid}: ${s.value}`),
     up: samples.find((s) => s.name === 'nvidia_gpu_collector_xid_source_up')?.value,
   };
+}
+
+/** The Xids each GPU's series start at 0 for, as "G: X,Y,…". */
+async function zeroed(dir: string) {
+  const { samples } = checkExposition(await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8'));
+  const zeros = samples.filter((s) => s.name === 'nvidia_gpu_xid_errors_total' && s.value === 0);
+  const gpus = [...new Set(zeros.map((s) => s.labels.gpu))];
+  return gpus.map(
+    (gpu) =>
+      `${gpu}: ${zeros
+        .filter((s) => s.labels.gpu === gpu)
+        .map((s) => s.labels.xid)
+        .join(',')}`,
+  );
 }
 
 async function collect(args: string[]) {
@@ -42,6 +56,8 @@ describe('Xid errors from the kernel log, one-shot', () => {
     const { dir, args, kmsg } = await hostCopy();
     await collect(args);
     expect(await xids(dir)).toEqual({ counts: ['gpu 0 xid 79: 1', 'gpu 1 xid 13: 2'], up: 1 });
+    // The hardware Xids the example alert watches start at 0, so increase() sees their first error.
+    expect(await zeroed(dir)).toEqual(['0: 48,63,64,74,92,94,95', '1: 48,63,64,74,79,92,94,95']);
     const state = await readFile(join(dir, 's/state.json'), 'utf8');
 
     await collect(args);
@@ -59,6 +75,8 @@ describe('Xid errors from the kernel log, one-shot', () => {
     await rm(kmsg);
     await collect(args);
     expect(await xids(dir)).toEqual({ counts: ['gpu 0 xid 79: 1', 'gpu 1 xid 13: 2'], up: 0 });
+    // No zeros where the log cannot be read: 0 would claim no error was logged.
+    expect(await zeroed(dir)).toEqual([]);
   });
 
   it('after a reboot (a new boot id, sequence numbers from the start) the new log is counted on top', async () => {

@@ -82,6 +82,20 @@ describe('xidSeries', () => {
     ];
     expect(xidSeries(counts, gpus)).toEqual([{ gpu: '', uuid: '', xid: 79, count: 3 }]);
   });
+
+  it('GPUs to zero get a 0 for each hardware Xid they have not logged; other GPUs get none', () => {
+    const series = xidSeries([{ bus: '0000:00:06', xid: 79, count: 1 }], gpus, [gpus[0]!]);
+    expect(series.map((s) => `${s.gpu}/${s.xid}=${s.count}`)).toEqual([
+      '0/48=0',
+      '0/63=0',
+      '0/64=0',
+      '0/74=0',
+      '0/79=1',
+      '0/92=0',
+      '0/94=0',
+      '0/95=0',
+    ]);
+  });
 });
 
 describe('validXidState', () => {
