@@ -123,6 +123,8 @@ export interface Collection {
    * GPU read, and matter most when a GPU fell off the bus.
    */
   xid?: { sourceUp: boolean; series: readonly XidSeries[] };
+  /** The driver's CUDA version (a label on nvidia_gpu_info), where known. */
+  cudaVersion?: string;
   health: Health;
 }
 

@@ -11,7 +11,8 @@ const fixed = (name: string, type: 'gauge' | 'counter', help: string, labels: st
 
 /** Families that do not come from one field of the table. */
 export const FIXED_FAMILIES = {
-  info: fixed('nvidia_gpu_info', 'gauge', 'Identity of each GPU in its labels; the value is always 1.', []),
+  // Its other labels are the field table's identity fields.
+  info: fixed('nvidia_gpu_info', 'gauge', 'Identity of each GPU in its labels; the value is always 1.', ['cuda_version']),
   up: fixed('nvidia_gpu_up', 'gauge', 'Whether the GPU answered this collection: 1 yes, 0 no (lost, or its row could not be read).', [
     'gpu',
     'uuid',
@@ -107,7 +108,7 @@ export function fieldFamilies(fields: readonly FieldSpec[]): { spec: FieldSpec; 
 
 /** Every family the collector can emit, with its labels: the README's table and the rules' check use it. */
 export function metricCatalog(): { name: string; type: string; help: string; labels: string[]; unit: string; source: string }[] {
-  const infoLabels = FIELDS.filter((field) => field.kind === 'label').map((field) => field.label!);
+  const infoLabels = [...FIELDS.filter((field) => field.kind === 'label').map((field) => field.label!), ...FIXED_FAMILIES.info.labels];
   const row = (f: FixedFamily, source: string, labels = f.labels) => ({
     name: f.name,
     type: f.type,
@@ -121,7 +122,8 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
       FIXED_FAMILIES.info,
       FIELDS.filter((f) => f.kind === 'label')
         .map((f) => f.query)
-        .join(', '),
+        .join(', ')
+        .concat('; cuda_version from nvidia-smi --version, once per driver'),
       infoLabels,
     ),
     row(FIXED_FAMILIES.up, 'whether the GPU answered'),

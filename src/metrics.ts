@@ -52,6 +52,7 @@ export function buildFamilies(collection: Collection, constant: Labels = []): Me
         labels: [
           ...gpuLabels(sample),
           ...labelFields.map((field): readonly [string, string] => [field.label!, textReading(sample, field.query) ?? '']),
+          ['cuda_version', collection.cudaVersion ?? ''],
         ],
         value: 1,
       })),

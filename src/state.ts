@@ -10,6 +10,8 @@ export interface CollectorState {
   /** FieldSpec.query -> the name this driver accepts, or '' when it accepts none of the field's names. */
   names?: Record<string, string>;
   gpus?: KnownGpu[];
+  /** The CUDA version of the driver named here (nvidia_gpu_info's cuda_version): asked once per driver. */
+  cuda?: { driverVersion: string; version: string };
   /** Xid errors counted from the kernel log so far, and where in the log counting stopped. */
   xid?: XidState;
 }
@@ -81,6 +83,15 @@ export function validState(parsed: unknown, fields: readonly FieldSpec[] = FIELD
   // Names belong to the driver version next to them: a bad version takes them along.
   const names = versionFits ? validNames(parsed.names, fields) : undefined;
   if (names) state.names = names;
+  const cuda = parsed.cuda;
+  if (
+    isRecord(cuda) &&
+    typeof cuda.driverVersion === 'string' &&
+    /^[\w.-]{1,64}$/.test(cuda.driverVersion) &&
+    typeof cuda.version === 'string' &&
+    /^(\d{1,4}\.\d{1,4})?$/.test(cuda.version)
+  )
+    state.cuda = { driverVersion: cuda.driverVersion, version: cuda.version };
   const xid = validXidState(parsed.xid);
   if (xid) state.xid = xid;
   if (Array.isArray(parsed.gpus)) state.gpus = parsed.gpus.filter(validGpu).map(({ gpu, uuid, busId }) => ({ gpu, uuid, busId }));

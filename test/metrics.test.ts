@@ -60,12 +60,17 @@ describe('buildFamilies', () => {
       }),
     );
     expectFamilies(families, {
-      nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200' }, value: 1 }],
+      nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200', cuda_version: '' }, value: 1 }],
       nvidia_gpu_up: [
         { labels: gpu0, value: 1 },
         { labels: { gpu: '1', uuid: 'GPU-1' }, value: 0 },
       ],
     });
+  });
+
+  it("info carries the driver's CUDA version where the collection knows it", () => {
+    const families = buildFamilies(collection([sample('0', { name: { kind: 'text', text: 'NVIDIA H200' } })], { cudaVersion: '13.0' }));
+    expectFamilies(families, { nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200', cuda_version: '13.0' }, value: 1 }] });
   });
 
   it('a pid on two rows of one GPU (MIG instances) is one series, memory summed; a process of an unknown GPU is left out', () => {

@@ -71,6 +71,7 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
   // Read while nvidia-smi runs: the kernel log costs a few microseconds a record, done meanwhile.
   const xid = input.xid?.poll();
   const [gpus, apps] = await reading;
+  const cuda = gpus.kind === 'ok' ? await learnCuda(input.reads, input.state, gpus) : undefined;
   const durationSeconds = (input.now() - started) / 1000;
 
   if (gpus.kind === 'failed') {
@@ -80,10 +81,24 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
   }
   const { collection, warnings } = toCollection(gpus, apps?.processes, { durationSeconds, nowSeconds: input.now() / 1000 });
   return {
-    collection: withXid(collection, xid, [...gpus.samples.map(knownGpu), ...(input.state.gpus ?? [])]),
-    state: withXidState(nextState(input.state, gpus), xid),
+    collection: withXid({ ...collection, cudaVersion: cuda?.version || undefined }, xid, [
+      ...gpus.samples.map(knownGpu),
+      ...(input.state.gpus ?? []),
+    ]),
+    state: withXidState({ ...nextState(input.state, gpus), cuda }, xid),
     warnings: [...warnings, ...(apps?.warning ? [apps.warning] : [])],
   };
+}
+
+/**
+ * The driver's CUDA version: the one remembered for this driver, or asked once when the driver is new
+ * to the state (one-shot runs are timed: the common run asks nothing). Undefined when unknown.
+ */
+async function learnCuda(reads: SourceReads, state: CollectorState, gpus: Extract<GpuRead, { kind: 'ok' }>) {
+  const driverVersion = gpus.samples.map((sample) => textReading(sample, 'driver_version')).find(Boolean) ?? state.driverVersion;
+  if (!driverVersion || state.cuda?.driverVersion === driverVersion) return state.cuda;
+  const version = await reads.cudaVersion?.();
+  return version === undefined ? undefined : { driverVersion, version };
 }
 
 /**

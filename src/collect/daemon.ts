@@ -32,6 +32,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   let textChecked = false;
   // One kernel log reader for the whole run: each look reads only the records new since the last.
   const xid = xidWatchFor(plan, state);
+  let cudaVersion = state.cuda?.version || undefined;
   const saveState = async (next: typeof state) => {
     // The demo's names are not a driver's: a real run on this host must not take them for its own.
     if (plan.dryRun || plan.source === 'demo') return;
@@ -45,16 +46,22 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       // The reader's first row may take as long as a one-shot query may.
       startupGraceMs: plan.timeoutMs,
       processesIntervalMs: plan.processes ? plan.processesIntervalMs : undefined,
-      oneShot: (current, previous) => collectOnce(plan, current, previous, xid),
+      oneShot: async (current, previous) => {
+        const result = await collectOnce(plan, current, previous, xid);
+        // The streamed samples' nvidia_gpu_info carries it too; a new driver breaks the stream, and
+        // the next one-shot learns its version.
+        if (result.collection.samples.length > 0) cudaVersion = result.collection.cudaVersion;
+        return result;
+      },
       queryProcesses: () => queryProcesses(source.reads(), plan),
       stream: (fields, names) => source.stream(fields, names, plan.intervalMs),
       publish: async (sampled) => {
         // A streamed sample has no Xid counts of its own: look at the kernel log now, and keep what
         // was counted, so a restart does not count it again.
-        let collection = sampled;
+        let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
         if (xid && !sampled.xid) {
           const poll = xid.poll();
-          collection = withXid(sampled, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
+          collection = withXid(collection, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
           if (poll.state && poll.state !== saved.xid) await saveState({ ...saved, xid: poll.state });
         }
         const { textfileError, csvError } = await publish(collection, publishTarget, new Date(), !textChecked);

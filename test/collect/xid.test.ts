@@ -118,6 +118,9 @@ describe('Xid errors from the kernel log, daemon mode', () => {
       expect((await until(['gpu 0 xid 79: 1', 'gpu 1 xid 13: 2'])).counts).toEqual(['gpu 0 xid 79: 1', 'gpu 1 xid 13: 2']);
       await appendFile(kmsg, XID_79);
       expect((await until(['gpu 0 xid 79: 2', 'gpu 1 xid 13: 2'])).counts).toEqual(['gpu 0 xid 79: 2', 'gpu 1 xid 13: 2']);
+      // A streamed sample (the line came after the first, one-shot, publication) keeps the CUDA version the one-shot learned.
+      const { samples } = checkExposition(await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8'));
+      expect(samples.filter((s) => s.name === 'nvidia_gpu_info').map((s) => s.labels.cuda_version)).toEqual(['13.0', '13.0']);
     } finally {
       child.kill('SIGTERM');
       await child;
