@@ -1,6 +1,5 @@
 import { HARDWARE_XIDS } from './codes.js';
-import type { KmsgRecord } from './parse.js';
-import { busIdKey, parseXidLine } from './parse.js';
+import { busIdKey, type KmsgRecord, parseXidLine, type XidLine } from './parse.js';
 
 // Xid errors as counters that survive runs: the counts and the kernel log's cursor live in the state
 // directory (src/state.ts keeps them), so a line is counted once however many one-shot runs read it.
@@ -36,19 +35,28 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
     ((bootId !== undefined && before.bootId !== undefined && bootId !== before.bootId) ||
       (records.length > 0 && records[records.length - 1]!.seq < before.seq));
   const cursor = before && !restarted ? before.seq : -1;
-  const counts = new Map((before?.counts ?? []).map((c) => [`${c.bus}/${c.xid}`, { ...c }]));
-  let seq = cursor;
-  for (const record of records) {
-    if (record.seq <= cursor) continue;
-    const line = parseXidLine(record.message);
-    if (!line) continue;
-    seq = Math.max(seq, record.seq);
-    const key = `${line.bus}/${line.xid}`;
-    const known = counts.get(key);
+  const fresh = records.flatMap((record) => {
+    const line = record.seq > cursor ? parseXidLine(record.message) : undefined;
+    return line ? [{ ...line, seq: record.seq }] : [];
+  });
+  const seq = fresh.reduce((last, event) => Math.max(last, event.seq), cursor);
+  return { bootId: bootId ?? before?.bootId, seq, counts: addXidEvents(before?.counts ?? [], fresh) };
+}
+
+/**
+ * The counts with each event added once. The hook for another source of Xid events (NVML's Xid event
+ * set, nvmlEventTypeXidCriticalError): the kernel log and NVML report the same events, so such a
+ * source feeds its events here only while the log cannot be read (XidPoll.up false), and keeps its
+ * own cursor beside this one; the family and its labels stay one.
+ */
+export function addXidEvents(counts: readonly XidCount[], events: readonly XidLine[]): XidCount[] {
+  const byKey = new Map(counts.map((c) => [`${c.bus}/${c.xid}`, { ...c }]));
+  for (const { bus, xid } of events) {
+    const known = byKey.get(`${bus}/${xid}`);
     if (known) known.count++;
-    else if (counts.size < MAX_COUNTS) counts.set(key, { ...line, count: 1 });
+    else if (byKey.size < MAX_COUNTS) byKey.set(`${bus}/${xid}`, { bus, xid, count: 1 });
   }
-  return { bootId: bootId ?? before?.bootId, seq, counts: [...counts.values()] };
+  return [...byKey.values()];
 }
 
 /** A GPU as the collection names it, with its nvidia-smi pci.bus_id. */

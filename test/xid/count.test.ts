@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countXids, MAX_COUNTS, validXidState, xidSeries, type XidState } from '../../src/xid/count.js';
+import { addXidEvents, countXids, MAX_COUNTS, validXidState, xidSeries, type XidState } from '../../src/xid/count.js';
 import type { KmsgRecord } from '../../src/xid/parse.js';
 
 const xid = (seq: number, code: number, bus = '0000:00:06'): KmsgRecord => ({
@@ -55,6 +55,22 @@ describe('countXids', () => {
     const after = countXids(undefined, [...flood, xid(MAX_COUNTS + 20, 1)], BOOT);
     expect(after.counts).toHaveLength(MAX_COUNTS);
     expect(after.counts[0]).toEqual({ bus: '0000:00:06', xid: 1, count: 2 });
+  });
+});
+
+describe('addXidEvents (the hook for another source of Xid events)', () => {
+  it('adds each event once to the same counts, without a kernel log', () => {
+    const counts = [{ bus: '0000:00:06', xid: 79, count: 1 }];
+    expect(
+      addXidEvents(counts, [
+        { bus: '0000:00:06', xid: 79 },
+        { bus: '0000:00:07', xid: 48 },
+      ]),
+    ).toEqual([
+      { bus: '0000:00:06', xid: 79, count: 2 },
+      { bus: '0000:00:07', xid: 48, count: 1 },
+    ]);
+    expect(counts).toEqual([{ bus: '0000:00:06', xid: 79, count: 1 }]);
   });
 });
 
