@@ -31,9 +31,10 @@ const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
 /**
  * Opens the kernel log at `path` when it is one (see isKmsg; checked before and after open(), so no
  * other file is opened by a swap between the two). Undefined when it is absent, not one, or not
- * permitted (a container without CAP_SYSLOG, kernel.dmesg_restrict for non-root).
+ * permitted (a container without CAP_SYSLOG, kernel.dmesg_restrict for non-root). One read() reads
+ * at most `readCap` bytes.
  */
-export function openKmsg(path: string): KmsgReader | undefined {
+export function openKmsg(path: string, readCap = READ_CAP_BYTES): KmsgReader | undefined {
   let fd: number;
   let stats: Stats;
   try {
@@ -49,16 +50,16 @@ export function openKmsg(path: string): KmsgReader | undefined {
     if (isSystemError(error)) return undefined;
     throw error;
   }
-  return stats.isFile() ? fileReader(fd) : deviceReader(fd);
+  return stats.isFile() ? fileReader(fd, readCap) : deviceReader(fd, readCap);
 }
 
 /** The device gives one record per read(), from the oldest kept; the descriptor remembers where we are. */
-function deviceReader(fd: number): KmsgReader {
+function deviceReader(fd: number, readCap: number): KmsgReader {
   const buffer = Buffer.alloc(RECORD_BYTES);
   return {
     read() {
       const records: KmsgRecord[] = [];
-      for (let bytes = 0; bytes < READ_CAP_BYTES; ) {
+      for (let bytes = 0; bytes < readCap; ) {
         let length: number;
         try {
           length = readSync(fd, buffer, 0, buffer.length, null);
@@ -84,14 +85,19 @@ function deviceReader(fd: number): KmsgReader {
   };
 }
 
-/** A saved log is read whole (to READ_CAP_BYTES, from its start) at each read(): its records are filtered by sequence number. */
-function fileReader(fd: number): KmsgReader {
+/** A saved log is read at each read(): its newest `readCap` bytes, whose records are then filtered by sequence number. */
+function fileReader(fd: number, readCap: number): KmsgReader {
   return {
     read() {
-      const buffer = Buffer.alloc(Math.min(fstatSync(fd).size, READ_CAP_BYTES));
+      const { size } = fstatSync(fd);
+      const start = Math.max(0, size - readCap);
+      const buffer = Buffer.alloc(size - start);
       let length = 0;
-      for (let n: number; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, length)) > 0; ) length += n;
-      return parseKmsgRecords(buffer.toString('utf8', 0, length));
+      for (let n: number; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, start + length)) > 0; )
+        length += n;
+      const text = buffer.toString('utf8', 0, length);
+      // Started inside a record: its tail is no record.
+      return parseKmsgRecords(start > 0 ? text.slice(text.indexOf('\n') + 1) : text);
     },
     close: () => closeSync(fd),
   };

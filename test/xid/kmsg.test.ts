@@ -26,6 +26,16 @@ describe('openKmsg', () => {
     expect(reader.read().map((r) => r.seq)).toEqual([1, 2]);
   });
 
+  it('reads only the newest bytes of a saved log over the cap, and no record cut in half', async () => {
+    const path = join(await tempDir(), 'kmsg');
+    const records = ['6,1,5,-;first', '14,2,6,-;second', '6,3,7,-;third'];
+    writeFileSync(path, `${records.join('\n')}\n`);
+    // The cut falls after the "1" of "14,2,…": what is left still looks like a record, and is not one.
+    const reader = openKmsg(path, '4,2,6,-;second\n6,3,7,-;third\n'.length)!;
+    onTestFinished(() => reader.close());
+    expect(reader.read()).toEqual([{ seq: 3, message: 'third' }]);
+  });
+
   it('reads the kernel log device (1:11) one record at a time; the next read gives only newer records', async () => {
     const path = join(await tempDir(), 'kmsg');
     mknod(path, 'c', '1', '11');
