@@ -49,11 +49,12 @@ for (const file of readdirSync(peers).filter((f) => /^(linux|windows)-x86_64__.*
         'help-query-gpu.txt': find(all, 'capabilities', 'help-query-gpu'),
         'query-compute-apps.csv': find(all, state, 'query-compute-apps'),
         'L.txt': find(all, 'capabilities', 'list'),
+        'version.txt': find(all, 'capabilities', 'version'),
       },
       `Copied from ../shared/fixtures/peers/utkuozdemir_nvidia_gpu_exporter/${file}
 (utkuozdemir/nvidia_gpu_exporter, MIT, internal/captures/; see ../shared/fixtures/peers/SOURCES.md),
 sections "${state} :: query-gpu", "${state} :: query-compute-apps", "capabilities :: help-query-gpu",
-"capabilities :: list (-L)". Recorded with --format=csv (header and units); UUIDs and serials masked.`,
+"capabilities :: list (-L)", "capabilities :: version" (--version). Recorded with --format=csv (header and units); UUIDs and serials masked.`,
     );
   }
 }
@@ -97,9 +98,10 @@ write(
     'help-query-gpu.txt': read('help-query-gpu.txt'),
     'query-compute-apps.csv': read('compute-apps.csv'),
     'L.txt': read('L.txt'),
+    'version.txt': read('version.txt'),
   },
   h200Source(
-    'query-gpu.csv is all-fields.csv (every valid field, --format=csv); query-compute-apps.csv is compute-apps.csv (three processes, one on both GPUs).',
+    'query-gpu.csv is all-fields.csv (every valid field, --format=csv); query-compute-apps.csv is compute-apps.csv (three processes, one on both GPUs); version.txt is --version.',
   ),
 );
 write(
@@ -109,8 +111,9 @@ write(
     'help-query-gpu.txt': read('help-query-gpu.txt'),
     'query-compute-apps.csv': read('compute-apps.csv'),
     'L.txt': read('L.txt'),
+    'version.txt': read('version.txt'),
   },
-  h200Source('query-gpu.csv is after-load.csv (all fields right after a load).'),
+  h200Source('query-gpu.csv is after-load.csv (all fields right after a load); version.txt is --version.'),
 );
 
 // Failures: what nvidia-smi printed, and its exit status, for every call while the host was broken.

@@ -1,5 +1,6 @@
 import type { FieldSpec } from './fields.js';
 import type { Attribution } from './cgroup.js';
+import type { XidSeries } from './xid/count.js';
 
 // The data model every stage speaks: what a source read (samples per GPU, processes, or a failure)
 // and how the collection went. Sources build it; metrics, the CSV trail and publish read it.
@@ -119,6 +120,14 @@ export interface Collection {
   /** GPUs known to exist that gave no sample this time. */
   down: readonly { gpu: string; uuid: string; reason: FailureReason }[];
   processes?: { apps: readonly ProcessSample[]; dropped: number; skipped: number };
+  /**
+   * Xid errors counted from the kernel log, and whether it could be read this time; absent when not
+   * looked at (the demo source). Kept on a failed collection too: they come from the kernel, not the
+   * GPU read, and matter most when a GPU fell off the bus.
+   */
+  xid?: { sourceUp: boolean; series: readonly XidSeries[] };
+  /** The driver's CUDA version (a label on nvidia_gpu_info), where known. */
+  cudaVersion?: string;
   health: Health;
 }
 

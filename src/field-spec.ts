@@ -99,14 +99,19 @@ export const eventReasonTime = (reason: string): FieldSpec => ({
   slow: true,
 });
 
-const ECC_HELP = "ECC errors counted by the GPU: volatile since the driver loaded, aggregate over the board's lifetime.";
+// Two families, not one with a counter_type label: sum() over one family then counts each error once
+// (the volatile count is part of the aggregate one). Peers split them too (dcgm-exporter's
+// DCGM_FI_DEV_ECC_*_VOL_TOTAL and _AGG_TOTAL, nvidia_gpu_exporter's ..._volatile_total and ..._aggregate_total).
+const ECC_FAMILIES = {
+  aggregate: { metric: 'nvidia_gpu_ecc_errors_total', help: "ECC errors counted over the board's lifetime (aggregate)." },
+  volatile: { metric: 'nvidia_gpu_ecc_volatile_errors_total', help: 'ECC errors counted since the driver loaded (volatile).' },
+} as const;
 export const ecc = (error: 'corrected' | 'uncorrected', counter: 'volatile' | 'aggregate'): FieldSpec => ({
   query: `ecc.errors.${error}.${counter}.total`,
   kind: 'number',
-  metric: 'nvidia_gpu_ecc_errors_total',
+  ...ECC_FAMILIES[counter],
   type: 'counter',
-  help: ECC_HELP,
-  labels: { error_type: error, counter_type: counter },
+  labels: { error_type: error },
 });
 
 /**

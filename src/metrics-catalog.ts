@@ -12,7 +12,8 @@ const fixed = (name: string, type: 'gauge' | 'counter', help: string, labels: st
 
 /** Families that do not come from one field of the table. */
 export const FIXED_FAMILIES = {
-  info: fixed('nvidia_gpu_info', 'gauge', 'Identity of each GPU in its labels; the value is always 1.', []),
+  // Its other labels are the field table's identity fields.
+  info: fixed('nvidia_gpu_info', 'gauge', 'Identity of each GPU in its labels; the value is always 1.', ['cuda_version']),
   up: fixed('nvidia_gpu_up', 'gauge', 'Whether the GPU answered this collection: 1 yes, 0 no (lost, or its row could not be read).', [
     'gpu',
     'uuid',
@@ -32,6 +33,12 @@ export const FIXED_FAMILIES = {
     'user',
     ...ATTRIBUTION_LABELS,
   ]),
+  xidErrors: fixed(
+    'nvidia_gpu_xid_errors_total',
+    'counter',
+    'Xid errors the NVIDIA driver logged in the kernel log, by Xid code (counted since the state directory was created).',
+    ['gpu', 'uuid', 'xid'],
+  ),
   success: fixed(
     'nvidia_gpu_collector_success',
     'gauge',
@@ -50,6 +57,12 @@ export const FIXED_FAMILIES = {
     'nvidia_gpu_collector_last_success_timestamp_seconds',
     'gauge',
     'Unix time of the last successful collection, in seconds.',
+    [],
+  ),
+  xidSourceUp: fixed(
+    'nvidia_gpu_collector_xid_source_up',
+    'gauge',
+    'Whether the kernel log (/dev/kmsg) could be read for Xid errors in the last collection: 1 yes, 0 no.',
     [],
   ),
   processesDropped: fixed(
@@ -97,7 +110,7 @@ export function fieldFamilies(fields: readonly FieldSpec[]): { spec: FieldSpec; 
 
 /** Every family the collector can emit, with its labels: the README's table and the rules' check use it. */
 export function metricCatalog(): { name: string; type: string; help: string; labels: string[]; unit: string; source: string }[] {
-  const infoLabels = FIELDS.filter((field) => field.kind === 'label').map((field) => field.label!);
+  const infoLabels = [...FIELDS.filter((field) => field.kind === 'label').map((field) => field.label!), ...FIXED_FAMILIES.info.labels];
   const row = (f: FixedFamily, source: string, labels = f.labels) => ({
     name: f.name,
     type: f.type,
@@ -111,7 +124,8 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
       FIXED_FAMILIES.info,
       FIELDS.filter((f) => f.kind === 'label')
         .map((f) => f.query)
-        .join(', '),
+        .join(', ')
+        .concat('; cuda_version from nvidia-smi --version, once per driver'),
       infoLabels,
     ),
     row(FIXED_FAMILIES.up, 'whether the GPU answered'),
@@ -129,11 +143,13 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
       FIXED_FAMILIES.processMemory,
       '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd; container_id, pod_uid, systemd_unit, slurm_job from /proc/PID/cgroup, each only when some process has it',
     ),
+    row(FIXED_FAMILIES.xidErrors, 'NVRM Xid lines in the kernel log (/dev/kmsg), matched to GPUs by PCI bus id'),
     row(FIXED_FAMILIES.success, 'collector'),
     row(FIXED_FAMILIES.error, 'collector'),
     row(FIXED_FAMILIES.diagnosis, "gpu-textfile doctor's file checks, when nvidia-smi fails"),
     row(FIXED_FAMILIES.duration, 'collector'),
     row(FIXED_FAMILIES.lastSuccess, 'collector (carried over from the previous file when a run fails)'),
+    row(FIXED_FAMILIES.xidSourceUp, 'collector'),
     row(FIXED_FAMILIES.processesDropped, 'collector (--max-processes)'),
     row(FIXED_FAMILIES.processRowsSkipped, 'collector'),
   ];

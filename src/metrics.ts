@@ -53,6 +53,7 @@ export function buildFamilies(collection: Collection, constant: Labels = []): Me
         labels: [
           ...gpuLabels(sample),
           ...labelFields.map((field): readonly [string, string] => [field.label!, textReading(sample, field.query) ?? '']),
+          ['cuda_version', collection.cudaVersion ?? ''],
         ],
         value: 1,
       })),
@@ -85,6 +86,7 @@ export function buildFamilies(collection: Collection, constant: Labels = []): Me
     ),
   );
   if (collection.processes) families.push(...processFamilies(collection.processes.apps, samples, gpuLabels));
+  if (collection.xid) families.push(xidFamily(collection.xid.series, constant));
   families.push(...healthFamilies(collection, constant));
   return families;
 }
@@ -133,6 +135,16 @@ function processFamilies(
   ];
 }
 
+function xidFamily(series: NonNullable<Collection['xid']>['series'], constant: Labels): MetricFamily {
+  return family(
+    FIXED_FAMILIES.xidErrors,
+    series.map(({ gpu, uuid, xid, count }) => ({
+      labels: [...constant, ['gpu', gpu], ['uuid', uuid], ['xid', String(xid)]],
+      value: count,
+    })),
+  );
+}
+
 function healthFamilies(collection: Collection, constant: Labels): MetricFamily[] {
   const { health, processes } = collection;
   const one = (value: number): MetricSample[] => [{ labels: constant, value }];
@@ -142,6 +154,7 @@ function healthFamilies(collection: Collection, constant: Labels): MetricFamily[
     family(FIXED_FAMILIES.diagnosis, health.diagnosis ? [{ labels: [...constant, ['verdict', health.diagnosis.verdict]], value: 1 }] : []),
     family(FIXED_FAMILIES.duration, one(health.durationSeconds)),
     family(FIXED_FAMILIES.lastSuccess, health.lastSuccessSeconds === undefined ? [] : one(health.lastSuccessSeconds)),
+    ...(collection.xid ? [family(FIXED_FAMILIES.xidSourceUp, one(collection.xid.sourceUp ? 1 : 0))] : []),
     ...(processes
       ? [family(FIXED_FAMILIES.processesDropped, one(processes.dropped)), family(FIXED_FAMILIES.processRowsSkipped, one(processes.skipped))]
       : []),

@@ -1,5 +1,6 @@
 import { FIELDS, fieldNames, type FieldSpec } from './fields.js';
 import type { KnownGpu } from './collection.js';
+import { validXidState, type XidState } from './xid/count.js';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from './safe-fs.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
@@ -9,6 +10,10 @@ export interface CollectorState {
   /** FieldSpec.query -> the name this driver accepts, or '' when it accepts none of the field's names. */
   names?: Record<string, string>;
   gpus?: KnownGpu[];
+  /** The CUDA version of the driver named here (nvidia_gpu_info's cuda_version): asked once per driver. */
+  cuda?: { driverVersion: string; version: string };
+  /** Xid errors counted from the kernel log so far, and where in the log counting stopped. */
+  xid?: XidState;
 }
 
 const FILE = 'state.json';
@@ -78,6 +83,17 @@ export function validState(parsed: unknown, fields: readonly FieldSpec[] = FIELD
   // Names belong to the driver version next to them: a bad version takes them along.
   const names = versionFits ? validNames(parsed.names, fields) : undefined;
   if (names) state.names = names;
+  const cuda = parsed.cuda;
+  if (
+    isRecord(cuda) &&
+    typeof cuda.driverVersion === 'string' &&
+    /^[\w.-]{1,64}$/.test(cuda.driverVersion) &&
+    typeof cuda.version === 'string' &&
+    /^(\d{1,4}\.\d{1,4})?$/.test(cuda.version)
+  )
+    state.cuda = { driverVersion: cuda.driverVersion, version: cuda.version };
+  const xid = validXidState(parsed.xid);
+  if (xid) state.xid = xid;
   if (Array.isArray(parsed.gpus)) state.gpus = parsed.gpus.filter(validGpu).map(({ gpu, uuid, busId }) => ({ gpu, uuid, busId }));
   return state;
 }

@@ -53,6 +53,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'task-name',
     'locks',
     'stats',
+    'xid',
   ],
 ];
 const SHARED = LAYERS.length - 1;

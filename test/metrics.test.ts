@@ -61,12 +61,17 @@ describe('buildFamilies', () => {
       }),
     );
     expectFamilies(families, {
-      nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200' }, value: 1 }],
+      nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200', cuda_version: '' }, value: 1 }],
       nvidia_gpu_up: [
         { labels: gpu0, value: 1 },
         { labels: { gpu: '1', uuid: 'GPU-1' }, value: 0 },
       ],
     });
+  });
+
+  it("info carries the driver's CUDA version where the collection knows it", () => {
+    const families = buildFamilies(collection([sample('0', { name: { kind: 'text', text: 'NVIDIA H200' } })], { cudaVersion: '13.0' }));
+    expectFamilies(families, { nvidia_gpu_info: [{ labels: { ...gpu0, name: 'NVIDIA H200', cuda_version: '13.0' }, value: 1 }] });
   });
 
   it('a pid on two rows of one GPU (MIG instances) is one series, memory summed; a process of an unknown GPU is left out', () => {
@@ -108,6 +113,30 @@ describe('buildFamilies', () => {
       ],
     });
     expect(checkFamilies(families)).toEqual([]);
+  });
+
+  it('ECC: lifetime and since-load counts are two families, so a sum over one counts each error once', () => {
+    const queries = ['corrected', 'uncorrected'].flatMap((error) => ['volatile', 'aggregate'].map((c) => `ecc.errors.${error}.${c}.total`));
+    // The volatile count is part of the aggregate one: 2 of the 7 uncorrected errors came since the driver loaded.
+    const values: Record<string, number> = { corrected: 10, uncorrected: 7 };
+    const readings = Object.fromEntries(
+      queries.map((q): [string, Reading] => {
+        const total = values[q.split('.')[2]!]!;
+        const value = q.includes('volatile') ? total - 5 : total;
+        return [q, { kind: 'number', value, shown: String(value) }];
+      }),
+    );
+    const families = buildFamilies(collection([sample('0', readings)], { fields: queries.map(field) }));
+    expectFamilies(families, {
+      nvidia_gpu_ecc_errors_total: [
+        { labels: { ...gpu0, error_type: 'corrected' }, value: 10 },
+        { labels: { ...gpu0, error_type: 'uncorrected' }, value: 7 },
+      ],
+      nvidia_gpu_ecc_volatile_errors_total: [
+        { labels: { ...gpu0, error_type: 'corrected' }, value: 5 },
+        { labels: { ...gpu0, error_type: 'uncorrected' }, value: 2 },
+      ],
+    });
   });
 
   it('a failed collection carries the health families only, with the reason and the last success carried over', () => {

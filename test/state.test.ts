@@ -52,6 +52,20 @@ describe('validState', () => {
     ];
     expect(validState({ gpus }).gpus).toEqual([GPU, GPU]);
   });
+
+  it('keeps a CUDA version with the driver it belongs to; a label value that is not one is discarded', () => {
+    const cuda = { driverVersion: '580.159.04', version: '13.0' };
+    expect(validState({ cuda }).cuda).toEqual(cuda);
+    expect(validState({ cuda: { ...cuda, version: '' } }).cuda).toEqual({ ...cuda, version: '' });
+    expect(validState({ cuda: { ...cuda, version: '13.0"} evil{' } }).cuda).toBeUndefined();
+    expect(validState({ cuda: { version: '13.0' } }).cuda).toBeUndefined();
+  });
+
+  it('keeps the Xid counts and cursor; damaged ones are discarded, not carried on', () => {
+    const xid = { bootId: '1c2f6a3e-52d4-4b7e-9f61-3f0c2a1d9e70', seq: 608, counts: [{ bus: '0000:00:06', xid: 79, count: 1 }] };
+    expect(validState({ xid }).xid).toEqual(xid);
+    expect(validState({ xid: { ...xid, counts: [{ bus: '0000:00:06', xid: 79, count: -1 }] } }).xid).toBeUndefined();
+  });
 });
 
 describe('readState', () => {

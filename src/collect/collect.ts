@@ -1,9 +1,11 @@
-import { textReading, toCollection, failedCollection, type Collection } from '../collection.js';
+import { textReading, toCollection, failedCollection, type Collection, type GpuSample, type KnownGpu } from '../collection.js';
 import type { FieldSpec } from '../fields.js';
 import type { Host } from '../host.js';
 import { largestProcesses, describeProcesses } from '../processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
 import type { CollectorState } from '../state.js';
+import { xidSeries } from '../xid/count.js';
+import type { XidPoll, XidWatch } from '../xid/watch.js';
 
 export interface CollectInput {
   reads: SourceReads;
@@ -17,6 +19,8 @@ export interface CollectInput {
   host: Host;
   /** Milliseconds since the epoch. */
   now: () => number;
+  /** The kernel log's Xid counter; none with the demo source. */
+  xid?: XidWatch;
 }
 
 export interface CollectOutput {
@@ -37,34 +41,75 @@ export async function queryProcesses(
   return { processes: { apps: describeProcesses(kept, options.host), dropped, skipped: read.skipped } };
 }
 
+/** A sample as the state and the Xid counts know a GPU: enough to find it by its PCI address. */
+export const knownGpu = (sample: GpuSample): KnownGpu => ({
+  gpu: sample.gpu,
+  uuid: sample.uuid,
+  busId: textReading(sample, 'pci.bus_id') ?? '',
+});
+
 /** What the next run should know: the driver's names (while still valid) and the GPUs seen. */
 export function nextState(before: CollectorState, gpus: Extract<GpuRead, { kind: 'ok' }>): CollectorState {
   const driverVersion = gpus.samples.map((sample) => textReading(sample, 'driver_version')).find(Boolean);
   // Names learned for another driver may be wrong for this one: forget them and learn next run.
   const namesStillValid = gpus.learned || driverVersion === undefined || driverVersion === before.driverVersion;
   return {
+    ...before,
     driverVersion: namesStillValid ? (driverVersion ?? before.driverVersion) : driverVersion,
     names: namesStillValid ? gpus.names : undefined,
-    gpus:
-      gpus.lost.length > 0
-        ? before.gpus
-        : gpus.samples.map((sample) => ({ gpu: sample.gpu, uuid: sample.uuid, busId: textReading(sample, 'pci.bus_id') ?? '' })),
+    gpus: gpus.lost.length > 0 ? before.gpus : gpus.samples.map(knownGpu),
   };
 }
 
 /** One collection: the source's reads -> samples and processes, with health. Writes nothing. */
 export async function collect(input: CollectInput): Promise<CollectOutput> {
   const started = input.now();
-  const [gpus, apps] = await Promise.all([
+  const reading = Promise.all([
     input.reads.gpus({ fields: input.fields, knownNames: input.state.names, knownGpus: input.state.gpus ?? [] }),
     input.processes ? queryProcesses(input.reads, input) : Promise.resolve(undefined),
   ]);
+  // Read while nvidia-smi runs: the kernel log costs a few microseconds a record, done meanwhile.
+  const xid = input.xid?.poll();
+  const [gpus, apps] = await reading;
+  const cuda = gpus.kind === 'ok' ? await learnCuda(input.reads, input.state, gpus) : undefined;
   const durationSeconds = (input.now() - started) / 1000;
 
   if (gpus.kind === 'failed') {
     const state = gpus.names && gpus.learned ? { ...input.state, names: gpus.names } : input.state;
-    return { collection: failedCollection(gpus.failure, durationSeconds, input.previousSuccessSeconds), state, warnings: [] };
+    const collection = failedCollection(gpus.failure, durationSeconds, input.previousSuccessSeconds);
+    return { collection: withXid(collection, xid, input.state.gpus ?? []), state: withXidState(state, xid), warnings: [] };
   }
   const { collection, warnings } = toCollection(gpus, apps?.processes, { durationSeconds, nowSeconds: input.now() / 1000 });
-  return { collection, state: nextState(input.state, gpus), warnings: [...warnings, ...(apps?.warning ? [apps.warning] : [])] };
+  return {
+    collection: withXid({ ...collection, cudaVersion: cuda?.version || undefined }, xid, [
+      ...gpus.samples.map(knownGpu),
+      ...(input.state.gpus ?? []),
+    ]),
+    state: withXidState({ ...nextState(input.state, gpus), cuda }, xid),
+    warnings: [...warnings, ...(apps?.warning ? [apps.warning] : [])],
+  };
 }
+
+/**
+ * The driver's CUDA version: the one remembered for this driver, or asked once when the driver is new
+ * to the state (one-shot runs are timed: the common run asks nothing). Undefined when unknown.
+ */
+async function learnCuda(reads: SourceReads, state: CollectorState, gpus: Extract<GpuRead, { kind: 'ok' }>) {
+  const driverVersion = gpus.samples.map((sample) => textReading(sample, 'driver_version')).find(Boolean) ?? state.driverVersion;
+  if (!driverVersion || state.cuda?.driverVersion === driverVersion) return state.cuda;
+  const version = await reads.cudaVersion?.();
+  return version === undefined ? undefined : { driverVersion, version };
+}
+
+/**
+ * The collection with the Xid counts named by `gpus` (this run's first, then the last good run's);
+ * this run's GPUs start at 0 for the Xids the example alerts watch, while the log can be read.
+ */
+export const withXid = (collection: Collection, xid: XidPoll | undefined, gpus: readonly KnownGpu[]): Collection => {
+  if (!xid) return collection;
+  const zeroed = xid.up ? collection.samples.map(knownGpu) : [];
+  return { ...collection, xid: { sourceUp: xid.up, series: xidSeries(xid.state?.counts ?? [], gpus, zeroed) } };
+};
+
+const withXidState = (state: CollectorState, xid: XidPoll | undefined): CollectorState =>
+  xid?.state ? { ...state, xid: xid.state } : state;

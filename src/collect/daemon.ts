@@ -1,9 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from '../state.js';
-import { queryProcesses } from './collect.js';
+import { knownGpu, queryProcesses, withXid } from './collect.js';
 import { withCollectLock } from './lock.js';
-import { collectOnce, publishTargetOf } from './one-shot.js';
+import { collectOnce, publishTargetOf, stateToKeep, xidWatchFor } from './one-shot.js';
 import type { CollectIo, CollectPlan } from './plan.js';
 
 /**
@@ -30,6 +30,15 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   process.once('SIGINT', onSignal);
   let saved = state;
   let textChecked = false;
+  // One kernel log reader for the whole run: each look reads only the records new since the last.
+  const xid = xidWatchFor(plan, state);
+  let cudaVersion = state.cuda?.version || undefined;
+  const saveState = async (next: typeof state) => {
+    const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
+    if (!keep) return;
+    const error = await writeState(plan.stateDir, saved, keep);
+    if (!error) saved = keep;
+  };
   try {
     await daemonLoop({
       fields: plan.fields,
@@ -37,21 +46,30 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       // The reader's first row may take as long as a one-shot query may.
       startupGraceMs: plan.timeoutMs,
       processesIntervalMs: plan.processes ? plan.processesIntervalMs : undefined,
-      oneShot: (current, previous) => collectOnce(plan, current, previous, source),
+      oneShot: async (current, previous) => {
+        const result = await collectOnce(plan, current, previous, source, xid);
+        // The streamed samples' nvidia_gpu_info carries it too; a new driver breaks the stream, and
+        // the next one-shot learns its version.
+        if (result.collection.samples.length > 0) cudaVersion = result.collection.cudaVersion;
+        return result;
+      },
       queryProcesses: () => queryProcesses(source.reads(), plan),
       stream: (fields, names) => source.stream(fields, names, plan.intervalMs),
-      publish: async (collection) => {
+      publish: async (sampled) => {
+        // A streamed sample has no Xid counts of its own: look at the kernel log now, and keep what
+        // was counted, so a restart does not count it again.
+        let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
+        if (xid && !sampled.xid) {
+          const poll = xid.poll();
+          collection = withXid(collection, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
+          if (poll.state && poll.state !== saved.xid) await saveState({ ...saved, xid: poll.state });
+        }
         const { textfileError, csvError } = await publish(collection, publishTarget, new Date(), !textChecked);
         textChecked = true;
         if (textfileError) say(textfileError);
         if (csvError) say(csvError);
       },
-      saveState: async (next) => {
-        // Only nvidia-smi's names are a driver's: the demo's and NVML's are ours, which nvidia-smi must not take for its own.
-        if (plan.dryRun || plan.source !== 'nvidia-smi') return;
-        const error = await writeState(plan.stateDir, saved, next);
-        if (!error) saved = next;
-      },
+      saveState,
       say,
       now: Date.now,
       signal: stop.signal,
@@ -59,6 +77,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       initialSuccessSeconds: await previousSuccessSeconds(publishTarget),
     });
   } finally {
+    xid?.close();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }

@@ -4,6 +4,7 @@ import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState, type CollectorState } from '../state.js';
+import { watchXids, type XidWatch } from '../xid/watch.js';
 import { collect, type CollectOutput } from './collect.js';
 import { withCollectLock } from './lock.js';
 import type { CollectIo, CollectPlan } from './plan.js';
@@ -18,15 +19,36 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   out,
 });
 
+/** The Host's kernel log as an Xid counter, for a real source: the demo's GPUs are not this host's. */
+export const xidWatchFor = (plan: CollectPlan, state: CollectorState): XidWatch | undefined =>
+  plan.source === 'demo' ? undefined : watchXids(plan.host, state.xid);
+
 /**
- * One collection from the plan's source (the daemon mode passes the one it keeps open); a failed one
- * carries doctor's file checks' verdict.
+ * What of `next` a run of `source` keeps in the state, or undefined to keep nothing. The field names
+ * are nvidia-smi's for its driver: the demo's and NVML's are ours, which nvidia-smi must not take
+ * for its own, so NVML keeps the ones there. The demo's GPUs are not this host's: it keeps nothing.
+ */
+export function stateToKeep(source: CollectPlan['source'], saved: CollectorState, next: CollectorState): CollectorState | undefined {
+  if (source === 'demo') return undefined;
+  if (source === 'nvidia-smi') return next;
+  const { driverVersion, names, ...rest } = next;
+  return {
+    ...rest,
+    ...(saved.driverVersion !== undefined ? { driverVersion: saved.driverVersion } : {}),
+    ...(saved.names ? { names: saved.names } : {}),
+  };
+}
+
+/**
+ * One collection from the plan's source (the daemon mode passes the one it keeps open, and its kernel
+ * log reader); a failed one carries doctor's file checks' verdict.
  */
 export async function collectOnce(
   plan: CollectPlan,
   state: CollectorState,
   previousSuccessSeconds: number | undefined,
   source?: Source,
+  xid?: XidWatch,
 ): Promise<CollectOutput> {
   const output = await collect({
     reads: (source ?? (await openSource(plan.source, plan))).reads(),
@@ -37,6 +59,7 @@ export async function collectOnce(
     previousSuccessSeconds,
     host: plan.host,
     now: Date.now,
+    xid,
   });
   if (!output.collection.health.failure) return output;
   const { withDiagnosis } = await import('../doctor/quick.js');
@@ -52,7 +75,8 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   const publishTarget = publishTargetOf(plan, state, out);
   // The source is running once collectOnce() returns its promise: the code that renders and writes
   // loads meanwhile instead of before, and the clean-up runs.
-  const collecting = collectOnce(plan, state, undefined);
+  const xid = xidWatchFor(plan, state);
+  const collecting = collectOnce(plan, state, undefined, undefined, xid).finally(() => xid?.close());
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   // Temp files a killed run left behind.
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
@@ -72,9 +96,9 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
     return 1;
   }
   if (csvError) say(csvError);
-  // Only nvidia-smi's names are a driver's: the demo's and NVML's are ours, which nvidia-smi must not take for its own.
-  if (!plan.dryRun && plan.source === 'nvidia-smi') {
-    const stateError = await writeState(plan.stateDir, state, result.state);
+  const keep = plan.dryRun ? undefined : stateToKeep(plan.source, state, result.state);
+  if (keep) {
+    const stateError = await writeState(plan.stateDir, state, keep);
     if (stateError) say(`${stateError} (each run then also asks nvidia-smi --help-query-gpu; see --state-dir)`);
   }
   for (const warning of result.warnings) say(warning);

@@ -112,7 +112,7 @@ export const COLLECT_OPTIONS = {
     placeholder: 'DIR',
     group: OUTPUT,
     default: '/var/lib/gpu-textfile',
-    describe: "Where the driver's accepted field names are remembered (optional: works without)",
+    describe: "Where the driver's accepted field names, its CUDA version and the Xid counts are remembered (optional: works without)",
   },
   'host-root': {
     type: 'string',

@@ -1,6 +1,7 @@
 import { CSV_HEADER } from '../csvlog/columns.js';
 import { FAILURE_REASONS } from '../collection.js';
 import { metricCatalog } from '../metrics-catalog.js';
+import { HARDWARE_XIDS, XID_MEANINGS } from '../xid/codes.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -22,12 +23,23 @@ export function reasonTable(): string {
   ].join('\n');
 }
 
+/** docs/metrics.md's Xid codes, from the table doctor explains them with. */
+export function xidTable(): string {
+  return [
+    '| Xid | meaning | `GpuXidHardwareError` alert |',
+    '|---|---|---|',
+    ...Object.entries(XID_MEANINGS).map(
+      ([xid, text]) => `| ${xid} | ${cell(text)} | ${HARDWARE_XIDS.includes(Number(xid)) ? 'yes' : ''} |`,
+    ),
+  ].join('\n');
+}
+
 /** The CSV's header line. */
 export const csvHeaderLine = (): string => CSV_HEADER.join(',');
 
 /** Generated sections of the docs, per file: each between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`. */
 export const GENERATED_SECTIONS: Record<string, Record<string, () => string>> = {
-  'docs/metrics.md': { metrics: metricTable, reasons: reasonTable },
+  'docs/metrics.md': { metrics: metricTable, reasons: reasonTable, 'xid-codes': xidTable },
   'docs/csv.md': { 'csv-header': () => ['```', csvHeaderLine(), '```'].join('\n') },
 };
 

@@ -1,19 +1,16 @@
 import type { FileHandle } from 'node:fs/promises';
 import { setImmediate as yieldToTimers } from 'node:timers/promises';
 import type { Host } from '../host.js';
+import { isKmsg, READ_CAP_BYTES } from '../xid/kmsg.js';
 import { hostPath, openIf, unreadable } from './host.js';
 
 /** Kernel log kept for the checks: the newest records, up to this much. */
 export const KEEP_BYTES = 4 * 1024 * 1024;
-/** Read no more than this from /dev/kmsg: the kernel's largest log buffer is 32 MiB (LOG_BUF_SHIFT 25). */
-export const READ_CAP_BYTES = 32 * 1024 * 1024;
+
 /** The kernel's largest record (CONSOLE_EXT_LOG_MAX): one read() returns one record. */
 const RECORD_BYTES = 8192;
 /** Records read between looks at the deadline. */
 const BATCH = 1000;
-
-/** /dev/kmsg is the character device 1:11 (devices.txt); no other device is read in its place. */
-const KMSG_RDEV = (1 << 8) | 11;
 
 /**
  * Reads records from a /dev/kmsg descriptor, oldest first, until its end (EAGAIN: the descriptor is
@@ -70,7 +67,7 @@ async function readTail(handle: FileHandle, keep: number): Promise<string> {
 
 /** /dev/kmsg: the kernel log's newest records; undefined when it cannot be read here (no permission, a container). */
 export async function readKernelLog(host: Host, signal: AbortSignal): Promise<string | undefined> {
-  const handle = await openIf(hostPath(host, 'dev/kmsg'), (s) => s.isFile() || (s.isCharacterDevice() && s.rdev === KMSG_RDEV));
+  const handle = await openIf(hostPath(host, 'dev/kmsg'), isKmsg);
   if (!handle) return undefined;
   try {
     return (await handle.stat()).isFile() ? await readTail(handle, KEEP_BYTES) : await readRecords(handle, signal);

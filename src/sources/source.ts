@@ -25,6 +25,11 @@ export interface GpuQuery {
 export interface SourceReads {
   gpus(query: GpuQuery): Promise<GpuRead>;
   processes(): Promise<ProcessRead>;
+  /**
+   * The CUDA version the driver supports ("13.0"): '' when this driver does not say, undefined when
+   * asking failed (ask again next run). Sources that cannot tell leave it out.
+   */
+  cudaVersion?(): Promise<string | undefined>;
 }
 
 /** Rows every interval from one long-running reader, until it breaks or is stopped. */

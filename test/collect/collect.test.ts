@@ -70,10 +70,33 @@ describe('collect', () => {
   it('learns the field names once, then makes one --query-gpu call per run', async () => {
     const first: string[][] = [];
     const run1 = await collectCapture('h200x2__580.159.04__linux-idle', { calls: first });
-    expect(first.map((args) => args[0]!.split('=')[0]).sort()).toEqual(['--help-query-gpu', '--query-compute-apps', '--query-gpu']);
+    expect(first.map((args) => args[0]!.split('=')[0]).sort()).toEqual([
+      '--help-query-gpu',
+      '--query-compute-apps',
+      '--query-gpu',
+      '--version',
+    ]);
     const second: string[][] = [];
     await collectCapture('h200x2__580.159.04__linux-idle', { calls: second, state: run1.state });
     expect(second.map((args) => args[0]!.split('=')[0]).sort()).toEqual(['--query-compute-apps', '--query-gpu']);
+  });
+
+  it("learns the driver's CUDA version once per driver and keeps it in the state", async () => {
+    const first = await collectCapture('h200x2__580.159.04__linux-idle');
+    expect(first.collection.cudaVersion).toBe('13.0');
+    expect(first.state.cuda).toEqual({ driverVersion: '580.159.04', version: '13.0' });
+    const calls: string[][] = [];
+    const again = await collectCapture('h200x2__580.159.04__linux-idle', { calls, state: first.state });
+    expect([again.collection.cudaVersion, calls.some((args) => args.includes('--version'))]).toEqual(['13.0', false]);
+    // Another driver (the state says 580, the capture 590): asked again, and the new answer kept.
+    const upgraded = await collectCapture('h200__590.48.01__linux-idle', { calls, state: first.state });
+    expect(calls.filter((args) => args.includes('--version'))).toHaveLength(1);
+    expect(upgraded.state.cuda).toEqual({ driverVersion: '590.48.01', version: '13.1' });
+  });
+
+  it('a driver that answers --version without a CUDA version (or not at all) gets none, and is not asked again', async () => {
+    const first = await collectCapture('geforce-rtx-2080-super__465.27__linux');
+    expect([first.collection.cudaVersion, first.state.cuda]).toEqual([undefined, { driverVersion: '465.27', version: '' }]);
   });
 
   it('relearns when the driver rejects a remembered name, and still collects', async () => {

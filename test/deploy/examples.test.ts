@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FIELDS } from '../../src/fields.js';
 import { metricCatalog } from '../../src/metrics-catalog.js';
+import { HARDWARE_XIDS } from '../../src/xid/codes.js';
 import { ROOT, tempDir } from '../helpers.js';
 
 const EXAMPLES = join(ROOT, 'examples');
@@ -29,6 +30,12 @@ describe('examples', () => {
     const records = [...(await readFile(join(EXAMPLES, 'recording-rules.yml'), 'utf8')).matchAll(/- record: (\S+)/g)].map((m) => m[1]);
     const recordingTests = await readFile(join(EXAMPLES, 'tests/recording-rules.test.yml'), 'utf8');
     for (const record of records) expect([record, recordingTests.includes(`expr: ${record}`)]).toEqual([record, true]);
+  });
+
+  it('the Xid alert watches the Xids the collector starts at 0 (src/xid/codes.ts), so it sees their first error', async () => {
+    const alerts = await readFile(join(EXAMPLES, 'alerts.yml'), 'utf8');
+    const watched = /nvidia_gpu_xid_errors_total\{xid=~"([\d|]+)"\}/.exec(alerts)?.[1]?.split('|').map(Number);
+    expect(watched).toEqual([...HARDWARE_XIDS]);
   });
 
   it('rules and the dashboard use only metrics the collector emits', async () => {

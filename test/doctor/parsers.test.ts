@@ -23,8 +23,8 @@ describe('doctor parsers', () => {
       '[    4.110251] NVRM: Persistence mode is deprecated',
     ].join('\n');
     expect(parseXids(log).map((x) => [x.xid, x.device])).toEqual([
-      [79, 'PCI:0000:3b:00'],
-      [48, 'PCI:0000:86:00'],
+      [79, '0000:3b:00'],
+      [48, '0000:86:00'],
     ]);
     expect(parseXids(log)[1]!.line).toBe('NVRM: Xid (PCI:0000:86:00): 48, pid=2006, name=python3, DBE (double bit error) ECC error.');
   });

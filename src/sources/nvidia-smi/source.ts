@@ -7,6 +7,7 @@ import { classifyFailure } from './failure.js';
 import { kernelGpus, queryGpuArgs, queryGpus } from './query-gpu.js';
 import { sampleFromCells } from './rows.js';
 import { smiRunner, streamSmi, type SmiRunner, type SmiStream } from './run.js';
+import { cudaVersionOf, VERSION_ARGS } from './version.js';
 
 /** How to run nvidia-smi. */
 export interface NvidiaSmiOptions {
@@ -38,6 +39,7 @@ export function nvidiaSmiReads(run: SmiRunner, host: Host): SourceReads {
       if (outcome.kind !== 'ok') return { kind: 'failed', failure: classifyFailure(outcome, 'nvidia-smi --query-compute-apps') };
       return { kind: 'ok', ...parseComputeApps(outcome.stdout) };
     },
+    cudaVersion: async () => cudaVersionOf(await run(VERSION_ARGS)),
   };
 }
 

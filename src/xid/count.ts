@@ -1,0 +1,130 @@
+import { HARDWARE_XIDS } from './codes.js';
+import { busIdKey, type KmsgRecord, parseXidLine, type XidLine } from './parse.js';
+
+// Xid errors as counters that survive runs: the counts and the kernel log's cursor live in the state
+// directory (src/state.ts keeps them), so a line is counted once however many one-shot runs read it.
+
+/** How often one GPU (by PCI address) logged one Xid. */
+export interface XidCount {
+  bus: string;
+  xid: number;
+  count: number;
+}
+
+/** What the next run needs: the boot the cursor belongs to, the cursor, and the counts so far. */
+export interface XidState {
+  /** /proc/sys/kernel/random/boot_id when the cursor was taken; a new boot starts a new log. */
+  bootId?: string;
+  /** Sequence number of the last Xid record counted in that boot's log; -1 for none. */
+  seq: number;
+  counts: XidCount[];
+}
+
+/** Distinct (GPU, Xid) pairs kept: a host has a few GPUs and NVIDIA a few hundred codes; more was not written by a driver. */
+export const MAX_COUNTS = 1024;
+
+/**
+ * The state after reading `records` (oldest first): each Xid record after the cursor counted once.
+ * The log restarted (a reboot) when the boot id changed, or when its newest record is older than the
+ * cursor (no boot id to tell): then every Xid in it is new. The counts carry over either way: they
+ * reset only with the state.
+ */
+export function countXids(before: XidState | undefined, records: readonly KmsgRecord[], bootId: string | undefined): XidState {
+  const restarted =
+    before !== undefined &&
+    ((bootId !== undefined && before.bootId !== undefined && bootId !== before.bootId) ||
+      (records.length > 0 && records[records.length - 1]!.seq < before.seq));
+  const cursor = before && !restarted ? before.seq : -1;
+  const fresh = records.flatMap((record) => {
+    const line = record.seq > cursor ? parseXidLine(record.message) : undefined;
+    return line ? [{ ...line, seq: record.seq }] : [];
+  });
+  const seq = fresh.reduce((last, event) => Math.max(last, event.seq), cursor);
+  return { bootId: bootId ?? before?.bootId, seq, counts: addXidEvents(before?.counts ?? [], fresh) };
+}
+
+/**
+ * The counts with each event added once. The hook for another source of Xid events (NVML's Xid event
+ * set, nvmlEventTypeXidCriticalError): the kernel log and NVML report the same events, so such a
+ * source feeds its events here only while the log cannot be read (XidPoll.up false), and keeps its
+ * own cursor beside this one; the family and its labels stay one.
+ */
+export function addXidEvents(counts: readonly XidCount[], events: readonly XidLine[]): XidCount[] {
+  const byKey = new Map(counts.map((c) => [`${c.bus}/${c.xid}`, { ...c }]));
+  for (const { bus, xid } of events) {
+    const known = byKey.get(`${bus}/${xid}`);
+    if (known) known.count++;
+    else if (byKey.size < MAX_COUNTS) byKey.set(`${bus}/${xid}`, { bus, xid, count: 1 });
+  }
+  return [...byKey.values()];
+}
+
+/** A GPU as the collection names it, with its nvidia-smi pci.bus_id. */
+export interface XidGpu {
+  gpu: string;
+  uuid: string;
+  busId: string;
+}
+
+/** One series of nvidia_gpu_xid_errors_total. */
+export interface XidSeries {
+  gpu: string;
+  uuid: string;
+  xid: number;
+  count: number;
+}
+
+/**
+ * Counts named by the GPUs they belong to (the first of `gpus` with that PCI address: this run's,
+ * then the last good run's, since a GPU that fell off the bus is no longer listed). A GPU no one
+ * lists gets empty gpu and uuid; counts that end up with the same labels are added. Each GPU of
+ * `zeroed` also gets a 0 for every hardware Xid it has not logged: a counter that appears only with
+ * its first error shows no increase() there, and the alert on it would miss that first error.
+ */
+export function xidSeries(counts: readonly XidCount[], gpus: readonly XidGpu[], zeroed: readonly XidGpu[] = []): XidSeries[] {
+  const byBus = new Map<string, XidGpu>();
+  for (const gpu of gpus) {
+    const key = busIdKey(gpu.busId);
+    if (key && !byBus.has(key)) byBus.set(key, gpu);
+  }
+  const series = new Map<string, XidSeries>();
+  for (const { bus, xid, count } of counts) {
+    const { gpu = '', uuid = '' } = byBus.get(bus) ?? {};
+    const key = `${gpu}\u0000${uuid}\u0000${xid}`;
+    const known = series.get(key);
+    if (known) known.count += count;
+    else series.set(key, { gpu, uuid, xid, count });
+  }
+  for (const { gpu, uuid } of zeroed)
+    for (const xid of HARDWARE_XIDS) {
+      const key = `${gpu}\u0000${uuid}\u0000${xid}`;
+      if (!series.has(key)) series.set(key, { gpu, uuid, xid, count: 0 });
+    }
+  return [...series.values()].sort((a, b) => a.gpu.localeCompare(b.gpu, 'en', { numeric: true }) || a.xid - b.xid);
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const validCount = (value: unknown): value is XidCount =>
+  isRecord(value) &&
+  typeof value.bus === 'string' &&
+  /^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}$/.test(value.bus) &&
+  Number.isSafeInteger(value.xid) &&
+  (value.xid as number) >= 0 &&
+  (value.xid as number) < 100_000 &&
+  Number.isSafeInteger(value.count) &&
+  (value.count as number) > 0;
+
+/**
+ * A state file's Xid part, checked: undefined when it does not fit (the next run then counts the
+ * log's Xid lines afresh; a damaged count is not carried on). Duplicate pairs would double a series.
+ */
+export function validXidState(value: unknown): XidState | undefined {
+  if (!isRecord(value) || !Number.isSafeInteger(value.seq) || (value.seq as number) < -1 || !Array.isArray(value.counts)) return undefined;
+  if (value.counts.length > MAX_COUNTS || !value.counts.every(validCount)) return undefined;
+  const counts = value.counts.map(({ bus, xid, count }) => ({ bus, xid, count }));
+  if (new Set(counts.map((c) => `${c.bus}/${c.xid}`)).size !== counts.length) return undefined;
+  const { bootId } = value;
+  if (bootId !== undefined && (typeof bootId !== 'string' || !/^[0-9a-f-]{1,64}$/.test(bootId))) return undefined;
+  return { ...(bootId === undefined ? {} : { bootId }), seq: value.seq as number, counts };
+}

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { addXidEvents, countXids, MAX_COUNTS, validXidState, xidSeries, type XidState } from '../../src/xid/count.js';
+import type { KmsgRecord } from '../../src/xid/parse.js';
+
+const xid = (seq: number, code: number, bus = '0000:00:06'): KmsgRecord => ({
+  seq,
+  message: `NVRM: Xid (PCI:${bus}): ${code}, pid=1, name=python3`,
+});
+const other = (seq: number): KmsgRecord => ({ seq, message: 'NVRM: Persistence mode is deprecated' });
+const BOOT = '6b5a1f3e-0000-4000-8000-000000000001';
+
+describe('countXids', () => {
+  const log = [other(1), xid(2, 79), other(3), xid(4, 13, '0000:00:07')];
+
+  it('first run: counts every Xid in the log and keeps the last one counted as the cursor', () => {
+    expect(countXids(undefined, log, BOOT)).toEqual({
+      bootId: BOOT,
+      seq: 4,
+      counts: [
+        { bus: '0000:00:06', xid: 79, count: 1 },
+        { bus: '0000:00:07', xid: 13, count: 1 },
+      ],
+    });
+  });
+
+  it('second run over the same log: nothing counted twice, the state does not change', () => {
+    const first = countXids(undefined, log, BOOT);
+    expect(countXids(first, [...log, other(5)], BOOT)).toEqual(first);
+  });
+
+  it('a new Xid line adds one', () => {
+    const first = countXids(undefined, log, BOOT);
+    const second = countXids(first, [...log, other(5), xid(6, 79)], BOOT);
+    expect(second.counts).toContainEqual({ bus: '0000:00:06', xid: 79, count: 2 });
+    expect(second.seq).toBe(6);
+  });
+
+  it('a log with no Xid keeps the cursor at -1, so no later line is taken for an old one', () => {
+    expect(countXids(undefined, [other(1), other(2)], BOOT)).toEqual({ bootId: BOOT, seq: -1, counts: [] });
+  });
+
+  it('a new boot id: the log restarted, every Xid in it is new, the counts carry over', () => {
+    const before: XidState = { bootId: BOOT, seq: 900, counts: [{ bus: '0000:00:06', xid: 79, count: 3 }] };
+    const after = countXids(before, [other(1), xid(2, 79)], 'another-boot');
+    expect(after).toEqual({ bootId: 'another-boot', seq: 2, counts: [{ bus: '0000:00:06', xid: 79, count: 4 }] });
+  });
+
+  it('no boot id to tell, but the newest record is older than the cursor: the log restarted too', () => {
+    const before: XidState = { seq: 900, counts: [{ bus: '0000:00:06', xid: 79, count: 3 }] };
+    expect(countXids(before, [xid(2, 79), other(3)], undefined).counts).toEqual([{ bus: '0000:00:06', xid: 79, count: 4 }]);
+  });
+
+  it(`keeps at most ${MAX_COUNTS} distinct (GPU, Xid) pairs, and still counts the known ones`, () => {
+    const flood = Array.from({ length: MAX_COUNTS + 10 }, (_, i) => xid(i + 1, i + 1));
+    const after = countXids(undefined, [...flood, xid(MAX_COUNTS + 20, 1)], BOOT);
+    expect(after.counts).toHaveLength(MAX_COUNTS);
+    expect(after.counts[0]).toEqual({ bus: '0000:00:06', xid: 1, count: 2 });
+  });
+});
+
+describe('addXidEvents (the hook for another source of Xid events)', () => {
+  it('adds each event once to the same counts, without a kernel log', () => {
+    const counts = [{ bus: '0000:00:06', xid: 79, count: 1 }];
+    expect(
+      addXidEvents(counts, [
+        { bus: '0000:00:06', xid: 79 },
+        { bus: '0000:00:07', xid: 48 },
+      ]),
+    ).toEqual([
+      { bus: '0000:00:06', xid: 79, count: 2 },
+      { bus: '0000:00:07', xid: 48, count: 1 },
+    ]);
+    expect(counts).toEqual([{ bus: '0000:00:06', xid: 79, count: 1 }]);
+  });
+});
+
+describe('xidSeries', () => {
+  const gpus = [
+    { gpu: '0', uuid: 'GPU-a', busId: '00000000:00:06.0' },
+    { gpu: '1', uuid: 'GPU-b', busId: '00000000:00:07.0' },
+  ];
+
+  it('names each count by the GPU at its PCI address, the first listed winning', () => {
+    const counts = [
+      { bus: '0000:00:07', xid: 13, count: 2 },
+      { bus: '0000:00:06', xid: 79, count: 1 },
+    ];
+    expect(xidSeries(counts, [...gpus, { gpu: '9', uuid: 'GPU-old', busId: '00000000:00:06.0' }])).toEqual([
+      { gpu: '0', uuid: 'GPU-a', xid: 79, count: 1 },
+      { gpu: '1', uuid: 'GPU-b', xid: 13, count: 2 },
+    ]);
+  });
+
+  it('counts of GPUs no one lists have empty gpu and uuid, and are added into one series per Xid', () => {
+    const counts = [
+      { bus: '0000:81:00', xid: 79, count: 1 },
+      { bus: '0000:82:00', xid: 79, count: 2 },
+    ];
+    expect(xidSeries(counts, gpus)).toEqual([{ gpu: '', uuid: '', xid: 79, count: 3 }]);
+  });
+
+  it('GPUs to zero get a 0 for each hardware Xid they have not logged; other GPUs get none', () => {
+    const series = xidSeries([{ bus: '0000:00:06', xid: 79, count: 1 }], gpus, [gpus[0]!]);
+    expect(series.map((s) => `${s.gpu}/${s.xid}=${s.count}`)).toEqual([
+      '0/48=0',
+      '0/63=0',
+      '0/64=0',
+      '0/74=0',
+      '0/79=1',
+      '0/92=0',
+      '0/94=0',
+      '0/95=0',
+    ]);
+  });
+});
+
+describe('validXidState', () => {
+  const good = { bootId: BOOT, seq: 4, counts: [{ bus: '0000:00:06', xid: 79, count: 1 }] };
+  it.each([
+    ['a good state', good, good],
+    ['a cursor that is not a number', { ...good, seq: '4' }, undefined],
+    ['a count of zero', { ...good, counts: [{ bus: '0000:00:06', xid: 79, count: 0 }] }, undefined],
+    ['a bus that is no PCI address', { ...good, counts: [{ bus: '../x', xid: 79, count: 1 }] }, undefined],
+    ['the same pair twice (a series would double)', { ...good, counts: [...good.counts, ...good.counts] }, undefined],
+    ['a boot id with odd characters', { ...good, bootId: 'a\nb' }, undefined],
+  ])('%s', (_, value, expected) => expect(validXidState(value)).toEqual(expected));
+});
