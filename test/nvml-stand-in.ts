@@ -136,6 +136,10 @@ export function standInConfig(captureDir: string, more: string[] = []): string {
   const lines = [`count=${gpus.rows.length}`];
   const driver = gpus.rows[0] && cellOf(gpus.rows[0], 'driver_version');
   if (driver) lines.push(`driver=${driver}`);
+  // The CUDA version nvidia-smi --version printed for this capture ("CUDA Version : 13.1"), in NVML's encoding.
+  const versionFile = join(captureDir, 'version.txt');
+  const cuda = existsSync(versionFile) ? /^CUDA Version\s*:\s*(\d+)\.(\d+)/m.exec(readFileSync(versionFile, 'utf8')) : null;
+  if (cuda) lines.push(`cuda=${Number(cuda[1]) * 1000 + Number(cuda[2]) * 10}`);
   const uuids: string[] = [];
   for (const [i, row] of gpus.rows.entries()) {
     uuids.push(cellOf(row, 'uuid') ?? '');

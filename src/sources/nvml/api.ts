@@ -31,6 +31,8 @@ export interface ProcessUtilization {
 export interface Nvml {
   init(): number;
   driverVersion(): Result<string>;
+  /** The CUDA version the driver supports, as NVML encodes it (13010 is 13.1). */
+  cudaDriverVersion(): Result<number>;
   count(): Result<number>;
   handle(index: number): Result<Device>;
   text(what: 'uuid' | 'name' | 'serial' | 'vbios' | 'busId', device: Device): Result<string>;

@@ -34,6 +34,7 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   const { Utilization, Memory, Pci, Margin, FieldValue, Process, ProcessUtil, GpmSupport, GpmGet } = nvmlStructs(koffi);
   const init = fn('nvmlInit_v2', []);
   const driver = fn('nvmlSystemGetDriverVersion', ['uint8_t *', 'uint']);
+  const cudaVersion = fn('nvmlSystemGetCudaDriverVersion_v2', [int]);
   const count = fn('nvmlDeviceGetCount_v2', [uint]);
   const handle = fn('nvmlDeviceGetHandleByIndex_v2', ['uint', out(dev)]);
   const texts = {
@@ -92,6 +93,10 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   return {
     init: () => init(),
     driverVersion: () => textCall(driver),
+    cudaDriverVersion: () => {
+      const version = [0];
+      return ok(cudaVersion(version), () => version[0]!);
+    },
     count: () => {
       const n = [0];
       return ok(count(n), () => n[0]!);

@@ -179,6 +179,15 @@ function nvmlStream(
   };
 }
 
+/**
+ * NVML's CUDA version (major x 1000 + minor x 10) as nvidia-smi prints it, "13.1"; '' when this
+ * driver has no such call or does not say, as nvidia-smi's source does.
+ */
+export function cudaVersionText(result: { rc: number; value?: number }): string {
+  if (result.rc !== 0 || result.value === undefined || result.value <= 0) return '';
+  return `${Math.floor(result.value / 1000)}.${Math.floor((result.value % 1000) / 10)}`;
+}
+
 /** NVML as a source. */
 export function nvmlSource(options: NvmlSourceOptions): Source {
   const open = nvmlOpener(options);
@@ -194,6 +203,10 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
       processes: async () => {
         const nvml = open();
         return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml);
+      },
+      cudaVersion: async () => {
+        const nvml = open();
+        return isFailure(nvml) ? undefined : cudaVersionText(nvml.cudaDriverVersion());
       },
     }),
     stream: (fields, _names, intervalMs) => nvmlStream(open, kept, fields, intervalMs, options.gpmWindowMs),
