@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import type { Host } from '../host.js';
 import { DEMO_HOSTS, type DemoHostName } from './demo/recordings.js';
-import { demoSource } from './demo/source.js';
-import { nvidiaSmiSource } from './nvidia-smi/source.js';
 import type { Source } from './source.js';
 
 /** What any source may be given: the options of collect that concern reading the GPUs. */
@@ -18,12 +16,21 @@ export interface SourceOptions {
   gpmWindowMs: number;
 }
 
-/** Every source, by name: a second one (NVML) is a sibling folder and one more line here. */
+/**
+ * Every source, by name: a source is a sibling folder and one more line here. Each is imported when
+ * chosen, so a run initializes only its own (the NVML source never loads execa, whose start-up was a
+ * fifth of a one-shot NVML run, profiled); nvidia-smi's and the demo's stay in the bundle.
+ */
 const SOURCES = {
-  'nvidia-smi': (options: SourceOptions) =>
-    nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host }),
+  'nvidia-smi': async (options: SourceOptions) => {
+    const { nvidiaSmiSource } = await import('./nvidia-smi/source.js');
+    return nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host });
+  },
   // The recordings ship beside the bundle (dist/cli.js, dist/demo/): found from it, wherever it is installed.
-  demo: (options: SourceOptions) => demoSource({ dir: demoDir(), now: Date.now, host: options.demoHost }),
+  demo: async (options: SourceOptions) => {
+    const { demoSource } = await import('./demo/source.js');
+    return demoSource({ dir: demoDir(), now: Date.now, host: options.demoHost });
+  },
   // NVML and koffi's native module load only when chosen: the build makes ./nvml/source a file of its own.
   nvml: async (options: SourceOptions) => {
     const { nvmlSource } = await import('./nvml/source.js');

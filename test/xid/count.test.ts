@@ -125,3 +125,15 @@ describe('validXidState', () => {
     ['a boot id with odd characters', { ...good, bootId: 'a\nb' }, undefined],
   ])('%s', (_, value, expected) => expect(validXidState(value)).toEqual(expected));
 });
+
+it('series are in GPU index order as numbers (10 after 9), a GPU nobody lists first', () => {
+  const gpus = ['10', '9', '0'].map((gpu, i) => ({ gpu, uuid: `GPU-${gpu}`, busId: `00000000:0${i + 1}:00.0` }));
+  const counts = [
+    { bus: '0000:01:00', xid: 13, count: 1 },
+    { bus: '0000:02:00', xid: 79, count: 1 },
+    { bus: '0000:02:00', xid: 13, count: 2 },
+    { bus: '0000:03:00', xid: 13, count: 1 },
+    { bus: '0000:ff:00', xid: 31, count: 1 },
+  ];
+  expect(xidSeries(counts, gpus).map((s) => `${s.gpu}/${s.xid}`)).toEqual(['/31', '0/13', '9/13', '9/79', '10/13']);
+});

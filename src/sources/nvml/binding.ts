@@ -1,7 +1,7 @@
 import type { KoffiModule } from './koffi.js';
 import { type Nvml, type ProcessUtilization, type Result, UINT_GETTERS, type UintGetter } from './api.js';
-import { NVML_ERROR_FUNCTION_NOT_FOUND } from './return-codes.js';
-import { GPM_METRIC_MAX, nvmlStructs } from './structs.js';
+import { NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_INVALID_ARGUMENT } from './return-codes.js';
+import { GPM_METRIC_MAX, GPM_METRIC_SIZE, GPM_METRICS_AT, nvmlStructs } from './structs.js';
 
 // The NVML entry points the source calls (api.ts), declared once through koffi with nvml.h's types
 // and layouts. Every call returns NVML's code and what it wrote; nothing here throws once bound.
@@ -31,7 +31,7 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   const int = out('int');
   const u64 = out('uint64_t');
   const dev = 'void *';
-  const { Utilization, Memory, Pci, Margin, FieldValue, Process, ProcessUtil, GpmSupport, GpmGet } = nvmlStructs(koffi);
+  const { Utilization, Memory, Pci, Margin, FieldValue, Process, ProcessUtil, GpmSupport } = nvmlStructs(koffi);
   const init = fn('nvmlInit_v2', []);
   const driver = fn('nvmlSystemGetDriverVersion', ['uint8_t *', 'uint']);
   const cudaVersion = fn('nvmlSystemGetCudaDriverVersion_v2', [int]);
@@ -72,7 +72,9 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   const gpmSupport = fn('nvmlGpmQueryDeviceSupport', [dev, koffi.inout(koffi.pointer(GpmSupport))]);
   const gpmAlloc = fn('nvmlGpmSampleAlloc', [out('void *')]);
   const gpmGet = fn('nvmlGpmSampleGet', [dev, 'void *']);
-  const gpmMetrics = fn('nvmlGpmMetricsGet', [koffi.inout(koffi.pointer(GpmGet))]);
+  const gpmMetrics = fn('nvmlGpmMetricsGet', ['void *']);
+  const gpmRequest = Buffer.alloc(GPM_METRICS_AT + GPM_METRIC_MAX * GPM_METRIC_SIZE);
+  const pointerValue = (sample: unknown): bigint => (typeof sample === 'bigint' ? sample : BigInt(koffi.address(sample as never)));
   const pcie = fn('nvmlDeviceGetPcieThroughput', [dev, 'int', uint]);
 
   const textCall = (call: Fn, ...head: unknown[]): Result<string> => {
@@ -211,18 +213,21 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     },
     gpmTake: (device, sample) => gpmGet(device, sample),
     gpmMetrics: (first, second, ids) => {
-      const empty = { metricId: 0, nvmlReturn: 0, value: 0, shortName: null, longName: null, unit: null };
-      const request = {
-        version: 1,
-        numMetrics: ids.length,
-        sample1: first,
-        sample2: second,
-        metrics: Array.from({ length: GPM_METRIC_MAX }, (_, i) => ({ ...empty, metricId: ids[i] ?? 0 })),
-      };
-      return ok(gpmMetrics(request), () =>
+      // nvmlGpmMetricsGet_t laid out by hand in one buffer kept for the binding: as a koffi struct its
+      // 98 metric slots (each with three strings) were converted to and from JavaScript objects on
+      // every call, the largest part of a daemon-mode sample's CPU (profiled).
+      if (ids.length > GPM_METRIC_MAX) return { rc: NVML_ERROR_INVALID_ARGUMENT };
+      gpmRequest.fill(0);
+      gpmRequest.writeUInt32LE(1, 0);
+      gpmRequest.writeUInt32LE(ids.length, 4);
+      gpmRequest.writeBigUInt64LE(pointerValue(first), 8);
+      gpmRequest.writeBigUInt64LE(pointerValue(second), 16);
+      for (const [i, id] of ids.entries()) gpmRequest.writeUInt32LE(id, GPM_METRICS_AT + i * GPM_METRIC_SIZE);
+      return ok(gpmMetrics(gpmRequest), () =>
         ids.map((_, i) => {
-          const metric = request.metrics[i]!;
-          return metric.nvmlReturn === 0 ? { rc: 0, value: metric.value } : { rc: metric.nvmlReturn };
+          const at = GPM_METRICS_AT + i * GPM_METRIC_SIZE;
+          const rc = gpmRequest.readInt32LE(at + 4);
+          return rc === 0 ? { rc: 0, value: gpmRequest.readDoubleLE(at + 8) } : { rc };
         }),
       );
     },

@@ -5,6 +5,7 @@ import type { FailureReason, FieldError } from '../../collection.js';
 // same whichever source met it.
 
 export const NVML_SUCCESS = 0;
+export const NVML_ERROR_INVALID_ARGUMENT = 2;
 export const NVML_ERROR_NOT_SUPPORTED = 3;
 export const NVML_ERROR_NOT_FOUND = 6;
 export const NVML_ERROR_INSUFFICIENT_SIZE = 7;

@@ -4,6 +4,13 @@ import type { KoffiModule } from './koffi.js';
 
 /** NVML_GPM_METRIC_MAX: nvmlGpmMetricsGet_t always has room for this many metrics. */
 export const GPM_METRIC_MAX = 98;
+/**
+ * nvmlGpmMetricsGet_t's layout on 64-bit Linux (nvml.h): version and numMetrics (uint32 each), the two
+ * sample pointers, then the metrics at byte 24, each nvmlGpmMetric_t 40 bytes: metricId (uint32),
+ * nvmlReturn (int32), value (double at +8), three string pointers.
+ */
+export const GPM_METRICS_AT = 24;
+export const GPM_METRIC_SIZE = 40;
 
 /** The structure types, made for one koffi module (anonymous: binding twice in one process is fine). */
 export function nvmlStructs(koffi: KoffiModule) {
@@ -38,21 +45,6 @@ export function nvmlStructs(koffi: KoffiModule) {
     decUtil: 'uint',
   });
   const GpmSupport = koffi.struct({ version: 'uint', isSupportedDevice: 'uint' });
-  const GpmMetric = koffi.struct({
-    metricId: 'uint',
-    nvmlReturn: 'int',
-    value: 'double',
-    shortName: 'void *',
-    longName: 'void *',
-    unit: 'void *',
-  });
-  const GpmGet = koffi.struct({
-    version: 'uint',
-    numMetrics: 'uint',
-    sample1: 'void *',
-    sample2: 'void *',
-    metrics: koffi.array(GpmMetric, GPM_METRIC_MAX, 'Array'),
-  });
 
-  return { Utilization, Memory, Pci, Margin, FieldValue, Process, ProcessUtil, GpmSupport, GpmMetric, GpmGet };
+  return { Utilization, Memory, Pci, Margin, FieldValue, Process, ProcessUtil, GpmSupport };
 }
