@@ -1,4 +1,5 @@
-import { unlinkSync } from 'node:fs';
+import { FILE_STEPS, type FileSteps } from '../src/file-steps.js';
+import { rmSync } from 'node:fs';
 import { fillLeaving } from './small-tmpfs.js';
 
 /**
@@ -27,12 +28,16 @@ export class Fault {
     private readonly disk: string,
   ) {}
 
+  private readonly calls = new Map<string, number>();
+
   /**
-   * Runs `real` as step `name` would with this fault armed at `armedAt`; `later` marks steps after the
-   * armed one that a read-only file system fails too.
+   * Runs `real` as step `name` would with this fault armed at `armedAt` (a step's name, or `name#n` for
+   * its n-th call, counting from 1); a read-only file system then fails every later step too.
    */
   step<T>(name: string, armedAt: string, real: () => T): T {
-    if (name === armedAt && !this.fired) {
+    const nth = (this.calls.get(name) ?? 0) + 1;
+    this.calls.set(name, nth);
+    if ((armedAt === name || armedAt === `${name}#${nth}`) && !this.fired) {
       this.fired = true;
       if (this.kind === 'full') this.filler = fillLeaving(this.disk, 0);
       else throw errno(this.kind === 'read-only' ? 'EROFS' : 'EIO', name);
@@ -42,7 +47,19 @@ export class Fault {
 
   /** The file system as it was: the filler removed (a `read-only` fault is lifted by the next run, which passes no fault). */
   heal(): void {
-    if (this.filler !== undefined) unlinkSync(this.filler);
+    // force: two faults armed on one disk share its filler.
+    if (this.filler !== undefined) rmSync(this.filler, { force: true });
     this.filler = undefined;
   }
 }
+
+/** FileSteps (src/file-steps.ts) with `fault` armed at `armedAt`. */
+export const faultySteps = (fault: Fault, armedAt: string): FileSteps => ({
+  write: (fd, bytes, offset, length) => fault.step('write', armedAt, () => FILE_STEPS.write(fd, bytes, offset, length)),
+  chmod: (fd, mode) => fault.step('chmod', armedAt, () => FILE_STEPS.chmod(fd, mode)),
+  fsync: (fd) => fault.step('fsync', armedAt, () => FILE_STEPS.fsync(fd)),
+  truncate: (fd, length) => fault.step('truncate', armedAt, () => FILE_STEPS.truncate(fd, length)),
+  rename: (from, to) => fault.step('rename', armedAt, () => FILE_STEPS.rename(from, to)),
+  link: (from, to) => fault.step('link', armedAt, () => FILE_STEPS.link(from, to)),
+  unlink: (path) => fault.step('unlink', armedAt, () => FILE_STEPS.unlink(path)),
+});

@@ -43,6 +43,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'host',
     'bounded-read',
     'safe-fs',
+    'file-steps',
     'make-dirs',
     'regex',
     'duration',
