@@ -7,7 +7,9 @@ import { CSV_HEADER, csvLine } from '../src/csvlog/columns.js';
 import { withFileLock } from '../src/locks/file-lock.js';
 import { publishTextfile, removeStaleTemps } from '../src/publish/textfile.js';
 import { readState, writeState } from '../src/state.js';
+import { FILE_STEPS } from '../src/file-steps.js';
 import { FAULT_KINDS, Fault, faultySteps } from './faults.js';
+import { tempDir } from './helpers.js';
 import { smallTmpfs } from './small-tmpfs.js';
 
 // Every write path but archiving (test/csvlog/archive-faults.test.ts), with a fault at each of its steps in
@@ -60,6 +62,22 @@ describe('publishing the textfile and writing the state: a fault at each step', 
       });
     }
   }
+});
+
+describe('a bug is not a file error', () => {
+  it('a step that throws something other than a file error is thrown, never reported as a failed write', async () => {
+    const dir = await tempDir();
+    const buggy = {
+      ...FILE_STEPS,
+      rename: () => {
+        throw new TypeError('a bug');
+      },
+    };
+    expect(() => publishTextfile(dir, 'gpu.prom', 'x 1\n', buggy)).toThrow('a bug');
+    await expect(writeState(dir, {}, { driverVersion: '1' }, buggy)).rejects.toThrow('a bug');
+    // The temp file went with it.
+    expect(await readdir(dir)).toEqual([]);
+  });
 });
 
 const HEADER = csvLine(CSV_HEADER);
