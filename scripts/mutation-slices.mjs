@@ -23,7 +23,11 @@ export const SLICES = {
     tests: ['test/exposition/**/*.test.ts', 'test/metrics.test.ts', 'test/golden-values.test.ts'],
   },
   publish: { mutate: ['src/publish/**/*.ts'], tests: ['test/publish/**/*.test.ts', 'test/write-faults.test.ts'] },
-  csvlog: { mutate: ['src/csvlog/**/*.ts'], tests: ['test/csvlog/**/*.test.ts', 'test/write-faults.test.ts'] },
+  csvlog: {
+    mutate: ['src/csvlog/**/*.ts'],
+    // read.ts is the report's reader: the report's in-process tests read through it.
+    tests: ['test/csvlog/**/*.test.ts', 'test/write-faults.test.ts', 'test/report/{build,aggregate}.test.ts'],
+  },
   locks: { mutate: ['src/locks/**/*.ts'], tests: ['test/locks/**/*.test.ts', 'test/write-faults.test.ts'] },
   doctor: { mutate: ['src/doctor/checks/**/*.ts'], tests: ['test/doctor/checks/**/*.test.ts', 'test/doctor/parsers.test.ts'] },
 };
