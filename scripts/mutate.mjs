@@ -16,7 +16,7 @@ import { SLICES } from './mutation-slices.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const tree = join(root, '.stryker-tmp', 'tree');
-rmSync(tree, { recursive: true, force: true });
+rmSync(tree, { recursive: true, force: true, maxRetries: 5 });
 mkdirSync(tree, { recursive: true });
 const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root })
   .toString()
