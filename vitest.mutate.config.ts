@@ -1,4 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { SLICES } from './scripts/mutation-slices.mjs';
+
+/** A slice's own tests (scripts/mutation-slices.mjs), set by scripts/mutate.mjs; every slice's without one. */
+const sliceTests: string[] | undefined = process.env.MUTATE_TESTS ? JSON.parse(process.env.MUTATE_TESTS) : undefined;
 
 /**
  * The fast unit tests of the modules `npm run mutate` mutates (stryker.config.mjs): each mutant runs the
@@ -8,20 +12,7 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    include: [
-      'test/fields.test.ts',
-      'test/metrics.test.ts',
-      'test/golden-values.test.ts',
-      'test/safe-fs.test.ts',
-      'test/state.test.ts',
-      'test/exposition/**/*.test.ts',
-      'test/sources/nvidia-smi/{cells,compute-apps,failure,help-query-gpu,lines,query-gpu,rows,series-csv,source}.test.ts',
-      'test/publish/**/*.test.ts',
-      'test/csvlog/**/*.test.ts',
-      'test/locks/**/*.test.ts',
-      'test/doctor/checks/**/*.test.ts',
-      'test/doctor/parsers.test.ts',
-    ],
+    include: sliceTests ?? [...new Set(Object.values(SLICES).flatMap((slice) => slice.tests))],
     update: 'none',
     testTimeout: 30_000,
     hookTimeout: 30_000,
