@@ -13,6 +13,7 @@ export const SLICES = {
     mutate: ['src/fields.ts', 'src/field-spec.ts', 'src/field-select.ts', 'src/metrics.ts', 'src/collection.ts'],
     tests: [
       'test/fields.test.ts',
+      'test/collection.test.ts',
       'test/metrics.test.ts',
       'test/golden-values.test.ts',
       'test/sources/nvidia-smi/{query-gpu,rows,source}.test.ts',
