@@ -1,20 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fchmodSync,
-  fstatSync,
-  fsyncSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, unlinkSync, type Stats } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { readBounded } from './bounded-read.js';
+import { FILE_STEPS, type FileSteps } from './file-steps.js';
 import { OWN_PROC } from './host.js';
 import { makeDirs } from './make-dirs.js';
 import { escapeRegExp } from './regex.js';
@@ -104,11 +92,11 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
 }
 
 /** Writes all of `data` to `fd`: a short write is retried for the rest, and an error is thrown. */
-export function writeAll(fd: number, data: string | Buffer): void {
+export function writeAll(fd: number, data: string | Buffer, steps: FileSteps = FILE_STEPS): void {
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
   let offset = 0;
   while (offset < bytes.length) {
-    const written = writeSync(fd, bytes, offset, bytes.length - offset);
+    const written = steps.write(fd, bytes, offset, bytes.length - offset);
     // write(2) returns 0 only for a zero-length request; guard against spinning all the same.
     if (written <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
     offset += written;
@@ -156,23 +144,29 @@ export const tempNamePattern = (name: string): RegExp => new RegExp(`^\\.${escap
  * link planted at NAME, never its target. On any failure the temp file is removed and NAME is left
  * as it was.
  */
-export function replaceFile(dir: PinnedDir, name: string, data: string | Buffer, options: { mode?: number; fsync?: boolean } = {}): void {
+export function replaceFile(
+  dir: PinnedDir,
+  name: string,
+  data: string | Buffer,
+  options: { mode?: number; fsync?: boolean; steps?: FileSteps } = {},
+): void {
   const mode = options.mode ?? 0o644;
+  const steps = options.steps ?? FILE_STEPS;
   const temp = tempName(name);
   const fd = openNoFollow(dir, temp, O_WRONLY | O_CREAT | O_EXCL, mode);
   try {
     try {
-      writeAll(fd, data);
+      writeAll(fd, data, steps);
       // The umask may have narrowed the mode at creation.
-      fchmodSync(fd, mode);
-      if (options.fsync) fsyncSync(fd);
+      steps.chmod(fd, mode);
+      if (options.fsync) steps.fsync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(dir.at(temp), dir.at(name));
+    steps.rename(dir.at(temp), dir.at(name));
   } catch (error) {
     try {
-      unlinkSync(dir.at(temp));
+      steps.unlink(dir.at(temp));
     } catch (cleanup) {
       if (errorCode(cleanup) !== 'ENOENT') throw error;
     }

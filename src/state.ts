@@ -2,6 +2,7 @@ import { FIELDS, fieldNames, type FieldSpec } from './fields.js';
 import type { KnownGpu } from './collection.js';
 import { validXidState, type XidState } from './xid/count.js';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from './safe-fs.js';
+import { FILE_STEPS, type FileSteps } from './file-steps.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
 export interface CollectorState {
@@ -102,12 +103,17 @@ export function validState(parsed: unknown, fields: readonly FieldSpec[] = FIELD
  * Writes the state when it changed. Returns why it could not, if it could not: state is optional.
  * Through safe-fs, not write-file-atomic, for the reasons given in src/publish/textfile.ts.
  */
-export async function writeState(dir: string | undefined, before: CollectorState, after: CollectorState): Promise<string | undefined> {
+export async function writeState(
+  dir: string | undefined,
+  before: CollectorState,
+  after: CollectorState,
+  steps: FileSteps = FILE_STEPS,
+): Promise<string | undefined> {
   if (!dir || JSON.stringify(before) === JSON.stringify(after)) return undefined;
   try {
     const pinned = pinDir(dir, { create: true });
     try {
-      replaceFile(pinned, FILE, `${JSON.stringify(after, null, 1)}\n`, { mode: 0o644 });
+      replaceFile(pinned, FILE, `${JSON.stringify(after, null, 1)}\n`, { mode: 0o644, steps });
     } finally {
       pinned.close();
     }

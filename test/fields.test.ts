@@ -156,4 +156,8 @@ describe('--exclude-fields globs', () => {
   it('match by metric name too', () => {
     expect(selectFields(FIELDS, ['nvidia_gpu_fan_*']).some((f) => f.query === 'fan.speed')).toBe(false);
   });
+  it('index and uuid stay whatever is excluded: every series is named by them', () => {
+    expect(selectFields(FIELDS, ['*']).map((f) => f.query)).toEqual(['index', 'uuid']);
+    expect(selectFields(FIELDS, ['index', 'uuid']).map((f) => f.query)).toEqual(FIELDS.filter((f) => !f.slow).map((f) => f.query));
+  });
 });

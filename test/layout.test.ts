@@ -47,6 +47,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'cgroup',
     'bounded-read',
     'safe-fs',
+    'file-steps',
     'make-dirs',
     'regex',
     'duration',

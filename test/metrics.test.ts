@@ -139,6 +139,35 @@ describe('buildFamilies', () => {
     });
   });
 
+  it('processes are counted per GPU, each pid apart; a process without a memory figure (WDDM) counts but has no memory series', () => {
+    const apps = [
+      { uuid: 'GPU-0', pid: 7, name: 'train', user: 'ada', memoryBytes: 100 },
+      { uuid: 'GPU-0', pid: 9, name: 'eval', user: 'ada' },
+      { uuid: 'GPU-1', pid: 7, name: 'train', user: 'ada', memoryBytes: 30 },
+    ];
+    const families = buildFamilies(collection([sample('0', {}), sample('1', {})], { processes: { apps, dropped: 0, skipped: 0 } }));
+    const gpu1 = { gpu: '1', uuid: 'GPU-1' };
+    expectFamilies(families, {
+      nvidia_gpu_processes: [
+        { labels: gpu0, value: 2 },
+        { labels: gpu1, value: 1 },
+      ],
+      nvidia_gpu_process_memory_used_bytes: [
+        { labels: { ...gpu0, pid: '7', process_name: 'train', user: 'ada' }, value: 100 },
+        { labels: { ...gpu1, pid: '7', process_name: 'train', user: 'ada' }, value: 30 },
+      ],
+    });
+  });
+
+  it('a diagnosis is a series with its verdict', () => {
+    const failed = failedCollection({ reason: 'driver_unreachable', message: 'x' }, 1);
+    const families = buildFamilies({ ...failed, health: { ...failed.health, diagnosis: { verdict: 'module_not_loaded', summary: 's' } } });
+    expectFamilies(families, {
+      nvidia_gpu_collector_diagnosis: [{ labels: { verdict: 'module_not_loaded' }, value: 1 }],
+      nvidia_gpu_collector_last_success_timestamp_seconds: [],
+    });
+  });
+
   it('a failed collection carries the health families only, with the reason and the last success carried over', () => {
     const families = buildFamilies(failedCollection({ reason: 'timeout', message: 'slow' }, 10, 900), [['site', 'x']]);
     expectFamilies(families, {

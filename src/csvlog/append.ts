@@ -1,9 +1,10 @@
-import { closeSync, constants, fstatSync, ftruncateSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Collection, GpuSample } from '../collection.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../file-steps.js';
 import { csvLockName, csvPath, endsLikeArchive, liveName } from './paths.js';
 
 export const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -72,7 +73,7 @@ const writeFailed = (path: string, why: string): string => `write_failed: ${path
  * (ENOSPC) is cut back off, so the file never keeps a partial row for the next one to run into.
  * Returns the one-line reason when it could not. Called under the lock the archiver takes too.
  */
-function appendWhole(dir: PinnedDir, name: string, lines: string, header: readonly string[]): string | undefined {
+function appendWhole(dir: PinnedDir, name: string, lines: string, header: readonly string[], steps: FileSteps): string | undefined {
   const shown = join(dir.path, name);
   let fd: number;
   try {
@@ -85,10 +86,10 @@ function appendWhole(dir: PinnedDir, name: string, lines: string, header: readon
     const size = fstatSync(fd).size;
     const chunk = (size === 0 ? csvLine(header) : endsInNewline(fd, size) ? '' : '\n') + lines;
     try {
-      writeAll(fd, chunk);
+      writeAll(fd, chunk, steps);
       return undefined;
     } catch (error) {
-      return writeFailed(shown, `${describeFileError(error)}${cutBack(fd, size)}`);
+      return writeFailed(shown, `${describeFileError(error)}${cutBack(fd, size, steps)}`);
     }
   } finally {
     closeSync(fd);
@@ -105,9 +106,9 @@ const endsInNewline = (fd: number, size: number): boolean => {
  * truncated it meanwhile (logrotate's copytruncate does not take our lock), ftruncate to the old
  * size would fill it with NUL bytes. Returns '' or what went wrong, for the message.
  */
-function cutBack(fd: number, size: number): string {
+function cutBack(fd: number, size: number, steps: FileSteps): string {
   try {
-    if (fstatSync(fd).size > size) ftruncateSync(fd, size);
+    if (fstatSync(fd).size > size) steps.truncate(fd, size);
     return '';
   } catch (error) {
     return ` (and cutting the partial row back off failed: ${describeFileError(error)})`;
@@ -124,6 +125,7 @@ export async function appendCsvSample(
   task: string,
   collection: Collection,
   options: { host: string; now: Date; knownGpus?: readonly { gpu: string; uuid: string }[]; extra?: ExtraColumns },
+  steps: FileSteps = FILE_STEPS,
 ): Promise<string | undefined> {
   if (!TASK_NAME.test(task)) return `--task: "${task}" must be letters, digits, '.', '_' or '-'`;
   // NAME-YYYYMMDD[-N] is how archives are named: such a live file would be taken for one.
@@ -140,8 +142,11 @@ export async function appendCsvSample(
   }
   try {
     // The lock too is named through the pinned directory: a directory swapped for a link cannot send it elsewhere.
-    const result = await withFileLock({ dir: pinned, name: csvLockName(task) }, 5000, async () =>
-      appendWhole(pinned, liveName(task), lines.join(''), header),
+    const result = await withFileLock(
+      { dir: pinned, name: csvLockName(task) },
+      5000,
+      async () => appendWhole(pinned, liveName(task), lines.join(''), header, steps),
+      steps,
     );
     return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;
   } finally {

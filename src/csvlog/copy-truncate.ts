@@ -1,7 +1,8 @@
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, ftruncateSync, linkSync, readSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, readSync } from 'node:fs';
+import type { ArchiveSteps } from './archive-steps.js';
 import { CSV_HEADER, csvLine } from './columns.js';
 import { liveName } from './paths.js';
-import { describeFileError, openNoFollow, openTemp, removeName, writeAll, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../safe-fs.js';
 
 /** What copy-and-truncate did to one live file. */
 export type CopyOutcome =
@@ -37,7 +38,7 @@ const countNewlines = (bytes: Buffer): number => {
  * Copies all of `fd` to `out` by CHUNK, reading until end of file (so a row appended during the
  * copy by a writer outside our lock is copied too). Returns the newlines copied and the last byte.
  */
-function copyAll(fd: number, out: number): { newlines: number; last: number | undefined } {
+function copyAll(fd: number, out: number, steps: ArchiveSteps): { newlines: number; last: number | undefined } {
   const buffer = Buffer.alloc(CHUNK);
   let newlines = 0;
   let last: number | undefined;
@@ -45,7 +46,7 @@ function copyAll(fd: number, out: number): { newlines: number; last: number | un
     const n = readSync(fd, buffer, 0, CHUNK, position);
     if (n === 0) return { newlines, last };
     const bytes = buffer.subarray(0, n);
-    writeAll(out, bytes);
+    steps.copy(out, bytes);
     newlines += countNewlines(bytes);
     last = bytes[n - 1];
     position += n;
@@ -57,20 +58,20 @@ function copyAll(fd: number, out: number): { newlines: number; last: number | un
  * starts with exactly one header and ends on a newline, fsynced, then linked to NAME, which fails
  * rather than replace an existing file. Returns the rows copied. On failure nothing is left behind.
  */
-function writeArchive(dir: PinnedDir, name: string, fd: number, startsWithHeader: boolean, mode: number): number {
+function writeArchive(dir: PinnedDir, name: string, fd: number, startsWithHeader: boolean, mode: number, steps: ArchiveSteps): number {
   const { temp, fd: out } = openTemp(dir, name, mode);
   try {
     try {
       // Someone else's truncate, or an old writer, may have left rows without a header.
-      if (!startsWithHeader) writeAll(out, HEADER);
-      const { newlines, last } = copyAll(fd, out);
+      if (!startsWithHeader) steps.copy(out, HEADER);
+      const { newlines, last } = copyAll(fd, out, steps);
       // A crash mid-write can leave the last row without its newline: end the archive on one.
       const cut = last !== undefined && last !== 0x0a;
-      if (cut) writeAll(out, '\n');
+      if (cut) steps.copy(out, '\n');
       // The umask may have narrowed the mode at creation.
       fchmodSync(out, mode);
-      fsyncSync(out);
-      linkSync(dir.at(temp), dir.at(name));
+      steps.fsync(out);
+      steps.link(dir.at(temp), dir.at(name));
       return newlines + (cut ? 1 : 0) - (startsWithHeader ? 1 : 0);
     } finally {
       closeSync(out);
@@ -107,6 +108,7 @@ export function copyTruncate(
   task: string,
   archiveName: (newestRows: string) => string,
   options: { minSize: number },
+  steps: ArchiveSteps,
 ): CopyOutcome {
   let fd: number;
   try {
@@ -124,10 +126,10 @@ export function copyTruncate(
     if (info.size === 0 || (startsWithHeader && info.size === HEADER.length)) return { kind: 'skipped', why: 'empty' };
     const tail = readAt(fd, Math.max(0, info.size - TAIL), TAIL).toString('utf8');
     const archive = archiveName(tail);
-    const rows = writeArchive(dir, archive, fd, startsWithHeader, info.mode & 0o644);
+    const rows = writeArchive(dir, archive, fd, startsWithHeader, info.mode & 0o644, steps);
     try {
       // In place: a writer that keeps the path (or the descriptor, with O_APPEND) goes on.
-      ftruncateSync(fd, 0);
+      steps.truncate(fd);
     } catch (error) {
       removeName(dir, archive);
       throw error;

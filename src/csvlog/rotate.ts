@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipArchive } from './compress.js';
+import { ARCHIVE_STEPS, type ArchiveSteps } from './archive-steps.js';
 import { copyTruncate } from './copy-truncate.js';
 import {
   ARCHIVE_LOCK_NAME,
@@ -69,11 +69,12 @@ const nextArchiveName = (existing: readonly ArchiveFile[], task: string, day: st
  * Copies the live file to a new plain archive, then truncates it in place, under the writers' lock;
  * compression comes after, outside the lock (see retain).
  */
-async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<ArchiveAction> {
+async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions, steps: ArchiveSteps): Promise<ArchiveAction> {
   const live = join(dir.path, liveName(task));
   const existing = archivesOf(dir, task);
   const result = await withFileLock({ dir, name: csvLockName(task) }, 30_000, async (): Promise<ArchiveAction> => {
-    const outcome = copyTruncate(dir, task, (tail) => nextArchiveName(existing, task, archiveDay(tail, options.now)), options);
+    const name = (tail: string) => nextArchiveName(existing, task, archiveDay(tail, options.now));
+    const outcome = copyTruncate(dir, task, name, options, steps);
     return outcome.kind === 'copied'
       ? { kind: 'rotated', task, archive: outcome.archive, rows: outcome.rows, unsynced: outcome.unsynced }
       : { kind: 'skipped', task, why: outcome.why };
@@ -94,7 +95,12 @@ async function rotateOne(dir: PinnedDir, task: string, options: ArchiveOptions):
  * when its newest row was written or later (archiveDay), so --max-age never removes a row younger
  * than that; a plain archive that cannot be compressed stays, and is tried again next time.
  */
-async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<{ compressed: string[]; problems: string[] }> {
+async function retain(
+  dir: PinnedDir,
+  task: string,
+  options: ArchiveOptions,
+  steps: ArchiveSteps,
+): Promise<{ compressed: string[]; problems: string[] }> {
   const problems: string[] = [];
   const compressed: string[] = [];
   if (options.compress) {
@@ -102,7 +108,7 @@ async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Pr
     const newest = archives[archives.length - 1];
     for (const archive of archives.filter((a) => !a.gzip && !(options.delayCompress && a === newest))) {
       try {
-        await gzipArchive(dir, archive.file);
+        await steps.compress(dir, archive.file);
         compressed.push(archive.file);
       } catch (error) {
         problems.push(showPinned(dir, `cannot compress ${archive.file}, kept it plain: ${describeFileError(error)}`));
@@ -116,7 +122,7 @@ async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Pr
   for (const archive of doomed) {
     try {
       // The name only: a link planted under an archive's name is removed, never what it points to.
-      removeName(dir, archive.file);
+      steps.prune(dir, archive.file);
     } catch (error) {
       problems.push(`cannot remove ${archive.file}: ${(error as NodeJS.ErrnoException).code}`);
     }
@@ -128,10 +134,15 @@ async function retain(dir: PinnedDir, task: string, options: ArchiveOptions): Pr
 const leftoverTemps = (dir: PinnedDir): string[] => readdirSync(dir.fdPath).filter(isArchiveTemp);
 
 /** Rotates one task and keeps its archives; the action names the archive as it ends up (gzipped or not). */
-async function archiveTask(dir: PinnedDir, task: string, options: ArchiveOptions): Promise<{ action: ArchiveAction; problems: string[] }> {
-  const action = await rotateOne(dir, task, options);
+async function archiveTask(
+  dir: PinnedDir,
+  task: string,
+  options: ArchiveOptions,
+  steps: ArchiveSteps,
+): Promise<{ action: ArchiveAction; problems: string[] }> {
+  const action = await rotateOne(dir, task, options, steps);
   if (action.kind === 'failed') return { action, problems: [] };
-  const { compressed, problems } = await retain(dir, task, options);
+  const { compressed, problems } = await retain(dir, task, options, steps);
   if (action.kind !== 'rotated') return { action, problems };
   if (action.unsynced) problems.push(`${task}.csv was truncated, but fsync failed: ${action.unsynced}`);
   return { action: compressed.includes(action.archive) ? { ...action, archive: `${action.archive}.gz` } : action, problems };
@@ -154,10 +165,12 @@ function pinCsvDir(dir: string): PinnedDir | undefined | { error: string } {
  * goes by chunks, compression by streams, after the lock), with self-contained archives named
  * after the rotation day. Only names inside the pinned directory are opened, linked or removed;
  * a live file that is a link is refused. A directory-wide lock makes two runs take turns.
+ * `steps` are the file operations, one per step (ARCHIVE_STEPS; see there why they are a parameter).
  */
 export async function archiveDirectory(
   dir: string,
   options: ArchiveOptions,
+  steps: ArchiveSteps = ARCHIVE_STEPS,
 ): Promise<{ actions: ArchiveAction[]; problems: string[] } | { error: string }> {
   const pinned = pinCsvDir(dir);
   if (pinned === undefined) return { actions: [], problems: [] };
@@ -180,7 +193,7 @@ export async function archiveDirectory(
         .filter((task): task is string => task !== undefined)
         .sort();
       for (const task of tasks) {
-        const done = await archiveTask(pinned, task, options);
+        const done = await archiveTask(pinned, task, options, steps);
         actions.push(done.action);
         problems.push(...done.problems);
       }

@@ -1,9 +1,10 @@
-import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readSync, unlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   UnsafeFileError,
   describeFileError,
+  isFileError,
   openNoFollow,
   pinDir,
   tempName,
@@ -11,6 +12,8 @@ import {
   writeAll,
   type PinnedDir,
 } from '../safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../file-steps.js';
+import { readLock, removeIfPossible, removeIfUnchanged, removeQuietly } from './lock-file.js';
 import { currentOwner, formatOwner, isAlive, parseOwner, type Owner } from './owner.js';
 
 // A lock is a file whose one line names its owner (pid, start time, boot: see owner.ts). It is
@@ -24,71 +27,21 @@ import { currentOwner, formatOwner, isAlive, parseOwner, type Owner } from './ow
 
 export type TryLock = { kind: 'held'; release: () => Promise<void> } | { kind: 'busy'; pid: number } | { kind: 'error'; message: string };
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
-/** An owner's line is under 100 bytes: read no more than this of whatever is at the lock's name. */
-const MAX_RECORD = 256;
+const { O_WRONLY, O_CREAT, O_EXCL } = constants;
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
 /** "cannot create PATH: ENOSPC": the errno alone, as the message would name /proc/self/fd/N instead of the path. */
 const cannotCreate = (path: string, error: unknown): string =>
   `cannot create ${path}: ${error instanceof UnsafeFileError ? error.message : (errorCode(error) ?? describeFileError(error))}`;
 
-/** What is at the lock's name: its inode and text, or why it is not a lock of ours. */
-type Found = { kind: 'gone' } | { kind: 'file'; info: Stats; text: string; trusted: boolean };
-
-/**
- * Reads NAME without following a link and without blocking on a FIFO. Only a regular file owned
- * by us or by root is trusted: another user who can write the directory could otherwise name a
- * live process of ours (pid 1) and block every run for ever.
- */
-function readLock(dir: PinnedDir, name: string): Found {
-  let fd: number;
-  try {
-    fd = openSync(dir.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return { kind: 'gone' };
-    // ELOOP: a symbolic link planted at the name. Never ours (link(2) made ours): remove the link itself.
-    if (errorCode(error) !== 'ELOOP') throw error;
-    return { kind: 'file', info: lstatSync(dir.at(name)), text: '', trusted: false };
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return { kind: 'file', info, text: '', trusted: false };
-    const buffer = Buffer.alloc(MAX_RECORD);
-    const length = readSync(fd, buffer, 0, MAX_RECORD, 0);
-    const trusted = info.uid === 0 || info.uid === process.geteuid?.();
-    return { kind: 'file', info, text: buffer.toString('utf8', 0, length), trusted };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The same file as judged: inode and line. An inode number alone can be reused by a successor's lock. */
-const sameFile = (a: Found, b: Found): boolean =>
-  a.kind === 'file' && b.kind === 'file' && a.info.ino === b.info.ino && a.info.dev === b.info.dev && a.text === b.text;
-
-/** Removes NAME only while it is still the file judged (a successor may have taken the name meanwhile). */
-function removeIfUnchanged(dir: PinnedDir, name: string, judged: Found): void {
-  if (sameFile(readLock(dir, name), judged)) removeQuietly(dir, name);
-}
-
-/** Removes NAME if it is there. */
-function removeQuietly(dir: PinnedDir, name: string): void {
-  try {
-    unlinkSync(dir.at(name));
-  } catch (error) {
-    if (errorCode(error) !== 'ENOENT') throw error;
-  }
-}
-
 /** Writes our owner line into a new temp file beside the lock (O_EXCL, O_NOFOLLOW); removed again on failure. */
-function writeOwnerTemp(dir: PinnedDir, name: string, owner: Owner): string {
+function writeOwnerTemp(dir: PinnedDir, name: string, owner: Owner, steps: FileSteps): string {
   const temp = tempName(name);
   const fd = openNoFollow(dir, temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
   try {
-    writeAll(fd, formatOwner(owner));
+    writeAll(fd, formatOwner(owner), steps);
   } catch (error) {
     closeSync(fd);
-    removeQuietly(dir, temp);
+    removeQuietly(dir, temp, steps);
     throw error;
   }
   closeSync(fd);
@@ -101,7 +54,7 @@ function writeOwnerTemp(dir: PinnedDir, name: string, owner: Owner): string {
  * Synchronous file calls: a handful of them take microseconds, where each asynchronous one would be
  * a round trip through libuv's thread pool, every sample of the daemon mode.
  */
-export async function tryLock(place: LockPlace): Promise<TryLock> {
+export async function tryLock(place: LockPlace, steps: FileSteps = FILE_STEPS): Promise<TryLock> {
   let opened: OpenedPlace;
   try {
     opened = openPlace(place);
@@ -109,15 +62,21 @@ export async function tryLock(place: LockPlace): Promise<TryLock> {
     return { kind: 'error', message: cannotCreate(shownPlace(place), error) };
   }
   const { dir, name } = opened;
-  let result: TryLock;
+  let result: TryLock | undefined;
   let temp: string | undefined;
   try {
-    temp = writeOwnerTemp(dir, name, currentOwner());
-    result = takeOrJudge(opened, temp);
+    temp = writeOwnerTemp(dir, name, currentOwner(), steps);
+    result = takeOrJudge(opened, temp, steps);
+    removeQuietly(dir, temp, steps);
   } catch (error) {
-    result = { kind: 'error', message: cannotCreate(shownPlace(place), error) };
-  } finally {
-    if (temp !== undefined) removeQuietly(dir, temp);
+    // A temp name that cannot be removed is a second link to a lock just taken: give the lock up (release
+    // closes the place), and say why.
+    if (result?.kind === 'held') await result.release();
+    else {
+      if (temp !== undefined) removeIfPossible(dir, temp, steps);
+      opened.close();
+    }
+    return { kind: 'error', message: cannotCreate(shownPlace(place), error) };
   }
   if (result.kind !== 'held') opened.close();
   return result;
@@ -145,19 +104,27 @@ function openPlace(place: LockPlace): OpenedPlace {
 }
 
 /** Links the written temp file to the lock's name, removing stale locks in the way. */
-function takeOrJudge(opened: OpenedPlace, temp: string): TryLock {
+function takeOrJudge(opened: OpenedPlace, temp: string, steps: FileSteps): TryLock {
   const { dir, name } = opened;
   // Each round either takes the lock, meets a live holder, or removed a stale lock (or saw it go):
   // then it tries again. Many rounds only under heavy contention: report busy then.
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
-      linkSync(dir.at(temp), dir.at(name));
+      steps.link(dir.at(temp), dir.at(name));
       const mine = readLock(dir, name);
       return {
         kind: 'held',
         release: async () => {
-          removeIfUnchanged(dir, name, mine);
-          opened.close();
+          try {
+            removeIfUnchanged(dir, name, mine, steps);
+          } catch (error) {
+            // The work is done and must not be reported lost: a lock file left here names this process,
+            // which the next run (another process) judges stale. A one-off failure gets a second try.
+            if (!isFileError(error)) throw error;
+            removeIfPossible(dir, name, steps);
+          } finally {
+            opened.close();
+          }
         },
       };
     } catch (error) {
@@ -168,7 +135,7 @@ function takeOrJudge(opened: OpenedPlace, temp: string): TryLock {
     const holder = found.trusted ? parseOwner(found.text) : undefined;
     if (holder && isAlive(holder)) return { kind: 'busy', pid: holder.pid };
     // Empty, garbled, not ours, or its owner is gone: stale.
-    removeIfUnchanged(dir, name, found);
+    removeIfUnchanged(dir, name, found, steps);
   }
   return { kind: 'busy', pid: 0 };
 }
@@ -195,7 +162,7 @@ export function removeLeftoverTemps(path: string, now = Date.now()): string | un
       const found = readLock(dir, temp);
       if (found.kind === 'gone') continue;
       const owner = found.trusted ? parseOwner(found.text) : undefined;
-      if (owner ? !isAlive(owner) : now - found.info.mtimeMs > UNWRITTEN_TEMP_MS) removeIfUnchanged(dir, temp, found);
+      if (owner ? !isAlive(owner) : now - found.info.mtimeMs > UNWRITTEN_TEMP_MS) removeIfUnchanged(dir, temp, found, FILE_STEPS);
     }
     return undefined;
   } catch (error) {
@@ -210,10 +177,15 @@ export function removeLeftoverTemps(path: string, now = Date.now()): string | un
  * appended either before the archive's copy or after its truncate, never in between.
  * Waits up to `waitMs` for another holder.
  */
-export async function withFileLock<T>(place: LockPlace, waitMs: number, work: () => Promise<T>): Promise<T | { lockError: string }> {
+export async function withFileLock<T>(
+  place: LockPlace,
+  waitMs: number,
+  work: () => Promise<T>,
+  steps: FileSteps = FILE_STEPS,
+): Promise<T | { lockError: string }> {
   const until = Date.now() + waitMs;
   for (;;) {
-    const lock = await tryLock(place);
+    const lock = await tryLock(place, steps);
     if (lock.kind === 'error') return { lockError: lock.message };
     if (lock.kind === 'held') {
       try {

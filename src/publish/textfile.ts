@@ -12,6 +12,7 @@ import {
   UnsafeFileError,
   type PinnedDir,
 } from '../safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../file-steps.js';
 import { escapeRegExp } from '../regex.js';
 
 // write-file-atomic is not used here: it resolves the target with realpath (a link planted at the
@@ -63,13 +64,13 @@ export function checkDirectories(textfileDir: string, stateDir: string | undefin
  * scrape sees the old file or the new one, never half of one; a link planted at the name is
  * replaced, never followed. On failure no temp file is left and the old file stays.
  */
-export function publishTextfile(dir: string, fileName: string, text: string): TextfileError | undefined {
+export function publishTextfile(dir: string, fileName: string, text: string, steps: FileSteps = FILE_STEPS): TextfileError | undefined {
   const pinned = pinTextfileDir(dir);
   if (isTextfileError(pinned)) return pinned;
   try {
     // No fsync: the file is replaced every interval, and rename alone is what keeps readers from
     // ever seeing half a file; after a power loss the next run replaces what the crash left.
-    replaceFile(pinned, fileName, text, { mode: 0o644 });
+    replaceFile(pinned, fileName, text, { mode: 0o644, steps });
     return undefined;
   } catch (error) {
     if (!isFileError(error)) throw error;

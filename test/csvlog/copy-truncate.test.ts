@@ -7,6 +7,7 @@ import { createGunzip } from 'node:zlib';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
+import { archiveDirectory } from '../../src/csvlog/rotate.js';
 import { CLI, cliEnv, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 
@@ -107,5 +108,40 @@ describe('a killed archiver', () => {
     await chmod(join(dir, '.other.0123456789abcdef.tmp'), 0o600);
     expect((await archive(dir)).exitCode).toBe(0);
     expect(await readdir(dir)).toEqual(['.other.0123456789abcdef.tmp']);
+  });
+});
+
+describe('archiving in process: what the archive holds', () => {
+  const options = { keep: 5, compress: false, delayCompress: false, minSize: 0, now: new Date(2026, 10, 27, 12) };
+  const run = async (live: string, more: Partial<typeof options> = {}) => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), live);
+    const result = await archiveDirectory(dir, { ...options, ...more });
+    if ('error' in result) throw new Error(result.error);
+    const archives = (await readdir(dir)).filter((name) => name !== 'job.csv');
+    const archived = archives.length === 1 ? await readFile(join(dir, archives[0]!), 'utf8') : undefined;
+    return { action: result.actions[0], archived, live: await readFile(join(dir, 'job.csv'), 'utf8') };
+  };
+
+  it('a last row cut short (a crash mid-write) ends on a newline in the archive, and is counted', async () => {
+    const cut = row(2).slice(0, -1);
+    expect(await run(HEADER + row(1) + cut)).toEqual({
+      action: { kind: 'rotated', task: 'job', archive: 'job-20261127.csv', rows: 2, unsynced: undefined },
+      archived: `${HEADER}${row(1)}${cut}\n`,
+      live: '',
+    });
+  });
+  it('rows without a header (an old writer, or a truncate by someone else) get one; each row counted once', async () => {
+    expect(await run(row(1) + row(2) + row(3))).toMatchObject({
+      action: { kind: 'rotated', rows: 3 },
+      archived: HEADER + row(1) + row(2) + row(3),
+    });
+  });
+  it('a header alone, an empty file and one under --min-size are left as they are', async () => {
+    expect(await run(HEADER)).toEqual({ action: { kind: 'skipped', task: 'job', why: 'empty' }, archived: undefined, live: HEADER });
+    expect(await run('')).toEqual({ action: { kind: 'skipped', task: 'job', why: 'empty' }, archived: undefined, live: '' });
+    const small = HEADER + row(1);
+    expect(await run(small, { minSize: small.length + 1 })).toMatchObject({ action: { why: 'below-min-size' }, live: small });
+    expect(await run(small, { minSize: small.length })).toMatchObject({ action: { kind: 'rotated', rows: 1 }, live: '' });
   });
 });

@@ -16,7 +16,57 @@ const broken: [title: string, text: string, problem: RegExp][] = [
   ['empty line', `${ok}\n`, /empty line/],
 ];
 
+/** Each rule alone, with the whole list of problems it gives, line numbers and all. */
+const exact: [title: string, text: string, problems: string[]][] = [
+  ['a plain comment is no problem', '# a comment\n# TYPE c gauge\nc 1\n', []],
+  ['no text, no problem', '', []],
+  ['a label twice', '# TYPE c gauge\nc{x="1",x="2"} 1\n', ['line 2: label x twice']],
+  ['labels without a comma', '# TYPE c gauge\nc{x="1" y="2"} 1\n', ['line 2: expected , or } after label x']],
+  ['a malformed label set', '# TYPE c gauge\nc{x=1} 1\n', ['line 2: malformed label set']],
+  ['a bad escape, named', '# TYPE c gauge\nc{x="a\\tb"} 1\n', ['line 2: invalid escape \\t in a label value']],
+  ['an invalid name in HELP', '# HELP 1c C.\n', ['line 1: invalid metric name 1c']],
+  ['an unknown type', '# TYPE c gaug\n', ['line 1: unknown type gaug']],
+  ['TYPE after the samples', 'c 1\n# TYPE c gauge\n', ['line 2: TYPE after samples of c']],
+  ['HELP after the samples is allowed', '# TYPE c gauge\nc 1\n# HELP c C.\n', []],
+  ['not a sample', '# TYPE c gauge\n{x="1"} 1\n', ['line 2: not a sample: {x="1"} 1']],
+  ['no value', '# TYPE c gauge\nc\nc{x="1"}\n', ['line 2: no value', 'line 3: no value']],
+  ['a value glued to the name', '# TYPE c gauge\nc1\n', ['line 2: no value']],
+  ['a reserved label name', '# TYPE c gauge\nc{__x="1"} 1\n', ['line 2: invalid label name __x']],
+  ['a label name ending in __ is fine', '# TYPE c gauge\nc{x__="1"} 1\n', []],
+  [
+    'labels in another order are the same series',
+    '# TYPE c gauge\nc{x="1",y="2"} 1\nc{y="2",x="1"} 2\n',
+    ['line 3: duplicate series c{y="2",x="1"}'],
+  ],
+  ['a second TYPE', '# TYPE c gauge\n# TYPE c gauge\nc 1\n', ['line 2: second TYPE for c']],
+  [
+    'a family split by another',
+    '# TYPE c gauge\nc 1\n# TYPE d gauge\nd 1\nc{x="2"} 2\n',
+    ['line 5: family c is not contiguous', 'line 5: c has labels {x} here and {} before'],
+  ],
+];
+
 describe('checkExposition', () => {
+  it.each(exact)('%s', (_, text, problems) => expect(checkExposition(text).problems).toEqual(problems));
+  it('reads +Inf, -Inf and NaN, and a value after more than one space', () => {
+    const result = checkExposition('# TYPE c gauge\nc{x="a"} +Inf\nc{x="b"} -Inf\nc{x="c"} NaN\nc{x="d"}   2\n');
+    expect(result.problems).toEqual([]);
+    expect(result.samples.map((s) => s.value)).toEqual([Infinity, -Infinity, Number.NaN, 2]);
+  });
+  it('counts histogram series (_bucket, _sum, _count) in their family', () => {
+    const text = '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 1\n# TYPE g gauge\ng 1\n';
+    expect(checkExposition(`${text}h_bucket{le="2"} 1\n`).problems).toEqual(['line 6: family h is not contiguous']);
+    expect(checkExposition(`${text}# TYPE h histogram\n`).problems).toEqual([
+      'line 6: family h is not contiguous',
+      'line 6: second TYPE for h',
+      'line 6: TYPE after samples of h',
+    ]);
+  });
+  it('says where a HELP and TYPE were read', () => {
+    const result = checkExposition('# HELP c What c is.\n# TYPE c counter\nc 1\n');
+    expect([...result.help]).toEqual([['c', 'What c is.']]);
+    expect([...result.types]).toEqual([['c', 'counter']]);
+  });
   it('accepts valid text and reads its samples back', () => {
     const result = checkExposition(ok);
     expect(result.problems).toEqual([]);

@@ -16,6 +16,9 @@ describe('parseStartTicks', () => {
     ],
     ['cut short', '4242 (nvidia-smi) S 1 4242', undefined],
     ['no name at all', 'garbage', undefined],
+    ['a start time that is not a number', '4242 (a) S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 12x3 1 1', undefined],
+    ['a start time with junk before it', '4242 (a) S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 x123 1 1', undefined],
+    ['a ")" first: the name is empty', ') S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 777 1 1', '777'],
   ])('%s', (_title, stat, expected) => expect(parseStartTicks(stat)).toBe(expected));
 });
 
@@ -28,6 +31,8 @@ describe('parseOwner', () => {
     ['the old format: a pid alone', '4242\n'],
     ['pid 0', '0 7183307 0ada8b38\n'],
     ['junk', '@@@ ??? ###\n'],
+    ['junk before an owner line', 'x4242 7183307 0ada8b38\n'],
+    ['more after an owner line', '4242 7183307 0ada8b38\n4243 1 b\n'],
   ])('%s is no owner', (_title, text) => expect(parseOwner(text)).toBeUndefined());
 });
 

@@ -15,4 +15,34 @@ describe('container', () => {
     const check = container({ ...facts, deviceNodes: facts.deviceNodes.map((n) => ({ ...n, exists: false })) });
     expect([check.status, check.verdict]).toEqual(['fail', 'container_without_gpu']);
   });
+  it('says what it saw and what to do: the whole result', async () => {
+    const facts = await healthyFacts();
+    expect(container(facts)).toEqual({
+      id: 'container',
+      status: 'ok',
+      summary: 'in a container (docker (/.dockerenv)) with the GPU device nodes',
+      evidence: ['docker (/.dockerenv)'],
+      fix: [],
+    });
+    expect(container({ ...facts, container: undefined })).toEqual({
+      id: 'container',
+      status: 'ok',
+      summary: 'not in a container',
+      evidence: [],
+      fix: [],
+    });
+    // Only /dev/nvidiactl counts: the GPU nodes alone are not the runtime's GPU.
+    const withoutCtl = { ...facts, deviceNodes: facts.deviceNodes.map((n) => (n.path === '/dev/nvidiactl' ? { ...n, exists: false } : n)) };
+    const failed = container(withoutCtl);
+    expect({ ...failed, fix: failed.fix.length }).toEqual({
+      id: 'container',
+      status: 'fail',
+      summary: 'in a container (docker (/.dockerenv)) started without the GPU',
+      evidence: ['docker (/.dockerenv)', '/dev/nvidiactl is missing'],
+      fix: 3,
+      verdict: 'container_without_gpu',
+    });
+    expect(failed.fix.join('\n')).toMatch(/--gpus all[\s\S]*nvidia-ctk runtime configure[\s\S]*nvidia\.com\/gpu/);
+    expect(container({ ...facts, deviceNodes: facts.deviceNodes.filter((n) => n.path !== '/dev/nvidiactl') }).status).toBe('fail');
+  });
 });

@@ -35,5 +35,23 @@ describe('parseComputeApps', () => {
       skipped: 2,
     });
   });
+  it('CRLF lines (nvidia-smi on Windows) read as LF ones', () =>
+    expect(parseComputeApps(`${U0}, 7, python, 100\r\n${U0}, 8, python, 200\r\n`).apps.map((a) => [a.pid, a.memoryBytes])).toEqual([
+      [7, 100 * MIB],
+      [8, 200 * MIB],
+    ]));
+  it('empty output is no rows, nothing skipped', () => {
+    expect(parseComputeApps('')).toEqual({ apps: [], skipped: 0 });
+    expect(parseComputeApps('\n')).toEqual({ apps: [], skipped: 0 });
+  });
+  it('skips a record without a memory cell, with an error or a non-integer in it', () => {
+    const records = ['python', 'python, [Unknown Error]', 'python, 12.5', 'python, 12x', 'python, x12'].map(
+      (rest) => `${U0}, 7, ${rest}\n`,
+    );
+    expect(parseComputeApps(`${records.join('')}${U0}, 9, ok, 1\n`)).toEqual({
+      apps: [{ uuid: U0, pid: 9, name: 'ok', memoryBytes: MIB }],
+      skipped: 5,
+    });
+  });
   it('no processes is no rows', () => expect(parseComputeApps('No running processes found\n')).toEqual({ apps: [], skipped: 0 }));
 });

@@ -42,3 +42,27 @@ describe('classifyFailure', () => {
     expect(classifyFailure({ kind: 'killed', signal: 'SIGSEGV', output: '' }, 'x').reason).toBe('nvidia_smi_failed');
   });
 });
+
+describe('classifyFailure messages say what ran and what happened', () => {
+  it.each([
+    [
+      { kind: 'not-found', command: '/usr/bin/nvidia-smi' },
+      'nvidia_smi_not_found',
+      '/usr/bin/nvidia-smi not found: is the NVIDIA driver installed?',
+    ],
+    [
+      { kind: 'not-executable', command: '/usr/bin/nvidia-smi', message: 'EACCES' },
+      'nvidia_smi_not_executable',
+      '/usr/bin/nvidia-smi cannot be executed: EACCES',
+    ],
+    [{ kind: 'timeout', afterMs: 5000 }, 'timeout', 'nvidia-smi --query-gpu did not finish within 5000 ms; killed it'],
+    [
+      { kind: 'killed', signal: 'SIGSEGV', output: '\n  \n  first words  \nmore\n' },
+      'nvidia_smi_failed',
+      'nvidia-smi --query-gpu was killed by SIGSEGV: first words',
+    ],
+    [{ kind: 'exit', code: 3, output: '' }, 'nvidia_smi_failed', 'nvidia-smi --query-gpu exited 3: (no output)'],
+  ] as const)('%o', (outcome, reason, message) =>
+    expect(classifyFailure(outcome as Parameters<typeof classifyFailure>[0], 'nvidia-smi --query-gpu')).toEqual({ reason, message }),
+  );
+});

@@ -17,6 +17,7 @@ describe('boundedLines', () => {
   it.each([
     ['lines across chunks', ['0, GPU-a\n1, G', 'PU-b\n'], ['0, GPU-a', '1, GPU-b']],
     ['CRLF ends a line like LF', ['a\r\nb\n'], ['a', 'b']],
+    ['CRLF ends a longer line too, the CR alone dropped', ['abc\r\n'], ['abc']],
     ['a last line without a newline is given too', ['a\nexit'], ['a', 'exit']],
     ['empty lines stay', ['\n\na\n'], ['', '', 'a']],
     ['an over-long line in one chunk is cut', ['0123456789abc\nok\n'], ['0123456789', 'ok']],

@@ -1,0 +1,34 @@
+// The slices `npm run mutate -- <slice>` runs: a module group and the tests that mirror it (test/ mirrors src/).
+// Each mutant runs only the tests that reach it (perTest coverage), but a test that reaches it and also starts
+// the CLI costs seconds per mutant: keeping each group to its own tests keeps a slice within the hour.
+export const SLICES = {
+  parsers: {
+    mutate: ['src/sources/nvidia-smi/{rows,query-gpu,cells,lines,compute-apps,failure,series-csv}.ts'],
+    tests: [
+      'test/sources/nvidia-smi/{cells,compute-apps,failure,lines,query-gpu,rows,series-csv,source}.test.ts',
+      'test/golden-values.test.ts',
+    ],
+  },
+  fields: {
+    mutate: ['src/fields.ts', 'src/field-spec.ts', 'src/field-select.ts', 'src/metrics.ts', 'src/collection.ts'],
+    tests: [
+      'test/fields.test.ts',
+      'test/collection.test.ts',
+      'test/metrics.test.ts',
+      'test/golden-values.test.ts',
+      'test/sources/nvidia-smi/{query-gpu,rows,source}.test.ts',
+    ],
+  },
+  exposition: {
+    mutate: ['src/exposition/**/*.ts'],
+    tests: ['test/exposition/**/*.test.ts', 'test/metrics.test.ts', 'test/golden-values.test.ts'],
+  },
+  publish: { mutate: ['src/publish/**/*.ts'], tests: ['test/publish/**/*.test.ts', 'test/write-faults.test.ts'] },
+  csvlog: {
+    mutate: ['src/csvlog/**/*.ts'],
+    // read.ts is the report's reader: the report's aggregation tests read through it (build.test.ts, slower, adds little).
+    tests: ['test/csvlog/**/*.test.ts', 'test/write-faults.test.ts', 'test/report/aggregate.test.ts'],
+  },
+  locks: { mutate: ['src/locks/**/*.ts'], tests: ['test/locks/**/*.test.ts', 'test/write-faults.test.ts'] },
+  doctor: { mutate: ['src/doctor/checks/**/*.ts'], tests: ['test/doctor/checks/**/*.test.ts', 'test/doctor/parsers.test.ts'] },
+};

@@ -1,0 +1,35 @@
+import { fsyncSync, ftruncateSync, linkSync } from 'node:fs';
+import { gzipArchive } from './compress.js';
+import { removeName, writeAll, type PinnedDir } from '../safe-fs.js';
+
+/**
+ * The file operations archiving takes, one per step, in the order it takes them. Production passes
+ * ARCHIVE_STEPS; this seam exists so a test can make each step fail in turn (a full file system, a
+ * read-only one, a failing call) and check that no row is lost or doubled (issue 22): the order of
+ * these steps is what keeps the rows safe, and a failure between two of them cannot be caused from
+ * outside at a chosen point, since the archiver holds its files open throughout.
+ */
+export interface ArchiveSteps {
+  /** Writes bytes of the live file (or the header) into the archive's temp file. */
+  copy(fd: number, bytes: Buffer | string): void;
+  /** Puts the archive's temp file on disk before it gets its name. */
+  fsync(fd: number): void;
+  /** Gives the temp file the archive's name; fails rather than replace a file. */
+  link(from: string, to: string): void;
+  /** Empties the live file in place, once the archive is whole. */
+  truncate(fd: number): void;
+  /** Gzips a plain archive into NAME.gz, then removes NAME. */
+  compress(dir: PinnedDir, name: string): Promise<string>;
+  /** Removes an archive past --keep or --max-age. */
+  prune(dir: PinnedDir, name: string): boolean;
+}
+
+/** The real steps. */
+export const ARCHIVE_STEPS: ArchiveSteps = {
+  copy: writeAll,
+  fsync: fsyncSync,
+  link: linkSync,
+  truncate: (fd) => ftruncateSync(fd, 0),
+  compress: gzipArchive,
+  prune: removeName,
+};

@@ -1,0 +1,111 @@
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { Collection } from '../../src/collection.js';
+import { previousSuccessSeconds, publish, renderChecked } from '../../src/publish/publish.js';
+import { checkDirectories } from '../../src/publish/textfile.js';
+import { tempDir } from '../helpers.js';
+
+// publish() in process: the CLI tests beside this file run it through the built bundle.
+
+const gpu = (n: string) => ({ gpu: n, uuid: `GPU-${n}`, readings: new Map() });
+const collection = (samples = [gpu('0')]): Collection => ({
+  fields: [],
+  samples,
+  down: [],
+  health: { durationSeconds: 0.25, lastSuccessSeconds: 1000 },
+});
+
+/** A stream that keeps what is written to it. */
+const sink = () => {
+  const chunks: string[] = [];
+  const out = new Writable({
+    write: (chunk, _, done) => {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return { out, text: () => chunks.join('') };
+};
+
+describe('renderChecked', () => {
+  it('a collection that would render a duplicate series is replaced by the health block, saying internal_error', () => {
+    const { text, failure } = renderChecked(collection([gpu('0'), gpu('0')]), [['site', 'a']]);
+    expect(failure).toEqual({
+      reason: 'internal_error',
+      message: expect.stringMatching(/^rendered exposition breaks the format: duplicate series /),
+    });
+    expect(text).toContain('nvidia_gpu_collector_error{site="a",reason="internal_error"} 1\n');
+    expect(text).toContain('nvidia_gpu_collector_last_success_timestamp_seconds{site="a"} 1000\n');
+    expect(text).not.toContain('nvidia_gpu_up');
+  });
+  it('a good collection renders as it is, with its own failure (none)', () => {
+    const { text, failure } = renderChecked(collection(), []);
+    expect(failure).toBeUndefined();
+    expect(text).toContain('nvidia_gpu_up{gpu="0",uuid="GPU-0"} 1\n');
+  });
+});
+
+describe('previousSuccessSeconds', () => {
+  it('reads the last success from the previous file: none when there is no file, or it has no such sample', async () => {
+    const dir = await tempDir();
+    const target = { textfileDir: dir, fileName: 'gpu.prom' };
+    expect(await previousSuccessSeconds(target)).toBeUndefined();
+    await writeFile(join(dir, 'gpu.prom'), '# TYPE other gauge\nother 5\n');
+    expect(await previousSuccessSeconds(target)).toBeUndefined();
+    await writeFile(
+      join(dir, 'gpu.prom'),
+      '# TYPE other gauge\nother 5\n# TYPE nvidia_gpu_collector_last_success_timestamp_seconds gauge\nnvidia_gpu_collector_last_success_timestamp_seconds 1234\n',
+    );
+    expect(await previousSuccessSeconds(target)).toBe(1234);
+  });
+});
+
+describe('publish', () => {
+  it('--dry-run prints the text and writes nothing', async () => {
+    const dir = await tempDir();
+    const { out, text } = sink();
+    const result = await publish(collection(), { textfileDir: dir, fileName: 'gpu.prom', dryRun: true, labels: [], out }, new Date());
+    expect(result).toEqual({ failure: undefined });
+    expect(text()).toContain('nvidia_gpu_up{gpu="0",uuid="GPU-0"} 1\n');
+    expect(await readdir(dir)).toEqual([]);
+  });
+  it('writes the textfile and the CSV rows', async () => {
+    const dir = await tempDir();
+    const csv = { dir: join(dir, 'csv'), task: 'job', host: 'h', knownGpus: () => [] };
+    const target = { textfileDir: dir, fileName: 'gpu.prom', dryRun: false, labels: [], out: sink().out, csv };
+    expect(await publish(collection(), target, new Date())).toEqual({ failure: undefined, textfileError: undefined, csvError: undefined });
+    expect(await readFile(join(dir, 'gpu.prom'), 'utf8')).toContain('nvidia_gpu_up{gpu="0",uuid="GPU-0"} 1\n');
+    expect((await readFile(join(dir, 'csv', 'job.csv'), 'utf8')).split('\n').filter(Boolean)).toHaveLength(2);
+  });
+  it('a textfile directory that is a link: nothing written, and the line says why', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'link'));
+    const target = { textfileDir: join(dir, 'link'), fileName: 'gpu.prom', dryRun: false, labels: [], out: sink().out };
+    const result = await publish(collection(), target, new Date());
+    expect(result.textfileError).toBe(
+      `unsafe_directory: ${join(dir, 'link')} is a symbolic link; refusing to write through it; nothing written`,
+    );
+    expect(await readdir(join(dir, 'real'))).toEqual([]);
+  });
+});
+
+describe('checkDirectories', () => {
+  it('a textfile or state directory that is a link is refused; a missing state directory is fine', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'link'));
+    expect(checkDirectories(join(dir, 'link'), undefined)).toBe(
+      `unsafe_directory: ${join(dir, 'link')} is a symbolic link; refusing to write through it; nothing written`,
+    );
+    expect(checkDirectories(join(dir, 'out'), join(dir, 'link'))).toBe(
+      `unsafe_directory: ${join(dir, 'link')} is a symbolic link; refusing to write through it; nothing written`,
+    );
+    expect(checkDirectories(join(dir, 'out'), join(dir, 'no-state-yet'))).toBeUndefined();
+    expect(checkDirectories(join(dir, 'out'), undefined)).toBeUndefined();
+    // The textfile directory is created.
+    expect((await readdir(dir)).sort()).toEqual(['link', 'out', 'real']);
+  });
+});
