@@ -20,7 +20,7 @@ async function processes() {
 }
 
 /** Polls until `check` holds, up to a generous deadline; returns its last value. */
-async function waitFor<T>(check: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
+async function waitFor<T>(check: () => Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const value = await check();
@@ -40,7 +40,8 @@ const groupOf = (...texts: string[]) =>
 const groupGone = (pgid: number) =>
   waitFor(async () => ((await processes()).some((p) => p.pgid === pgid) ? undefined : true), `process group ${pgid} to end`);
 
-describe('no nvidia-smi outlives gpu-textfile', () => {
+// Each wait may take up to a minute on a loaded machine (CI has two cores): the tests get two.
+describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
   it('a SIGKILLed collect leaves no hung nvidia-smi behind (hang ignores SIGTERM and sleeps a minute)', async () => {
     const dir = await tempDir();
     const hang = join(dir, 'hang');
