@@ -10,6 +10,8 @@ export interface DeviceState {
   energy?: { at: number; result: Result<Reading> };
   /** GPM's sample buffers: `previous` holds the last sample taken, `next` is filled by the coming one. */
   gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample };
+  /** Settings (limits, modes, error counts) as last read, and when: the daemon mode rereads them every settingsEveryMs. */
+  settings?: Map<string, { at: number; result: Result<Reading> }>;
   /** Fields that cannot change while the driver stays loaded (identity, maxima), as first read. */
   fixed?: Map<string, Result<Reading>>;
 }
@@ -23,13 +25,20 @@ export interface DeviceCalls {
   now: number;
   /** How long an energy reading is reused (the daemon mode's slower cadence; 0 reads it every sample). */
   energyEveryMs: number;
+  /** How long a setting's reading is reused (the same slower cadence; 0 reads it every sample). */
+  settingsEveryMs: number;
 }
 
 /** A field's reader: NVML's code when the call failed, else the reading. */
 export type FieldReader = (calls: DeviceCalls, field: FieldSpec) => Result<Reading>;
 
 /** Per-GPU calls that share one result per sample. */
-export function deviceCalls(nvml: Nvml, device: Device, state: DeviceState, timing: { now: number; energyEveryMs: number }): DeviceCalls {
+export function deviceCalls(
+  nvml: Nvml,
+  device: Device,
+  state: DeviceState,
+  timing: { now: number; energyEveryMs: number; settingsEveryMs: number },
+): DeviceCalls {
   const results = new Map<string, Result<unknown>>();
   return {
     nvml,

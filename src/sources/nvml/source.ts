@@ -17,7 +17,7 @@ export interface NvmlSourceOptions extends NvmlLocation {
   gpmWindowMs: number;
 }
 
-/** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) this often. */
+/** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) and the settings (device-read.ts) this often. */
 export const ENERGY_EVERY_MS = 10_000;
 
 /** What the source keeps from one collection to the next: each GPU's state, by index. */
@@ -79,7 +79,12 @@ export async function readGpus(
     const result =
       device === undefined
         ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
-        : readDevice(deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs }), index, asked, driver.value);
+        : readDevice(
+            deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs, settingsEveryMs: timing.energyEveryMs }),
+            index,
+            asked,
+            driver.value,
+          );
     if ('lost' in result) {
       kept.delete(index);
       const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
