@@ -6,10 +6,11 @@
 // Without a GPU, pass the stand-in: --nvml-library /tmp/gpu-textfile-nvml-stand-in-*/libnvidia-ml.so.1
 // --env NVML_STAND_IN=FILE, --nvidia-smi test/fixtures/bin/nvidia-smi --env FAKE_SMI_CAPTURE=DIR.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { childrenOf, cpuOf, rssOf } from './proc.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist/gpu-textfile.js');
@@ -31,16 +32,6 @@ function measure(command, extraEnv = {}) {
   const r = JSON.parse(out.toString());
   return { wall: median(r.wall), cpu: median(r.cpu), rssMiB: Math.max(...r.maxrss_kib) / 1024, exits: [...new Set(r.exit)] };
 }
-const cpuOf = (pid) =>
-  readdirSync(`/proc/${pid}/task`).reduce(
-    (sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9,
-    0,
-  );
-const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-const childrenOf = (pid) =>
-  readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-  );
 
 /** collect --interval 250ms --no-processes: CPU per sample of all threads (and any child), after `warmup` s. */
 async function daemon(sourceArgs) {

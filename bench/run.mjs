@@ -11,10 +11,11 @@
 // (V8 still compiling and optimizing) and, separately, over the --seconds after them: what it costs
 // for the hours it then runs.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { tmpdir, cpus, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { childrenOf, cpuOf, rssOf } from './proc.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist/gpu-textfile.js');
@@ -68,18 +69,6 @@ function measure(command, env) {
     exits: [...new Set(result.exit)],
   };
 }
-
-/** CPU seconds of a live process, all its threads: schedstat's nanoseconds, not stat's 10 ms ticks. */
-const cpuOf = (pid) =>
-  readdirSync(`/proc/${pid}/task`).reduce(
-    (sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e9,
-    0,
-  );
-const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-const childrenOf = (pid) =>
-  readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-  );
 
 /**
  * Runs collect --interval 250ms: own CPU (the node process) and its nvidia-smi's per sample, over

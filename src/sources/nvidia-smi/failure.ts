@@ -1,4 +1,5 @@
 import type { Failure, FailureReason } from '../../collection.js';
+import { NVML_RETURN_REASONS } from '../nvml-return-reasons.js';
 import type { SmiOutcome } from './run.js';
 
 // How nvidia-smi says it failed (its messages and exit statuses) -> the pipeline's failure reasons.
@@ -14,15 +15,11 @@ const MESSAGE_RULES: [RegExp, FailureReason][] = [
   [/is not a valid field to query/i, 'invalid_field'],
 ];
 
+// nvidia-smi's exit statuses: NVML's return codes (it exits with the code of the call that failed),
+// and two of its own.
 const EXIT_CODES: Record<number, FailureReason> = {
+  ...NVML_RETURN_REASONS,
   2: 'invalid_field',
-  4: 'insufficient_permissions',
-  6: 'no_devices',
-  9: 'driver_unreachable',
-  12: 'nvml_library_missing',
-  15: 'gpu_lost',
-  17: 'gpu_access_blocked',
-  18: 'driver_library_mismatch',
   255: 'nvml_unknown_error',
 };
 

@@ -1,4 +1,5 @@
 import type { FailureReason, FieldError } from '../../collection.js';
+import { NVML_RETURN_REASONS } from '../nvml-return-reasons.js';
 
 // NVML's return codes (nvmlReturn_t in nvml.h) -> the pipeline's failure reasons and field errors.
 // nvidia-smi exits with the same numbers (src/sources/nvidia-smi/failure.ts), so a failure reads the
@@ -52,15 +53,9 @@ export const describeReturn = (rc: number): string => `NVML_${rc === 0 ? '' : 'E
 
 /** A code that fails the whole collection (nvmlInit, the device count) -> its reason, as nvidia-smi's exit status. */
 const COLLECTION_REASONS: Record<number, FailureReason> = {
-  4: 'insufficient_permissions',
-  6: 'no_devices',
-  9: 'driver_unreachable',
-  12: 'nvml_library_missing',
-  15: 'gpu_lost',
-  17: 'gpu_access_blocked',
-  18: 'driver_library_mismatch',
+  ...NVML_RETURN_REASONS,
+  // NVML_ERROR_GPU_NOT_FOUND: no GPU answered, as nvidia-smi says "No devices were found".
   28: 'no_devices',
-  999: 'nvml_unknown_error',
 };
 
 /** Why a collection failed, from the code of the call that failed it. */
