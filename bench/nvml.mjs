@@ -6,11 +6,11 @@
 // Without a GPU, pass the stand-in: --nvml-library /tmp/gpu-textfile-nvml-stand-in-*/libnvidia-ml.so.1
 // --env NVML_STAND_IN=FILE, --nvidia-smi test/fixtures/bin/nvidia-smi --env FAKE_SMI_CAPTURE=DIR.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { childrenOf, cpuOf, rssOf } from './proc.mjs';
+import { childrenOf, cpuOf, rssOf, watchReplacements } from './proc.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist/gpu-textfile.js');
@@ -40,23 +40,17 @@ async function daemon(sourceArgs) {
   const child = spawn(process.execPath, [...args, ...sourceArgs], { env, stdio: 'ignore' });
   const file = join(dir, 't/nvidia_gpu.prom');
   while (!existsSync(file)) await sleep(10);
-  let writes = 0;
-  let inode = statSync(file).ino;
-  const watch = setInterval(() => {
-    const now = existsSync(file) ? statSync(file).ino : 0;
-    if (now !== inode) writes++;
-    inode = now;
-  }, 20);
+  const replaced = watchReplacements(file);
   const kids = () => childrenOf(child.pid).reduce((sum, pid) => sum + cpuOf(pid), 0);
   await sleep(warmup * 1000);
-  const from = { writes, own: cpuOf(child.pid), kids: kids() };
+  const from = { writes: replaced.count(), own: cpuOf(child.pid), kids: kids() };
   const rss = [];
   for (let s = 0; s < seconds; s++) {
     await sleep(1000);
     rss.push(rssOf(child.pid));
   }
-  const to = { writes, own: cpuOf(child.pid), kids: kids() };
-  clearInterval(watch);
+  const to = { writes: replaced.count(), own: cpuOf(child.pid), kids: kids() };
+  replaced.stop();
   child.kill('SIGTERM');
   await new Promise((done) => child.once('exit', done));
   rmSync(dir, { recursive: true, force: true });

@@ -11,11 +11,11 @@
 // (V8 still compiling and optimizing) and, separately, over the --seconds after them: what it costs
 // for the hours it then runs.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { childrenOf, cpuOf, rssOf } from './proc.mjs';
+import { childrenOf, cpuOf, rssOf, watchReplacements } from './proc.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist/gpu-textfile.js');
@@ -102,15 +102,9 @@ async function measureLongRunning(smi, env, withCsv) {
   const file = join(dir, 't/nvidia_gpu.prom');
   // Start-up and the first (one-shot) sample are not per-sample cost: start counting at the first file.
   while (!existsSync(file)) await sleep(10);
-  let writes = 0;
-  let inode = statSync(file).ino;
-  const watch = setInterval(() => {
-    const now = existsSync(file) ? statSync(file).ino : 0;
-    if (now !== inode) writes++;
-    inode = now;
-  }, 20);
+  const replaced = watchReplacements(file);
   const smiPid = () => childrenOf(child.pid)[0];
-  const mark = () => ({ writes, own: cpuOf(child.pid), smi: smiPid() ? cpuOf(smiPid()) : NaN });
+  const mark = () => ({ writes: replaced.count(), own: cpuOf(child.pid), smi: smiPid() ? cpuOf(smiPid()) : NaN });
   const perSample = (from, to) => ({
     samples: to.writes - from.writes,
     ownMsPerSample: ((to.own - from.own) / (to.writes - from.writes)) * 1000,
@@ -128,7 +122,7 @@ async function measureLongRunning(smi, env, withCsv) {
     rss.push(rssOf(child.pid));
   }
   const end = mark();
-  clearInterval(watch);
+  replaced.stop();
   child.kill('SIGTERM');
   await new Promise((done) => child.once('exit', done));
   rmSync(dir, { recursive: true, force: true });
