@@ -66,4 +66,15 @@ export const NVML_FIELDS: readonly FieldSpec[] = [
       unit: '%',
     },
   ),
+  // PCIe throughput over NVML's 20 ms window, in KB/s (1024 bytes). Opt-in (--slow-fields): each call
+  // took 42 ms per direction on an H200 (BENCHMARKS.md), twice a whole sample's other calls.
+  ...(['transmit', 'receive'] as const).map((direction, counter) =>
+    nvmlGauge(
+      `pcie.throughput.${direction}`,
+      'pcie_throughput_bytes_per_second',
+      'PCIe traffic over the last 20 ms, in bytes per second, by direction as the GPU sees it.',
+      counter === 0 ? 'DCGM_FI_DEV_PCIE_TX_THROUGHPUT' : 'DCGM_FI_DEV_PCIE_RX_THROUGHPUT',
+      { labels: { direction }, factor: 1024, unit: 'KB/s', slow: true },
+    ),
+  ),
 ];

@@ -5,6 +5,8 @@ import { fieldFamilies, metricCatalog } from '../src/metrics-catalog.js';
 
 const BASE_UNITS = [
   '_bytes',
+  // NVML's PCIe throughput is a rate over its own 20 ms window, not a counter one could rate().
+  '_bytes_per_second',
   '_joules_total',
   '_watts',
   '_celsius',
@@ -151,7 +153,8 @@ describe('--exclude-fields globs', () => {
         .filter((f) => f.slow)
         .map((f) => f.query),
     ).toEqual(FIELDS.filter((f) => f.slow).map((f) => f.query));
-    expect(FIELDS.filter((f) => f.slow).every((f) => f.query.startsWith('clocks_event_reasons_counters.'))).toBe(true);
+    // The clock event time counters (nvidia-smi) and PCIe throughput (NVML): the fields whose cost was measured.
+    expect(FIELDS.filter((f) => f.slow).every((f) => /^(clocks_event_reasons_counters|nvml\.pcie\.throughput)\./.test(f.query))).toBe(true);
   });
   it('match by metric name too', () => {
     expect(selectFields(FIELDS, ['nvidia_gpu_fan_*']).some((f) => f.query === 'fan.speed')).toBe(false);

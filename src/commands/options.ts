@@ -105,7 +105,8 @@ export const COLLECT_OPTIONS = {
     type: 'boolean',
     group: SMI,
     default: false,
-    describe: 'Also query the fields that make each call noticeably slower (the clock event reason time counters)',
+    describe:
+      'Also query the fields that make each call noticeably slower (the clock event reason time counters; PCIe throughput with --source nvml)',
   },
   'state-dir': {
     type: 'string',

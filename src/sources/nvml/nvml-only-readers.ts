@@ -61,6 +61,14 @@ const gpm = (c: DeviceCalls, field: FieldSpec): Result<Reading> => {
   return { rc: 0, value: { kind: 'number', value: scaled(percent, field), shown: percent.toFixed(1) } };
 };
 
+/** nvmlDeviceGetPcieThroughput's counter 0 (TX) or 1 (RX), in KB/s. */
+function pcieThroughput(c: DeviceCalls, field: FieldSpec, counter: 0 | 1): Result<Reading> {
+  const read = c.nvml.pcieThroughput(c.device, counter);
+  return read.rc === 0
+    ? { rc: 0, value: { kind: 'number', value: read.value! * (field.factor ?? 1), shown: String(read.value) } }
+    : { rc: read.rc };
+}
+
 export const NVML_ONLY_READERS: Readonly<Record<string, FieldReader>> = {
   'nvml.energy': energy,
   'nvml.pcie.replay_counter': (c, field) => {
@@ -68,6 +76,8 @@ export const NVML_ONLY_READERS: Readonly<Record<string, FieldReader>> = {
     return read.rc === 0 ? { rc: 0, value: counter(read.value!, field) } : { rc: read.rc };
   },
   ...Object.fromEntries(Object.keys(GPM_METRICS).map((query) => [query, gpm])),
+  'nvml.pcie.throughput.transmit': (c, field) => pcieThroughput(c, field, 0),
+  'nvml.pcie.throughput.receive': (c, field) => pcieThroughput(c, field, 1),
 };
 
 /**

@@ -149,6 +149,41 @@ describe('collect --source nvml', () => {
     expect(called.filter((name) => name === 'nvmlGpmMetricsGet')).toHaveLength(1);
   });
 
+  it('PCIe throughput is opt-in (--slow-fields): bytes per second by direction, never called without it', async () => {
+    const dir = await tempDir();
+    const calls = join(dir, 'calls');
+    // KB/s, as NVML answers: GPU 0 sends 1000 and receives 250; GPU 1 answers only for sending.
+    const config = standInConfig(capture('h200x2__580.159.04__linux-load'), [
+      '0.pcie_tx=1000',
+      '0.pcie_rx=250',
+      '1.pcie_tx=0',
+      `calls=${calls}`,
+    ]);
+    const plain = await collectNvml(config, '--no-processes');
+    expect([plain.exitCode, plain.stdout.includes('pcie_throughput'), (await readFile(calls, 'utf8')).includes('PcieThroughput')]).toEqual([
+      0,
+      false,
+      false,
+    ]);
+    const slow = await collectNvml(config, '--no-processes', '--slow-fields');
+    expect([slow.exitCode, slow.stderr]).toEqual([0, '']);
+    const samples = checkExposition(slow.stdout).samples.filter((s) => s.name === 'nvidia_gpu_pcie_throughput_bytes_per_second');
+    expect(samples.map((s) => [s.labels.gpu, s.labels.direction, s.value])).toEqual([
+      ['0', 'transmit', 1024000],
+      ['0', 'receive', 256000],
+      ['1', 'transmit', 0],
+    ]);
+  });
+
+  it('under nvidia-smi the NVML-only families are absent, not zero, --slow-fields or not', async () => {
+    const dir = await tempDir();
+    const smi = await runCli(['collect', '--dry-run', '--slow-fields', '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI], {
+      FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load'),
+    });
+    expect(smi.exitCode).toBe(0);
+    expect(smi.stdout).not.toMatch(/nvidia_gpu_(pcie_throughput|energy|sm_active|pcie_replay)/);
+  });
+
   it('an unknown --source is refused at parse time (exit 2)', async () => {
     const result = await runCli(['collect', '--dry-run', '--source', 'nvlm']);
     expect(result.exitCode).toBe(2);
