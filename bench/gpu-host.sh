@@ -28,12 +28,7 @@ log "doctor with the NVML library ($lib) unreadable"
 unshare -m sh -c "mount --bind /dev/null $lib && $CLI doctor; echo exit \$?; $CLI collect --dry-run --no-processes >/dev/null; echo collect-exit \$?" > "$R/doctor-no-nvml.txt" 2>&1
 
 log "capture"
-fields=$(nvidia-smi --help-query-gpu | grep -o '^"[A-Za-z_][A-Za-z0-9_.]*"' | tr -d '"' | paste -sd,)
-valid=$(for f in ${fields//,/ }; do nvidia-smi --query-gpu="$f" --format=csv,noheader >/dev/null 2>&1 && echo "$f"; done | paste -sd,)
-nvidia-smi --query-gpu="$valid" --format=csv > "$R/capture/query-gpu.csv" 2>&1
-nvidia-smi --help-query-gpu > "$R/capture/help-query-gpu.txt"
-nvidia-smi --query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,process_name,used_gpu_memory --format=csv > "$R/capture/query-compute-apps.csv" 2>&1
-nvidia-smi -L > "$R/capture/L.txt"
+bench/capture.sh "$R/capture"
 
 log "field costs"; node bench/field-costs.mjs --runs 3 --default "$(node -e "console.log(Object.values(require('/tmp/st/state.json').names).join(','))")" > "$R/field-costs.txt" 2>&1
 log "bench"; node bench/run.mjs --runs 20 --seconds 20 --json "$R/bench.json" > "$R/bench.txt" 2>&1

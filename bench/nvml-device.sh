@@ -27,12 +27,7 @@ except Exception as e: print('margin error', e)
 PY
 
 log capture
-fields=$(nvidia-smi --help-query-gpu | grep -o '^"[A-Za-z_][A-Za-z0-9_.]*"' | tr -d '"' | paste -sd,)
-valid=$(for f in ${fields//,/ }; do nvidia-smi --query-gpu="$f" --format=csv,noheader >/dev/null 2>&1 && echo "$f"; done | paste -sd,)
-nvidia-smi --query-gpu="$valid" --format=csv > "$R/capture/query-gpu.csv" 2>&1
-nvidia-smi --help-query-gpu > "$R/capture/help-query-gpu.txt"
-nvidia-smi --query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,process_name,used_gpu_memory --format=csv > "$R/capture/query-compute-apps.csv" 2>&1
-nvidia-smi -L > "$R/capture/L.txt"
+bench/capture.sh "$R/capture"
 
 # Both sources at the same moment: started together, each a one-shot dry run.
 side_by_side() {
