@@ -92,9 +92,17 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     );
   };
 
+  let driverVersion: Result<string> | undefined;
   return {
     init: () => init(),
-    driverVersion: () => textCall(driver),
+    // The loaded driver's version cannot change while NVML is initialized (a reload invalidates the session):
+    // asked once, not every sample.
+    driverVersion: () => {
+      if (driverVersion) return driverVersion;
+      const read = textCall(driver);
+      if (read.rc === 0) driverVersion = read;
+      return read;
+    },
     cudaDriverVersion: () => {
       const version = [0];
       return ok(cudaVersion(version), () => version[0]!);

@@ -10,7 +10,10 @@ export interface DeviceState {
   energy?: { at: number; result: Result<Reading> };
   /** GPM's sample buffers: `previous` holds the last sample taken, `next` is filled by the coming one. */
   gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample };
-  /** Settings (limits, modes, error counts) as last read, and when: the daemon mode rereads them every settingsEveryMs. */
+  /**
+   * Settings (limits, modes, error counts) as last read, and when, and the moving fields this GPU does not
+   * have: the daemon mode asks them again every settingsEveryMs.
+   */
   settings?: Map<string, { at: number; result: Result<Reading> }>;
   /** Fields that cannot change while the driver stays loaded (identity, maxima), as first read. */
   fixed?: Map<string, Result<Reading>>;

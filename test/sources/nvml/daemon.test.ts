@@ -51,17 +51,21 @@ it('collect --interval --source nvml publishes sample after sample, GPM from the
   expect(await called('nvmlGpmSampleGet')).toBe((await called('nvmlGpmMetricsGet')) + 1);
   // The energy counter is read by the first collection and then every 10 s, not every 100 ms.
   expect(await called('nvmlDeviceGetTotalEnergyConsumption')).toBeLessThanOrEqual(4);
-  // So are the settings (limits, modes, error counts, thermal headroom): per GPU by the first collection's
-  // two reads (its GPM window) and the stream's first sample, then kept; power is read every sample.
+  // So are the settings (limits, modes, error counts, thermal headroom) and a moving field the GPU does
+  // not have (the capture's H200s have no fan: NOT_SUPPORTED): per GPU by the first collection's two
+  // reads (its GPM window) and the stream's first sample, then kept; power is read every sample.
   for (const setting of [
     'nvmlDeviceGetMarginTemperature',
     'nvmlDeviceGetEccMode',
     'nvmlDeviceGetRemappedRows',
     'nvmlDeviceGetEnforcedPowerLimit',
+    'nvmlDeviceGetFanSpeed',
   ])
     expect([setting, await called(setting)]).toEqual([setting, expect.toSatisfy((n: number) => n >= 2 && n <= 6)]);
   expect(await called('nvmlDeviceGetPowerUsage')).toBeGreaterThanOrEqual(10);
   expect(await called('nvmlInit_v2')).toBe(1);
+  // The driver's version cannot change under an initialized NVML: asked once.
+  expect(await called('nvmlSystemGetDriverVersion')).toBe(1);
   // Identity and maxima are read once per GPU, not per sample.
   expect([await called('nvmlDeviceGetSerial'), await called('nvmlDeviceGetMaxClockInfo')]).toEqual([2, 6]);
 });
