@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, unlinkSync, type Stats } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { readBounded } from './bounded-read.js';
 import { FILE_STEPS, type FileSteps } from './file-steps.js';
 import { OWN_PROC } from './host.js';
 import { makeDirs } from './make-dirs.js';
+import { randomHex } from './random-hex.js';
 import { escapeRegExp } from './regex.js';
 
 // The tool runs as root in directories other users may own (Debian's /var/lib/prometheus belongs to
@@ -112,6 +112,10 @@ export function assertPlainFile(info: Stats, path: string): void {
 /** Opens NAME in a pinned directory for writing without following a link; only plain files. */
 export function openNoFollow(dir: PinnedDir, name: string, flags: number, mode = 0o644): number {
   let fd: number;
+  // O_CREAT | O_EXCL creates the file or fails, whatever is at the name (a link is not followed): what
+  // opens is a new regular file with one link, so it needs no fstat, which the daemon mode would pay
+  // on every sample.
+  const created = (flags & (O_CREAT | O_EXCL)) === (O_CREAT | O_EXCL);
   try {
     fd = openSync(dir.at(name), flags | O_NOFOLLOW | O_NONBLOCK, mode);
   } catch (error) {
@@ -119,6 +123,7 @@ export function openNoFollow(dir: PinnedDir, name: string, flags: number, mode =
       throw new UnsafeFileError(`${dir.path}/${name} is a symbolic link; refusing to write through it`, 'ELINK');
     throw error;
   }
+  if (created) return fd;
   try {
     assertPlainFile(fstatSync(fd), `${dir.path}/${name}`);
     return fd;
@@ -132,8 +137,11 @@ export function openNoFollow(dir: PinnedDir, name: string, flags: number, mode =
 export const openForAppend = (dir: PinnedDir, name: string, mode = 0o644): number =>
   openNoFollow(dir, name, O_WRONLY | O_APPEND | O_CREAT, mode);
 
-/** A random temp name beside NAME: hidden, and not ending in .prom, so node_exporter ignores it. */
-export const tempName = (name: string): string => `.${name}.${randomBytes(8).toString('hex')}.tmp`;
+/**
+ * A random temp name beside NAME: hidden, and not ending in .prom, so node_exporter ignores it.
+ * Random, so that nobody else writing in the directory can take the name first (O_EXCL then fails).
+ */
+export const tempName = (name: string): string => `.${name}.${randomHex()}.tmp`;
 
 /** Temp names tempName() gives NAME, to clear what a killed run left. */
 export const tempNamePattern = (name: string): RegExp => new RegExp(`^\\.${escapeRegExp(name)}\\.[0-9a-f]{16}\\.tmp$`);
