@@ -39,6 +39,8 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
     const line = record.seq > cursor ? parseXidLine(record.message) : undefined;
     return line ? [{ ...line, seq: record.seq }] : [];
   });
+  // Nothing new (the daemon mode's usual look): the same state, so nobody compares or saves it again.
+  if (before && !restarted && fresh.length === 0 && (bootId ?? before.bootId) === before.bootId) return before;
   const seq = fresh.reduce((last, event) => Math.max(last, event.seq), cursor);
   return { bootId: bootId ?? before?.bootId, seq, counts: addXidEvents(before?.counts ?? [], fresh) };
 }

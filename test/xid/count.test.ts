@@ -26,6 +26,10 @@ describe('countXids', () => {
   it('second run over the same log: nothing counted twice, the state does not change', () => {
     const first = countXids(undefined, log, BOOT);
     expect(countXids(first, [...log, other(5)], BOOT)).toEqual(first);
+    // The very object: the daemon mode saves the state when it is another one, so an unchanged look saves nothing.
+    expect(countXids(first, [other(5)], BOOT)).toBe(first);
+    expect(countXids(first, [], BOOT)).toBe(first);
+    expect(countXids(first, [], 'another-boot')).not.toBe(first);
   });
 
   it('a new Xid line adds one', () => {

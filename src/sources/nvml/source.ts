@@ -36,8 +36,11 @@ const NOT_AVAILABLE = 0xffffffffffffffffn;
 
 const isFailure = (value: Nvml | Failure): value is Failure => 'reason' in value;
 
+/** Every GPU's handle (or why there is none), by index. */
+export type Handles = { handles: { index: number; rc: number; device?: bigint }[] };
+
 /** Every GPU's handle, or the failure that ends the collection. */
-function devices(nvml: Nvml): { handles: { index: number; rc: number; device?: bigint }[] } | Failure {
+function devices(nvml: Nvml): Handles | Failure {
   const count = nvml.count();
   if (count.rc !== 0) return { reason: collectionReason(count.rc), message: `nvmlDeviceGetCount_v2 returned ${describeReturn(count.rc)}` };
   if (count.value === 0) return { reason: 'no_devices', message: 'NVML found no NVIDIA devices' };
@@ -49,17 +52,32 @@ function devices(nvml: Nvml): { handles: { index: number; rc: number; device?: b
   };
 }
 
-/** One read of every GPU: samples, and the GPUs that did not answer. */
+/** What a read of `fields` asks NVML: worked out once per stream, not per sample. */
+export interface ReadPlan {
+  /** nvidia-smi's names of the fields, '' for those NVML does not answer (the source's `names`). */
+  names: Record<string, string>;
+  asked: FieldSpec[];
+}
+
+export const readPlan = (fields: readonly FieldSpec[]): ReadPlan => ({
+  names: Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : ''])),
+  asked: fields.filter(nvmlAnswers),
+});
+
+/**
+ * One read of every GPU: samples, and the GPUs that did not answer. `handles`, when given, are the
+ * devices an earlier read of this session found (the daemon mode's stream: NVML's device count and
+ * handles stay as they are while it is initialized, and asking cost 45 us a sample on an H200 host).
+ */
 export async function readGpus(
   nvml: Nvml,
-  fields: readonly FieldSpec[],
+  { names, asked }: ReadPlan,
   query: Pick<GpuQuery, 'knownGpus'>,
   kept: Kept,
   timing: ReadTiming,
-): Promise<GpuRead> {
-  const names = Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : '']));
-  const asked = fields.filter(nvmlAnswers);
-  const all = devices(nvml);
+  handles?: Handles,
+): Promise<GpuRead & { handles?: Handles }> {
+  const all = handles ?? devices(nvml);
   if ('reason' in all) {
     // What was kept of each GPU may not hold once NVML answers again (a reloaded driver, a GPU reset).
     kept.clear();
@@ -97,7 +115,7 @@ export async function readGpus(
       learned: false,
       failure: { reason: 'gpu_lost', message: `no GPU could be read: GPU ${lost[0]?.gpu}: ${lost[0]?.message}` },
     };
-  return { kind: 'ok', samples, problems: [], lost, fields: asked, names, learned: false };
+  return { kind: 'ok', samples, problems: [], lost, fields: asked, names, learned: false, handles: all };
 }
 
 /** The compute processes of every GPU that answers. */
@@ -139,15 +157,17 @@ function nvmlStream(
   const ended = new Promise<Failure>((resolve) => {
     end = resolve;
   });
+  const plan = readPlan(fields);
   async function* rows(): AsyncGenerator<GpuSample | RowProblem | undefined> {
     let next = Date.now();
+    let handles: Handles | undefined;
     while (!stopped) {
       const takenAt = Date.now();
       const nvml = open();
       const timing = { gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, takenAt };
       const read = isFailure(nvml)
         ? ({ kind: 'failed', failure: nvml } as const)
-        : await readGpus(nvml, fields, { knownGpus: [] }, kept, timing);
+        : await readGpus(nvml, plan, { knownGpus: [] }, kept, timing, handles);
       if (read.kind === 'failed') {
         stopped = true;
         end(read.failure);
@@ -160,6 +180,7 @@ function nvmlStream(
         end({ reason: 'gpu_lost', message: `GPU ${read.lost[0]!.gpu}: ${read.lost[0]!.message}` });
         return;
       }
+      handles = read.handles;
       yield* read.samples;
       // Keep the cadence: the next sample is due one interval after this one was due.
       next = Math.max(next + intervalMs, Date.now());
@@ -203,7 +224,9 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
     reads: () => ({
       gpus: async (query) => {
         const nvml = open();
-        return isFailure(nvml) ? { kind: 'failed', failure: nvml, learned: false } : readGpus(nvml, query.fields, query, kept, timing);
+        return isFailure(nvml)
+          ? { kind: 'failed', failure: nvml, learned: false }
+          : readGpus(nvml, readPlan(query.fields), query, kept, timing);
       },
       processes: async () => {
         const nvml = open();
