@@ -62,8 +62,10 @@ const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
 const base = [process.execPath, CLI, 'collect', '--textfile-dir', work, '--state-dir', work];
 const nvml = ['--source', 'nvml', '--nvml-library', library];
 execFileSync(base[0], [...base.slice(1), '--nvidia-smi', smi], { env, stdio: 'ignore' });
+const floor = [process.execPath, join(ROOT, 'bench/nvml-floor.cjs'), library];
 const cases = [
   ['node -e 0', [process.execPath, '-e', '0']],
+  ['floor: koffi, nvmlInit_v2 and one read of every field, nothing published (bench/nvml-floor.cjs)', floor],
   ['collect --source nvidia-smi (one-shot)', [...base, '--nvidia-smi', smi]],
   ["collect --source nvml (one-shot), without GPM (--exclude-fields 'nvml.gpm.*')", [...base, ...nvml, '--exclude-fields', 'nvml.gpm.*']],
   ['collect --source nvml (one-shot), GPM window 100ms (the default)', [...base, ...nvml]],
@@ -93,3 +95,9 @@ for (const [label, sourceArgs] of [
 const node = results['node -e 0'].wall;
 const oneShot = results["collect --source nvml (one-shot), without GPM (--exclude-fields 'nvml.gpm.*')"].wall;
 console.log(`\none-shot --source nvml without GPM: node -e 0 + ${ms(oneShot - node)} ms (target: + 30 ms)`);
+const below = results[cases[1][0]].wall;
+console.log(`the floor under it: node -e 0 + ${ms(below - node)} ms; the CLI above the floor: + ${ms(oneShot - below)} ms`);
+const split = JSON.parse(execFileSync(floor[0], [...floor.slice(1), '--timed'], { env }).toString());
+console.log(
+  `in the floor: dist/nvml.js loaded in ${split.loadMs} ms, koffi + nvmlInit_v2 ${split.openMs} ms, first read of ${split.gpus} GPU(s) ${split.firstReadMs} ms, the same read again ${split.secondReadMs} ms`,
+);

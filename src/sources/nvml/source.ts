@@ -241,5 +241,6 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
   };
 }
 
-// For bench/nvml-calls.mjs, which times each NVML call through the bundle users run.
+// For bench/nvml-calls.mjs and bench/nvml-floor.cjs, which time NVML's calls through the bundle users run.
 export { nvmlOpener } from './session.js';
+export { FIELDS, selectFields } from '../../fields.js';
