@@ -16,7 +16,7 @@ if ('reason' in nvml) {
 }
 const opened = process.hrtime.bigint();
 const plan = readPlan(selectFields(FIELDS, ['nvml.gpm.*'], false));
-const read = () => readGpus(nvml, plan, { knownGpus: [] }, new Map(), { gpmWindowMs: 0, energyEveryMs: 0 });
+const read = () => readGpus(nvml, plan, { knownGpus: [] }, new Map(), { gpmWindowMs: 0, energyEveryMs: 0, settingsEveryMs: 0 });
 read().then(async (first) => {
   if (first.kind !== 'ok') process.exit(1);
   const firstDone = process.hrtime.bigint();

@@ -17,8 +17,10 @@ export interface NvmlSourceOptions extends NvmlLocation {
   gpmWindowMs: number;
 }
 
-/** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) and the settings (device-read.ts) this often. */
+/** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) this often. */
 export const ENERGY_EVERY_MS = 10_000;
+/** ... and the settings (device-read.ts; up to 1.7 ms a call there) this often, dcgm-exporter's default interval. */
+export const SETTINGS_EVERY_MS = 30_000;
 
 /** What the source keeps from one collection to the next: each GPU's state, by index. */
 export type Kept = Map<number, DeviceState>;
@@ -27,6 +29,7 @@ export type Kept = Map<number, DeviceState>;
 export interface ReadTiming {
   gpmWindowMs: number;
   energyEveryMs: number;
+  settingsEveryMs: number;
   /** Set on the daemon mode's samples: when the read started. */
   takenAt?: number;
 }
@@ -98,7 +101,11 @@ export async function readGpus(
       device === undefined
         ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
         : readDevice(
-            deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs, settingsEveryMs: timing.energyEveryMs }),
+            deviceCalls(nvml, device, stateOf(index), {
+              now,
+              energyEveryMs: timing.energyEveryMs,
+              settingsEveryMs: timing.settingsEveryMs,
+            }),
             index,
             asked,
             driver.value,
@@ -164,7 +171,7 @@ function nvmlStream(
     while (!stopped) {
       const takenAt = Date.now();
       const nvml = open();
-      const timing = { gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, takenAt };
+      const timing = { gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, settingsEveryMs: SETTINGS_EVERY_MS, takenAt };
       const read = isFailure(nvml)
         ? ({ kind: 'failed', failure: nvml } as const)
         : await readGpus(nvml, plan, { knownGpus: [] }, kept, timing, handles);
@@ -219,7 +226,7 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
   const open = nvmlOpener(options);
   // One-shot runs read the energy counter every time; the daemon mode's one-shot recoveries share its cadence.
   const kept: Kept = new Map();
-  const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0 };
+  const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0, settingsEveryMs: 0 };
   return {
     reads: () => ({
       gpus: async (query) => {

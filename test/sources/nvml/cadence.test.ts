@@ -1,0 +1,61 @@
+import { afterEach, expect, it, vi } from 'vitest';
+import { FIELDS, selectFields } from '../../../src/fields.js';
+import type { Nvml } from '../../../src/sources/nvml/api.js';
+import { ENERGY_EVERY_MS, readGpus, readPlan, SETTINGS_EVERY_MS, type Kept } from '../../../src/sources/nvml/source.js';
+
+// The daemon mode's cadences, on a fake clock: moving fields every sample, the energy counter every
+// ENERGY_EVERY_MS, settings and fields the GPU lacks every SETTINGS_EVERY_MS. The NVML here is an object
+// answering as an H200 would for the calls counted, and NOT_SUPPORTED (3) for every other.
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function fakeNvml(calls: string[]): Nvml {
+  const answers: Record<string, (...args: unknown[]) => unknown> = {
+    count: () => ({ rc: 0, value: 1 }),
+    handle: () => ({ rc: 0, value: 1n }),
+    driverVersion: () => ({ rc: 0, value: '580.159.04' }),
+    text: (what) => (what === 'uuid' ? { rc: 0, value: 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d' } : { rc: 3 }),
+    marginTemperature: () => ({ rc: 0, value: 29 }),
+    energy: () => ({ rc: 0, value: 1000n }),
+    uint: (name) => (name === 'PowerUsage' ? { rc: 0, value: 118730 } : { rc: 3 }),
+  };
+  return new Proxy({} as Nvml, {
+    get:
+      (_, name: string) =>
+      (...args: unknown[]) => {
+        calls.push(name === 'uint' ? `uint.${String(args[0])}` : name);
+        return answers[name]?.(...args) ?? { rc: 3 };
+      },
+  });
+}
+
+it('reads the energy counter every 10 s, settings and missing fields every 30 s, the rest every sample', async () => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  const calls: string[] = [];
+  const nvml = fakeNvml(calls);
+  const plan = readPlan(selectFields(FIELDS, ['nvml.gpm.*']));
+  const kept: Kept = new Map();
+  const timing = { gpmWindowMs: 0, energyEveryMs: ENERGY_EVERY_MS, settingsEveryMs: SETTINGS_EVERY_MS };
+  const counted = () => ({
+    power: calls.filter((c) => c === 'uint.PowerUsage').length,
+    energy: calls.filter((c) => c === 'energy').length,
+    headroom: calls.filter((c) => c === 'marginTemperature').length,
+    fan: calls.filter((c) => c === 'uint.FanSpeed').length,
+  });
+  const seen = [];
+  for (const at of [0, 5_000, 20_000, 29_000, 31_000]) {
+    vi.setSystemTime(1_800_000_000_000 + at);
+    const read = await readGpus(nvml, plan, { knownGpus: [] }, kept, timing);
+    expect(read.kind).toBe('ok');
+    seen.push(counted());
+  }
+  expect(seen).toEqual([
+    { power: 1, energy: 1, headroom: 1, fan: 1 },
+    { power: 2, energy: 1, headroom: 1, fan: 1 },
+    { power: 3, energy: 2, headroom: 1, fan: 1 },
+    { power: 4, energy: 2, headroom: 1, fan: 1 },
+    { power: 5, energy: 3, headroom: 2, fan: 2 },
+  ]);
+});
