@@ -15,34 +15,52 @@ const family = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, samples: Met
   samples,
 });
 
-function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels): MetricSample[] {
+/**
+ * Labels arrays by what they label, kept from one collection to the next by a long-running publisher
+ * (one per set of constant labels): a series then has the very same array every sample, and render
+ * and the checks, which work on each array once (their memos), do so once per run. Cleared when it
+ * holds more than any host's series need.
+ */
+export type LabelArrays = Map<string, Labels>;
+const MAX_LABEL_ARRAYS = 65_536;
+
+function keptArray(arrays: LabelArrays, key: string, make: () => Labels): Labels {
+  let labels = arrays.get(key);
+  if (labels === undefined) {
+    if (arrays.size >= MAX_LABEL_ARRAYS) arrays.clear();
+    arrays.set(key, (labels = make()));
+  }
+  return labels;
+}
+
+function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels, arrays: LabelArrays, gpuKey: string): MetricSample[] {
   const reading = sample.readings.get(field.query);
-  // Without labels of its own a field's series shares the GPU's labels array (render and the checks
-  // then see each array once).
-  const labels: Labels = field.labels ? [...gpuLabels, ...Object.entries(field.labels)] : gpuLabels;
+  // Without labels of its own a field's series shares the GPU's labels array.
+  const labels: Labels = field.labels
+    ? keptArray(arrays, `${gpuKey}\u0000${field.query}`, () => [...gpuLabels, ...Object.entries(field.labels!)])
+    : gpuLabels;
   if (reading?.kind === 'number') return [{ labels, value: reading.value }];
   if (reading?.kind === 'text' && field.kind === 'state' && field.stateLabel) {
     const states = field.states ?? [];
-    const known = states.map((state) => ({
-      labels: [...labels, [field.stateLabel!, state] as const],
-      value: state === reading.text ? 1 : 0,
-    }));
-    return states.includes(reading.text) ? known : [...known, { labels: [...labels, [field.stateLabel, reading.text] as const], value: 1 }];
+    const stateLabels = (state: string) =>
+      keptArray(arrays, `${gpuKey}\u0000${field.query}\u0000${state}`, () => [...labels, [field.stateLabel!, state] as const]);
+    const known = states.map((state) => ({ labels: stateLabels(state), value: state === reading.text ? 1 : 0 }));
+    return states.includes(reading.text) ? known : [...known, { labels: stateLabels(reading.text), value: 1 }];
   }
   return [];
 }
 
-/** Samples and health -> metric families, in a fixed order. `constant` labels go on every series. */
-export function buildFamilies(collection: Collection, constant: Labels = []): MetricFamily[] {
+/**
+ * Samples and health -> metric families, in a fixed order. `constant` labels go on every series.
+ * `arrays`: see LabelArrays; by default the arrays are shared within this collection only.
+ */
+export function buildFamilies(collection: Collection, constant: Labels = [], arrays: LabelArrays = new Map()): MetricFamily[] {
   const { fields, samples } = collection;
+  // Lengths first: no gpu and uuid run into another's key, whatever characters a source gave them.
+  const gpuKey = (sample: { gpu: string; uuid: string }) => `${sample.gpu.length}:${sample.gpu}${sample.uuid.length}:${sample.uuid}`;
   // Built once per GPU: every family of every sample starts with them.
-  const cached = new Map<string, Labels>();
-  const gpuLabels = (sample: { gpu: string; uuid: string }): Labels => {
-    const key = `${sample.gpu}\u0000${sample.uuid}`;
-    let labels = cached.get(key);
-    if (!labels) cached.set(key, (labels = [...constant, ['gpu', sample.gpu], ['uuid', sample.uuid]]));
-    return labels;
-  };
+  const gpuLabels = (sample: { gpu: string; uuid: string }): Labels =>
+    keptArray(arrays, gpuKey(sample), () => [...constant, ['gpu', sample.gpu], ['uuid', sample.uuid]]);
   const labelFields = fields.filter((field) => field.kind === 'label' && field.label !== 'gpu' && field.label !== 'uuid');
   const families: MetricFamily[] = [];
 
@@ -66,10 +84,11 @@ export function buildFamilies(collection: Collection, constant: Labels = []): Me
     ]),
   );
   // The bulk of every sample (fields x GPUs): plain loops, each GPU's labels looked up once.
-  const labelled = samples.map((sample) => ({ sample, labels: gpuLabels(sample) }));
+  const labelled = samples.map((sample) => ({ sample, labels: gpuLabels(sample), key: gpuKey(sample) }));
   for (const { spec, fields: members } of fieldFamilies(fields)) {
     const series: MetricSample[] = [];
-    for (const { sample, labels } of labelled) for (const field of members) series.push(...fieldSamples(field, sample, labels));
+    for (const { sample, labels, key } of labelled)
+      for (const field of members) series.push(...fieldSamples(field, sample, labels, arrays, key));
     families.push(family({ name: spec.metric!, type: spec.type ?? 'gauge', help: spec.help ?? '' }, series));
   }
   families.push(

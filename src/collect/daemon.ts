@@ -21,7 +21,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   // themselves (measured: 1.5 ms a sample on top of 1.6); Maglev and the baseline tiers do not.
   setFlagsFromString('--max-opt=2');
   const { daemonLoop } = await import('./daemon-loop.js');
-  const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
+  const { publish, previousSuccessSeconds, removeStaleTemps, newRenderMemo } = await import('../publish/publish.js');
+  publishTarget.memo = newRenderMemo();
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
   const source = await openSource(plan.source, plan);
   const stop = new AbortController();

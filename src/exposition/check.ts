@@ -137,17 +137,27 @@ export function checkExposition(text: string): ParsedExposition {
 /** A series' labels as render() takes them: [name, value] pairs. */
 type Labels = readonly (readonly [string, string])[];
 
+/** What checkFamilies works out once per labels array: its names and values joined, and the invalid names. */
+export interface LabelsDescription {
+  names: string;
+  values: string;
+  invalid: string[];
+}
+
 /**
  * The format's rules checked on the families a text is rendered from, without rendering or parsing:
  * valid and unique family names, valid label names, one label set per family, no duplicate series.
  * render() then guarantees the rest (one HELP and TYPE each, contiguity, escaping, no timestamps,
  * the final newline). Cheap enough for every sample of daemon mode.
  */
-export function checkFamilies(families: readonly { name: string; samples: readonly { labels: Labels }[] }[]): string[] {
+export function checkFamilies(
+  families: readonly { name: string; samples: readonly { labels: Labels }[] }[],
+  // Series share labels arrays (a GPU's, in every family): each array is looked at once (once per
+  // run where the publisher keeps this and its arrays, as render's memo).
+  described: WeakMap<Labels, LabelsDescription> = new WeakMap(),
+): string[] {
   const problems: string[] = [];
   const names = new Set<string>();
-  // Series share labels arrays (a GPU's, in every family): each array is looked at once.
-  const described = new Map<Labels, { names: string; values: string; invalid: string[] }>();
   const describe = (labels: Labels) => {
     let description = described.get(labels);
     if (!description) {

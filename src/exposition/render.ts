@@ -6,11 +6,13 @@ type Labels = MetricSample['labels'];
 const renderLabels = (labels: Labels): string =>
   labels.length === 0 ? '' : `{${labels.map(([label, value]) => `${label}="${escapeLabelValue(value)}"`).join(',')}}`;
 
-/** Families -> exposition text. Families without samples are left out. */
-export function render(families: readonly MetricFamily[]): string {
-  // Most series share their labels array with the other series of their GPU (in every family):
-  // each array is escaped and joined once per text, not once per series.
-  const rendered = new Map<Labels, string>();
+/**
+ * Families -> exposition text. Families without samples are left out. `rendered` holds each labels
+ * array's text: most series share their array with the other series of their GPU (in every family),
+ * so each is escaped and joined once per text, not once per series; a long-running publisher that
+ * keeps its arrays from one collection to the next (metrics.ts) keeps this too, and each is done once.
+ */
+export function render(families: readonly MetricFamily[], rendered: WeakMap<Labels, string> = new WeakMap()): string {
   const labelsText = (labels: Labels): string => {
     let text = rendered.get(labels);
     if (text === undefined) rendered.set(labels, (text = renderLabels(labels)));

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { checkExposition, checkFamilies } from '../exposition/check.js';
+import { checkExposition, checkFamilies, type LabelsDescription } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
-import { buildFamilies } from '../metrics.js';
+import { buildFamilies, type LabelArrays } from '../metrics.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps, removeTextfile } from './textfile.js';
@@ -19,7 +19,21 @@ export interface PublishTarget {
   out: NodeJS.WritableStream;
   /** Families written after the collection's (`run`'s job info), without the constant labels. */
   extraFamilies?: () => MetricFamily[];
+  /** Kept from one collection to the next by a long-running publisher (newRenderMemo). */
+  memo?: RenderMemo;
 }
+
+/**
+ * What the daemon mode keeps between samples so that each series' labels are built, escaped and
+ * checked once per run instead of once per sample (a third of a sample's JavaScript on an H200 host).
+ */
+export interface RenderMemo {
+  arrays: LabelArrays;
+  rendered: WeakMap<object, string>;
+  described: WeakMap<object, LabelsDescription>;
+}
+
+export const newRenderMemo = (): RenderMemo => ({ arrays: new Map(), rendered: new WeakMap(), described: new WeakMap() });
 
 /**
  * Renders a collection, falling back to a health-only file if it breaks a format rule (a bug). The
@@ -31,10 +45,11 @@ export function renderChecked(
   labels: [string, string][],
   checkText = true,
   extra: readonly MetricFamily[] = [],
+  memo: RenderMemo = newRenderMemo(),
 ): { text: string; failure?: Failure } {
-  const families = [...buildFamilies(collection, labels), ...extra];
-  const text = render(families);
-  const problems = [...checkFamilies(families), ...(checkText ? checkExposition(text).problems : [])];
+  const families = [...buildFamilies(collection, labels, memo.arrays), ...extra];
+  const text = render(families, memo.rendered);
+  const problems = [...checkFamilies(families, memo.described), ...(checkText ? checkExposition(text).problems : [])];
   if (problems.length === 0) return { text, failure: collection.health.failure };
   const failure: Failure = { reason: 'internal_error', message: `rendered exposition breaks the format: ${problems[0]}` };
   const fallback = failedCollection(failure, collection.health.durationSeconds, collection.health.lastSuccessSeconds);
@@ -72,7 +87,7 @@ export interface Published {
 
 /** Publishes one collection: the textfile (or stdout with --dry-run) and the CSV rows. */
 export async function publish(collection: Collection, target: PublishTarget, now: Date, checkText = true): Promise<Published> {
-  const { text, failure } = renderChecked(collection, target.labels, checkText, target.extraFamilies?.());
+  const { text, failure } = renderChecked(collection, target.labels, checkText, target.extraFamilies?.(), target.memo);
   if (target.dryRun) {
     target.out.write(text);
     return { failure };

@@ -1,0 +1,46 @@
+import { expect, it } from 'vitest';
+import type { Collection, GpuSample, Reading } from '../../src/collection.js';
+import { FIELDS, type FieldSpec } from '../../src/fields.js';
+import { newRenderMemo, renderChecked } from '../../src/publish/publish.js';
+
+// The daemon mode keeps a RenderMemo from one sample to the next: the text must be exactly what a
+// fresh render gives, whatever changed between samples (values, states, a GPU swapped for another).
+
+const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
+const FIELDS_USED = ['index', 'uuid', 'name', 'power.draw', 'compute_mode', 'clocks_event_reasons.sw_power_cap'].map(field);
+const sample = (gpu: string, uuid: string, watts: number, mode: string, capped: boolean): GpuSample => ({
+  gpu,
+  uuid,
+  readings: new Map<string, Reading>([
+    ['name', { kind: 'text', text: 'NVIDIA H200' }],
+    ['power.draw', { kind: 'number', value: watts, shown: String(watts) }],
+    ['compute_mode', { kind: 'text', text: mode }],
+    ['clocks_event_reasons.sw_power_cap', { kind: 'number', value: capped ? 1 : 0, shown: capped ? 'Active' : 'Not Active' }],
+  ]),
+});
+const collection = (samples: GpuSample[]): Collection => ({
+  fields: FIELDS_USED,
+  samples,
+  down: [],
+  health: { durationSeconds: 0.01, lastSuccessSeconds: 1000 },
+});
+
+it('a kept memo renders every sample exactly as a fresh render does', () => {
+  const memo = newRenderMemo();
+  const labels: [string, string][] = [['cluster', 'a']];
+  const sequence = [
+    collection([sample('0', 'GPU-a', 100, 'Default', false), sample('1', 'GPU-b', 90, 'Default', true)]),
+    collection([sample('0', 'GPU-a', 120, 'Exclusive_Process', true), sample('1', 'GPU-b', 95, 'Default', false)]),
+    // GPU 1 swapped for another board, and a state nvidia-smi's table does not know.
+    collection([sample('0', 'GPU-a', 130, 'Some_New_Mode', true), sample('1', 'GPU-c', 60, 'Default', false)]),
+    // Keys that would run into each other if gpu and uuid were only joined.
+    collection([sample('1', '2GPU', 1, 'Default', false), sample('12', 'GPU', 2, 'Default', false)]),
+  ];
+  for (const each of sequence) {
+    const kept = renderChecked(each, labels, true, [], memo);
+    const fresh = renderChecked(each, labels, true, []);
+    expect(kept.failure).toBeUndefined();
+    expect(kept.text).toBe(fresh.text);
+  }
+  expect(renderChecked(sequence[2]!, labels, true, [], memo).text).toContain('uuid="GPU-c"');
+});
