@@ -5,7 +5,9 @@ import type { Nvml } from './api.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deviceCalls, type DeviceState } from './device-calls.js';
 import { nvmlAnswers, readDevice, type LostGpu } from './device-read.js';
+import { readMig } from './mig.js';
 import { GPM_METRICS, prepareGpm } from './nvml-only-readers.js';
+import { processUtilization, type UtilizationReads, windowStart } from './process-utilization.js';
 import { collectionReason, describeReturn } from './return-codes.js';
 import { nvmlOpener, type NvmlLocation } from './session.js';
 
@@ -76,15 +78,16 @@ export async function readGpus(
   const samples: GpuSample[] = [];
   const lost: LostGpu[] = [];
   for (const { index, rc, device } of all.handles) {
-    const result =
+    const calls =
       device === undefined
-        ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
-        : readDevice(
-            deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs, settingsEveryMs: timing.energyEveryMs }),
-            index,
-            asked,
-            driver.value,
-          );
+        ? undefined
+        : deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs, settingsEveryMs: timing.energyEveryMs });
+    const read = calls
+      ? readDevice(calls, index, asked, driver.value)
+      : { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` };
+    // MIG devices ride on their GPU's sample: read only where that GPU answered.
+    const mig = calls && !('lost' in read) ? readMig(calls) : undefined;
+    const result = mig ? { ...read, mig } : read;
     if ('lost' in result) {
       kept.delete(index);
       const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
@@ -100,8 +103,8 @@ export async function readGpus(
   return { kind: 'ok', samples, problems: [], lost, fields: asked, names, learned: false };
 }
 
-/** The compute processes of every GPU that answers. */
-export function readProcesses(nvml: Nvml): ProcessRead {
+/** The compute processes of every GPU that answers, with their utilization since the previous read (`reads`). */
+export function readProcesses(nvml: Nvml, reads: UtilizationReads = new Map(), now = Date.now()): ProcessRead {
   const all = devices(nvml);
   if ('reason' in all) return { kind: 'failed', failure: all };
   const apps: ComputeApp[] = [];
@@ -111,6 +114,8 @@ export function readProcesses(nvml: Nvml): ProcessRead {
     const uuid = nvml.text('uuid', device);
     const processes = nvml.processes(device);
     if (uuid.rc !== 0 || processes.rc !== 0) continue;
+    const utilization = processUtilization(nvml, device, windowStart(reads, uuid.value!));
+    reads.set(uuid.value!, now);
     for (const process of processes.value!) {
       const name = nvml.processName(process.pid);
       if (name.rc !== 0) skipped++;
@@ -119,6 +124,11 @@ export function readProcesses(nvml: Nvml): ProcessRead {
         pid: process.pid,
         name: name.value ?? '',
         ...(BigInt(process.usedGpuMemory) === NOT_AVAILABLE ? {} : { memoryBytes: Number(process.usedGpuMemory) }),
+        // A listed process without a sample in the window had none of its work sampled there: 0.
+        ...(utilization && {
+          smUtilization: (utilization.get(process.pid)?.sm ?? 0) / 100,
+          memoryUtilization: (utilization.get(process.pid)?.memory ?? 0) / 100,
+        }),
       });
     }
   }
@@ -198,6 +208,8 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
   const open = nvmlOpener(options);
   // One-shot runs read the energy counter every time; the daemon mode's one-shot recoveries share its cadence.
   const kept: Kept = new Map();
+  // When each GPU's process utilization was read: the daemon mode's next read averages from there.
+  const utilizationReads: UtilizationReads = new Map();
   const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0 };
   return {
     reads: () => ({
@@ -207,7 +219,7 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
       },
       processes: async () => {
         const nvml = open();
-        return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml);
+        return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml, utilizationReads);
       },
       cudaVersion: async () => {
         const nvml = open();
