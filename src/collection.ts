@@ -61,6 +61,19 @@ export interface GpuSample {
   readings: ReadonlyMap<string, Reading>; // by FieldSpec.query
   /** When the source took it (ms since the epoch), where the source says: the daemon mode's sample cost starts there. */
   takenAt?: number;
+  /** The GPU's MIG devices, where MIG is enabled and the source can tell (NVML only). */
+  mig?: readonly MigInstance[];
+}
+
+/** One MIG device (a compute instance in a GPU instance) and its share of the GPU's memory. */
+export interface MigInstance {
+  gpuInstance: number;
+  computeInstance: number;
+  uuid: string;
+  /** The MIG profile ("1g.18gb", "1c.3g.71gb"), '' where the device's name does not say. */
+  profile: string;
+  /** In bytes; absent where the driver did not answer. */
+  memory?: { total: number; used: number; free: number };
 }
 
 /** A text field's value in a sample (a label, a state), if it has one. */
@@ -94,6 +107,9 @@ export interface ComputeApp {
   name: string;
   /** Absent where the driver cannot tell (Windows WDDM prints [N/A]). */
   memoryBytes?: number;
+  /** Share of the window the process's kernels ran on the SMs, and read or wrote device memory (0-1; NVML only). */
+  smUtilization?: number;
+  memoryUtilization?: number;
 }
 
 /** A compute process with the user that runs it and what its cgroup says it runs for. */

@@ -10,6 +10,11 @@ type FixedFamily = Omit<MetricFamily, 'samples'> & { labels: readonly string[] }
 
 const fixed = (name: string, type: 'gauge' | 'counter', help: string, labels: string[]): FixedFamily => ({ name, type, help, labels });
 
+/** The labels of every per-process family. */
+const PROCESS_LABELS = ['gpu', 'uuid', 'pid', 'process_name', 'user', ...ATTRIBUTION_LABELS];
+/** A MIG device: its GPU, its GPU and compute instance ids, its UUID and profile (DCGM's GPU_I_ID, GPU_I_PROFILE). */
+const MIG_LABELS = ['gpu', 'uuid', 'gpu_instance', 'compute_instance', 'mig_uuid', 'mig_profile'];
+
 /** Families that do not come from one field of the table. */
 export const FIXED_FAMILIES = {
   // Its other labels are the field table's identity fields.
@@ -25,14 +30,23 @@ export const FIXED_FAMILIES = {
     ['gpu', 'uuid', 'field', 'error'],
   ),
   processes: fixed('nvidia_gpu_processes', 'gauge', 'Number of compute processes on the GPU.', ['gpu', 'uuid']),
-  processMemory: fixed('nvidia_gpu_process_memory_used_bytes', 'gauge', 'GPU memory used by a compute process, in bytes.', [
-    'gpu',
-    'uuid',
-    'pid',
-    'process_name',
-    'user',
-    ...ATTRIBUTION_LABELS,
-  ]),
+  processMemory: fixed('nvidia_gpu_process_memory_used_bytes', 'gauge', 'GPU memory used by a compute process, in bytes.', PROCESS_LABELS),
+  // NVML only (collect --source nvml): nvidia-smi's --query-compute-apps has no utilization.
+  processSmUtilization: fixed(
+    'nvidia_gpu_process_sm_utilization_ratio',
+    'gauge',
+    "Share of time a compute process's kernels ran on the GPU's SMs (0-1), the driver's sampled average since the previous read (a one-shot run: every sample the driver keeps, about the last 15 s).",
+    PROCESS_LABELS,
+  ),
+  processMemoryUtilization: fixed(
+    'nvidia_gpu_process_memory_utilization_ratio',
+    'gauge',
+    "Share of time a compute process read or wrote device memory (0-1), the driver's sampled average since the previous read (a one-shot run: every sample the driver keeps, about the last 15 s).",
+    PROCESS_LABELS,
+  ),
+  migMemoryUsed: fixed('nvidia_gpu_mig_memory_used_bytes', 'gauge', 'Memory in use in a MIG device, in bytes.', MIG_LABELS),
+  migMemoryTotal: fixed('nvidia_gpu_mig_memory_total_bytes', 'gauge', 'Memory of a MIG device (its GPU instance), in bytes.', MIG_LABELS),
+  migMemoryFree: fixed('nvidia_gpu_mig_memory_free_bytes', 'gauge', 'Memory free in a MIG device, in bytes.', MIG_LABELS),
   xidErrors: fixed(
     'nvidia_gpu_xid_errors_total',
     'counter',
@@ -142,6 +156,14 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     row(
       FIXED_FAMILIES.processMemory,
       '--query-compute-apps used_gpu_memory; user from /proc/PID/status and /etc/passwd; container_id, pod_uid, systemd_unit, slurm_job from /proc/PID/cgroup, each only when some process has it',
+    ),
+    row(FIXED_FAMILIES.processSmUtilization, 'NVML only: nvmlDeviceGetProcessUtilization smUtil; 0 for a listed process without a sample'),
+    row(
+      FIXED_FAMILIES.processMemoryUtilization,
+      'NVML only: nvmlDeviceGetProcessUtilization memUtil; 0 for a listed process without a sample',
+    ),
+    ...[FIXED_FAMILIES.migMemoryUsed, FIXED_FAMILIES.migMemoryTotal, FIXED_FAMILIES.migMemoryFree].map((family) =>
+      row(family, 'NVML only, MIG enabled: nvmlDeviceGetMemoryInfo_v2 on each MIG device handle; mig_profile from its name'),
     ),
     row(FIXED_FAMILIES.xidErrors, 'NVRM Xid lines in the kernel log (/dev/kmsg), matched to GPUs by PCI bus id'),
     row(FIXED_FAMILIES.success, 'collector'),

@@ -105,6 +105,7 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
     ),
   );
   if (collection.processes) families.push(...processFamilies(collection.processes.apps, samples, gpuLabels));
+  families.push(...migFamilies(samples, gpuLabels));
   if (collection.xid) families.push(xidFamily(collection.xid.series, constant));
   families.push(...healthFamilies(collection, constant));
   return families;
@@ -125,11 +126,24 @@ function processFamilies(
     const before = merged.get(key);
     merged.set(key, before ? { ...before, memoryBytes: (before.memoryBytes ?? 0) + (app.memoryBytes ?? 0) } : { ...app, gpu });
   }
-  const shown = [...merged.values()].filter((app) => app.memoryBytes !== undefined);
+  const all = [...merged.values()];
+  const shown = all.filter((app) => app.memoryBytes !== undefined);
   // One label set per family (node_exporter fills a missing label with "" anyway, and Prometheus
   // stores "" as absent): an attribution label is written only when some process has it, and then
   // as "" for the others. A host without containers, units or jobs gets the same series as before.
-  const attribution = ATTRIBUTION_LABELS.filter((label) => shown.some((app) => app.attribution?.[label] !== undefined));
+  const attribution = ATTRIBUTION_LABELS.filter((label) => all.some((app) => app.attribution?.[label] !== undefined));
+  const processLabels = (app: ProcessSample & { gpu: string }): Labels => [
+    ...gpuLabels(app),
+    ['pid', String(app.pid)],
+    ['process_name', app.name],
+    ['user', app.user],
+    ...attribution.map((label): readonly [string, string] => [label, app.attribution?.[label] ?? '']),
+  ];
+  const ratio = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, value: (app: ProcessSample) => number | undefined) =>
+    family(
+      spec,
+      all.flatMap((app) => (value(app) === undefined ? [] : [{ labels: processLabels(app), value: value(app)! }])),
+    );
   return [
     family(
       FIXED_FAMILIES.processes,
@@ -140,17 +154,36 @@ function processFamilies(
     ),
     family(
       FIXED_FAMILIES.processMemory,
-      shown.map((app) => ({
-        labels: [
-          ...gpuLabels(app),
-          ['pid', String(app.pid)],
-          ['process_name', app.name],
-          ['user', app.user],
-          ...attribution.map((label): readonly [string, string] => [label, app.attribution?.[label] ?? '']),
-        ],
-        value: app.memoryBytes!,
-      })),
+      shown.map((app) => ({ labels: processLabels(app), value: app.memoryBytes! })),
     ),
+    ratio(FIXED_FAMILIES.processSmUtilization, (app) => app.smUtilization),
+    ratio(FIXED_FAMILIES.processMemoryUtilization, (app) => app.memoryUtilization),
+  ];
+}
+
+/** Each MIG device's memory, under its GPU's labels and its own (NVML, MIG enabled). */
+function migFamilies(samples: readonly GpuSample[], gpuLabels: (gpu: { gpu: string; uuid: string }) => Labels): MetricFamily[] {
+  const devices = samples.flatMap((sample) =>
+    (sample.mig ?? []).map((mig) => ({
+      mig,
+      labels: [
+        ...gpuLabels(sample),
+        ['gpu_instance', String(mig.gpuInstance)],
+        ['compute_instance', String(mig.computeInstance)],
+        ['mig_uuid', mig.uuid],
+        ['mig_profile', mig.profile],
+      ] as Labels,
+    })),
+  );
+  const part = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, key: 'used' | 'total' | 'free') =>
+    family(
+      spec,
+      devices.flatMap(({ mig, labels }) => (mig.memory ? [{ labels, value: mig.memory[key] }] : [])),
+    );
+  return [
+    part(FIXED_FAMILIES.migMemoryUsed, 'used'),
+    part(FIXED_FAMILIES.migMemoryTotal, 'total'),
+    part(FIXED_FAMILIES.migMemoryFree, 'free'),
   ];
 }
 

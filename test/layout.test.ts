@@ -47,6 +47,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'cgroup',
     'bounded-read',
     'safe-fs',
+    'random-hex',
     'file-steps',
     'make-dirs',
     'regex',

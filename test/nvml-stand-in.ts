@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIELDS, fieldNames } from '../src/fields.js';
-import { FIXTURES } from './helpers.js';
+import { FIXTURES, runCli, tempDir } from './helpers.js';
 
 // The stand-in libnvidia-ml.so.1 (test/fixtures/nvml-stand-in/libnvidia-ml.c), built with gcc by the
 // global set-up into a temp folder named after its source, and its config written from a capture.
@@ -167,4 +168,44 @@ export function standInConfig(captureDir: string, more: string[] = []): string {
     for (const [gpu, procs] of byGpu) lines.push(`${gpu}.procs=${procs.join(',')}`);
   }
   return `${[...lines, ...more].join('\n')}\n`;
+}
+
+/** Fixtures recorded from (or built for) NVML calls: test/fixtures/nvml-calls/<gpu>__<driver>__<case>/. */
+export const NVML_CALLS = join(FIXTURES, 'nvml-calls');
+
+/**
+ * Stand-in keys replaying a recorded per-process utilization answer (bench/nvml-process-mig-probe.mjs's
+ * JSON lines): the last answer of `call` that returned samples, for GPU `gpu`, with the buffer size the
+ * driver asked for, the process listed with the memory nvidia-smi showed then (apps.csv) and its name.
+ */
+export function recordedProcessUtilization(dir: string, gpu = 0, call = 'nvmlDeviceGetProcessUtilization(NULL first, since 0)'): string[] {
+  const answers = readFileSync(join(dir, 'load.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { call: string; rc: number; nullCount?: number; samples?: Record<string, number | string>[] })
+    .filter((answer) => answer.call === call && answer.rc === 0 && (answer.samples ?? []).length > 0);
+  const last = answers.at(-1)!;
+  const samples = last.samples!.map((s) => `${s.pid}:${s.smUtil}:${s.memUtil}:${s.timeStamp}`);
+  const apps = readCsv(join(dir, 'apps.csv'));
+  const processes = apps.rows.map((row) => `${row[1]!.trim()}:${Number(row[3]!.replace(/ MiB$/, '')) * MIB}`);
+  return [
+    `${gpu}.putil=${samples.join(',')}`,
+    `${gpu}.putil_room=${last.nullCount}`,
+    `${gpu}.procs=${processes.join(',')}`,
+    ...apps.rows.map((row) => `name.${row[1]!.trim()}=${row[2]!.trim()}`),
+  ];
+}
+
+/** Runs `collect --source nvml` (--dry-run unless `more` names a textfile dir) with the stand-in answering from `config`. */
+export async function collectWithStandIn(config: string, ...more: string[]) {
+  const dir = await tempDir();
+  const file = join(dir, 'stand-in.conf');
+  await writeFile(file, config);
+  const output = more.includes('--textfile-dir') ? [] : ['--dry-run'];
+  return runCli(
+    ['collect', ...output, '--state-dir', join(dir, 'state'), '--source', 'nvml', '--nvml-library', standInLibrary(), ...more],
+    {
+      NVML_STAND_IN: file,
+    },
+  );
 }

@@ -23,6 +23,8 @@ export interface ProcessInfo {
 
 export interface ProcessUtilization {
   pid: number;
+  /** CPU time of the newest sample averaged, in microseconds (koffi: a number, or a BigInt past 2^53). */
+  timeStamp: number | bigint;
   smUtil: number;
   memUtil: number;
 }
@@ -56,7 +58,12 @@ export interface Nvml {
   energy(device: Device): Result<bigint>;
   processes(device: Device): Result<ProcessInfo[]>;
   processName(pid: number): Result<string>;
+  /** Per-process utilization from samples newer than `since` (CPU time in microseconds; 0n: all the driver keeps). */
   processUtilization(device: Device, since: bigint): Result<ProcessUtilization[]>;
+  /** MIG: how many MIG devices this GPU can hold, one by index (NOT_FOUND: none there), a MIG device's instance ids. */
+  migCount(device: Device): Result<number>;
+  migHandle(device: Device, index: number): Result<Device>;
+  instanceId(which: 'gpuInstance' | 'computeInstance', migDevice: Device): Result<number>;
   gpmSupported(device: Device): Result<boolean>;
   gpmAlloc(): Result<GpmSample>;
   gpmTake(device: Device, sample: GpmSample): number;

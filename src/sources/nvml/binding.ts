@@ -1,6 +1,7 @@
 import type { KoffiModule } from './koffi.js';
 import { type Nvml, type ProcessUtilization, type Result, UINT_GETTERS, type UintGetter } from './api.js';
-import { NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_INVALID_ARGUMENT } from './return-codes.js';
+import { NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT } from './return-codes.js';
+import { bindMig } from './mig-binding.js';
 import { GPM_METRIC_MAX, GPM_METRIC_SIZE, GPM_METRICS_AT, nvmlStructs } from './structs.js';
 
 // The NVML entry points the source calls (api.ts), declared once through koffi with nvml.h's types
@@ -81,28 +82,21 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     const buffer = Buffer.alloc(TEXT_SIZE);
     return ok(call(...head, buffer, TEXT_SIZE), () => cString(buffer));
   };
-  /** A call that fills an array of structs: asked with room for PROCESS_ROOM, decoded with koffi. */
-  const listCall = <T>(type: unknown, call: (buffer: Buffer, count: number[]) => number): Result<T[]> => {
+  /** A call that fills an array of structs: asked with room for `room` (at most PROCESS_ROOM), decoded with koffi. */
+  const listCall = <T>(type: unknown, call: (buffer: Buffer, count: number[]) => number, room = PROCESS_ROOM): Result<T[]> => {
     const size = koffi.sizeof(type as never);
-    const buffer = Buffer.alloc(size * PROCESS_ROOM);
-    const count = [PROCESS_ROOM];
+    const asked = Math.max(1, Math.min(room, PROCESS_ROOM));
+    const buffer = Buffer.alloc(size * asked);
+    const count = [asked];
     const rc = call(buffer, count);
-    return ok(rc, () =>
-      Array.from({ length: Math.min(count[0]!, PROCESS_ROOM) }, (_, i) => koffi.decode(buffer, i * size, type as never) as T),
-    );
+    return ok(rc, () => Array.from({ length: Math.min(count[0]!, asked) }, (_, i) => koffi.decode(buffer, i * size, type as never) as T));
   };
 
   let driverVersion: Result<string> | undefined;
   return {
     init: () => init(),
-    // The loaded driver's version cannot change while NVML is initialized (a reload invalidates the session):
-    // asked once, not every sample.
-    driverVersion: () => {
-      if (driverVersion) return driverVersion;
-      const read = textCall(driver);
-      if (read.rc === 0) driverVersion = read;
-      return read;
-    },
+    // The loaded driver's version cannot change under an initialized NVML: asked until it answers, then kept.
+    driverVersion: () => (driverVersion?.rc === 0 ? driverVersion : (driverVersion = textCall(driver))),
     cudaDriverVersion: () => {
       const version = [0];
       return ok(cudaVersion(version), () => version[0]!);
@@ -209,8 +203,15 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     },
     processes: (device) => listCall<{ pid: number; usedGpuMemory: bigint }>(Process, (buffer, count) => processes(device, count, buffer)),
     processName: (pid) => textCall(processName, pid),
-    processUtilization: (device, since) =>
-      listCall<ProcessUtilization>(ProcessUtil, (buffer, count) => processUtil(device, buffer, count, since)),
+    processUtilization: (device, since) => {
+      // As NVML's docs say: NULL first for the size the driver wants (72 on an H200, whatever the
+      // number of processes: a smaller buffer is INSUFFICIENT_SIZE), then a buffer of that size.
+      const wanted = [0];
+      const first = processUtil(device, null, wanted, since);
+      if (first !== NVML_ERROR_INSUFFICIENT_SIZE && first !== 0) return { rc: first };
+      return listCall<ProcessUtilization>(ProcessUtil, (buffer, count) => processUtil(device, buffer, count, since), wanted[0]);
+    },
+    ...bindMig(fn, out(dev), uint),
     gpmSupported: (device) => {
       const value = { version: 1, isSupportedDevice: 0 };
       return ok(gpmSupport(device, value), () => value.isSupportedDevice !== 0);

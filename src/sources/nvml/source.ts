@@ -1,12 +1,15 @@
-import type { ComputeApp, Failure, GpuSample, RowProblem } from '../../collection.js';
+import type { Failure, GpuSample, RowProblem } from '../../collection.js';
 import type { FieldSpec } from '../../fields.js';
-import type { GpuQuery, GpuRead, ProcessRead, RowStream, Source } from '../source.js';
+import type { GpuQuery, GpuRead, RowStream, Source } from '../source.js';
 import type { Nvml } from './api.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deviceCalls, type DeviceState } from './device-calls.js';
 import { nvmlAnswers, readDevice, type LostGpu } from './device-read.js';
+import { readMig } from './mig.js';
 import { GPM_METRICS, prepareGpm } from './nvml-only-readers.js';
-import { collectionReason, describeReturn } from './return-codes.js';
+import { devices, type Handles, readProcesses } from './processes.js';
+import type { UtilizationReads } from './process-utilization.js';
+import { describeReturn } from './return-codes.js';
 import { nvmlOpener, type NvmlLocation } from './session.js';
 
 // NVML as a source: the same fields as nvidia-smi's, read in this process through koffi, with no
@@ -34,26 +37,7 @@ export interface ReadTiming {
   takenAt?: number;
 }
 
-/** NVML reports a process's memory as this when it cannot tell (NVML_VALUE_NOT_AVAILABLE). */
-const NOT_AVAILABLE = 0xffffffffffffffffn;
-
 const isFailure = (value: Nvml | Failure): value is Failure => 'reason' in value;
-
-/** Every GPU's handle (or why there is none), by index. */
-export type Handles = { handles: { index: number; rc: number; device?: bigint }[] };
-
-/** Every GPU's handle, or the failure that ends the collection. */
-function devices(nvml: Nvml): Handles | Failure {
-  const count = nvml.count();
-  if (count.rc !== 0) return { reason: collectionReason(count.rc), message: `nvmlDeviceGetCount_v2 returned ${describeReturn(count.rc)}` };
-  if (count.value === 0) return { reason: 'no_devices', message: 'NVML found no NVIDIA devices' };
-  return {
-    handles: Array.from({ length: count.value! }, (_, index) => {
-      const handle = nvml.handle(index);
-      return { index, rc: handle.rc, device: handle.value };
-    }),
-  };
-}
 
 /** What a read of `fields` asks NVML: worked out once per stream, not per sample. */
 export interface ReadPlan {
@@ -97,19 +81,16 @@ export async function readGpus(
   const samples: GpuSample[] = [];
   const lost: LostGpu[] = [];
   for (const { index, rc, device } of all.handles) {
-    const result =
+    const calls =
       device === undefined
-        ? { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` }
-        : readDevice(
-            deviceCalls(nvml, device, stateOf(index), {
-              now,
-              energyEveryMs: timing.energyEveryMs,
-              settingsEveryMs: timing.settingsEveryMs,
-            }),
-            index,
-            asked,
-            driver.value,
-          );
+        ? undefined
+        : deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs, settingsEveryMs: timing.settingsEveryMs });
+    const read = calls
+      ? readDevice(calls, index, asked, driver.value)
+      : { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` };
+    // MIG devices ride on their GPU's sample: read only where that GPU answered.
+    const mig = calls && !('lost' in read) ? readMig(calls) : undefined;
+    const result = mig ? { ...read, mig } : read;
     if ('lost' in result) {
       kept.delete(index);
       const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
@@ -123,31 +104,6 @@ export async function readGpus(
       failure: { reason: 'gpu_lost', message: `no GPU could be read: GPU ${lost[0]?.gpu}: ${lost[0]?.message}` },
     };
   return { kind: 'ok', samples, problems: [], lost, fields: asked, names, learned: false, handles: all };
-}
-
-/** The compute processes of every GPU that answers. */
-export function readProcesses(nvml: Nvml): ProcessRead {
-  const all = devices(nvml);
-  if ('reason' in all) return { kind: 'failed', failure: all };
-  const apps: ComputeApp[] = [];
-  let skipped = 0;
-  for (const { device } of all.handles) {
-    if (device === undefined) continue;
-    const uuid = nvml.text('uuid', device);
-    const processes = nvml.processes(device);
-    if (uuid.rc !== 0 || processes.rc !== 0) continue;
-    for (const process of processes.value!) {
-      const name = nvml.processName(process.pid);
-      if (name.rc !== 0) skipped++;
-      apps.push({
-        uuid: uuid.value!,
-        pid: process.pid,
-        name: name.value ?? '',
-        ...(BigInt(process.usedGpuMemory) === NOT_AVAILABLE ? {} : { memoryBytes: Number(process.usedGpuMemory) }),
-      });
-    }
-  }
-  return { kind: 'ok', apps, skipped };
 }
 
 /** Samples every `intervalMs` from NVML, until stopped or NVML fails as a whole. */
@@ -226,6 +182,8 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
   const open = nvmlOpener(options);
   // One-shot runs read the energy counter every time; the daemon mode's one-shot recoveries share its cadence.
   const kept: Kept = new Map();
+  // When each GPU's process utilization was read: the daemon mode's next read averages from there.
+  const utilizationReads: UtilizationReads = new Map();
   const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0, settingsEveryMs: 0 };
   return {
     reads: () => ({
@@ -237,7 +195,7 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
       },
       processes: async () => {
         const nvml = open();
-        return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml);
+        return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml, utilizationReads);
       },
       cudaVersion: async () => {
         const nvml = open();

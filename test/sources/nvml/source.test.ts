@@ -19,9 +19,15 @@ async function collectNvml(config: string, ...more: string[]) {
   );
 }
 
-/** The exposition without the lines that differ between any two runs (duration, time of success). */
+/**
+ * The exposition without the lines that differ between any two runs (duration, time of success) and
+ * the families only NVML has (per-process utilization: test/sources/nvml/process-utilization.test.ts).
+ */
 const comparable = (text: string): string[] =>
-  text.split('\n').filter((line) => !/^nvidia_gpu_collector_(duration_seconds|last_success_timestamp_seconds) /.test(line));
+  text
+    .split('\n')
+    .filter((line) => !/^nvidia_gpu_collector_(duration_seconds|last_success_timestamp_seconds) /.test(line))
+    .filter((line) => !/nvidia_gpu_process_(sm|memory)_utilization_ratio/.test(line));
 
 const CAPTURES = [
   'h200x2__580.159.04__linux-load',
