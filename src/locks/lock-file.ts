@@ -24,8 +24,8 @@ export function readLock(dir: PinnedDir, name: string): Found {
     fd = openSync(dir.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return { kind: 'gone' };
-    // ELOOP: a symbolic link planted at the name. Never ours (link(2) made ours): remove the link itself.
-    if (errorCode(error) !== 'ELOOP') throw error;
+    // ELOOP: a symbolic link planted at the name; ENXIO: a socket. Never ours (link(2) made ours): remove it.
+    if (errorCode(error) !== 'ELOOP' && errorCode(error) !== 'ENXIO') throw error;
     return { kind: 'file', info: lstatSync(dir.at(name)), text: '', trusted: false };
   }
   try {

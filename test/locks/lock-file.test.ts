@@ -1,5 +1,7 @@
-import { chown, mkdir, open, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { chown, mkdir, open, readFile, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { FILE_STEPS } from '../../src/file-steps.js';
 import { removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
@@ -73,6 +75,37 @@ function pinned(dir: string) {
   onTestFinished(() => pin.close());
   return pin;
 }
+
+describe('readLock: what is at the name that is not a regular file is judged empty and not trusted', () => {
+  const notAFile = { kind: 'file', info: expect.anything(), text: '', trusted: false };
+  it('nothing: gone', async () => {
+    expect(readLock(pinned(await tempDir()), 'x.lock')).toEqual({ kind: 'gone' });
+  });
+  it('a FIFO (read without blocking)', async () => {
+    const dir = await tempDir();
+    await execa('mkfifo', [join(dir, 'x.lock')]);
+    expect(readLock(pinned(dir), 'x.lock')).toEqual(notAFile);
+  });
+  it('a directory', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'x.lock'));
+    expect(readLock(pinned(dir), 'x.lock')).toEqual(notAFile);
+  });
+  it("a symbolic link to a file that holds a live owner's line (never followed)", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'target'), formatOwner(me));
+    await symlink(join(dir, 'target'), join(dir, 'x.lock'));
+    expect(readLock(pinned(dir), 'x.lock')).toEqual(notAFile);
+  });
+  it('a socket (open(2) answers ENXIO): stale, removed, taken, as a FIFO is', async () => {
+    const dir = await tempDir();
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(join(dir, 'x.lock'), resolve));
+    onTestFinished(() => void server.close());
+    expect(readLock(pinned(dir), 'x.lock')).toEqual(notAFile);
+    expect(await withFileLock(join(dir, 'x.lock'), 1000, async () => 'ran')).toBe('ran');
+  });
+});
 
 // Between judging a lock stale and removing it, another taker may have removed it and taken the name:
 // removeIfUnchanged reads the name again and removes only the file it judged.
