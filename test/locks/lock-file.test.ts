@@ -171,3 +171,26 @@ describe('removeIfUnchanged removes only the file judged', () => {
     expect(await readdir(dir)).toEqual(['x.lock']);
   });
 });
+
+describe('run by a user other than root', () => {
+  /** `take` with this process's effective user NOBODY, as a collect run by an unprivileged user is. */
+  async function asNobody<T>(take: () => Promise<T>): Promise<T> {
+    process.seteuid!(NOBODY);
+    try {
+      return await take();
+    } finally {
+      process.seteuid!(0);
+    }
+  }
+  it("trusts a lock of its own user and one of root's, each naming a live process: busy", async () => {
+    const dir = await tempDir();
+    await chown(dir, NOBODY, NOBODY);
+    const path = join(dir, 'x.lock');
+    await writeFile(path, formatOwner(me));
+    await chown(path, NOBODY, NOBODY);
+    expect(await asNobody(() => tryLock(path))).toEqual({ kind: 'busy', pid: process.pid });
+    await chown(path, 0, 0);
+    expect(await asNobody(() => tryLock(path))).toEqual({ kind: 'busy', pid: process.pid });
+    expect(await readdir(dir)).toEqual(['x.lock']);
+  });
+});
