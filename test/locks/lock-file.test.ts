@@ -1,4 +1,4 @@
-import { chown, mkdir, open, readFile, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chown, mkdir, open, readFile, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -66,6 +66,27 @@ describe('removeLeftoverTemps in process', () => {
     expect(removeLeftoverTemps(join(dir, 'x.lock'), now)).toBeUndefined();
     expect((await readdir(dir)).sort()).toEqual([`.x.lock.${'b'.repeat(16)}.tmp`, `.x.lock.${'d'.repeat(16)}.tmp`]);
     expect(removeLeftoverTemps(join(dir, 'missing', 'x.lock'))).toMatch(/^cannot clear .*missing\/x\.lock's temp files: ENOENT/);
+  });
+  it('an empty temp file exactly a minute old is left; a millisecond later it is removed', async () => {
+    const dir = await tempDir();
+    const temp = join(dir, `.x.lock.${'e'.repeat(16)}.tmp`);
+    await writeFile(temp, '');
+    // A whole second: its milliseconds add up exactly.
+    const second = new Date(Math.floor(Date.now() / 1000) * 1000);
+    await utimes(temp, second, second);
+    const written = (await stat(temp)).mtimeMs;
+    expect(written).toBe(second.getTime());
+    expect(removeLeftoverTemps(join(dir, 'x.lock'), written + 60_000)).toBeUndefined();
+    expect(await readdir(dir)).toEqual([`.x.lock.${'e'.repeat(16)}.tmp`]);
+    expect(removeLeftoverTemps(join(dir, 'x.lock'), written + 60_001)).toBeUndefined();
+    expect(await readdir(dir)).toEqual([]);
+  });
+  it('a directory under a temp name cannot be removed: says why, once it is a minute old', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, `.x.lock.${'f'.repeat(16)}.tmp`));
+    expect(removeLeftoverTemps(join(dir, 'x.lock'), Date.now() + 61_000)).toMatch(
+      new RegExp(`^cannot clear ${join(dir, 'x.lock')}'s temp files: EISDIR: `),
+    );
   });
 });
 
