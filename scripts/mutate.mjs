@@ -13,6 +13,7 @@ import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Stryker } from '../node_modules/@stryker-mutator/core/dist/src/stryker.js';
 import { SLICES } from './mutation-slices.mjs';
+import config from '../stryker.config.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const tree = join(root, '.stryker-tmp', 'tree');
@@ -46,6 +47,7 @@ for (const name of names.length > 0 ? names : ['all']) {
     incremental: true,
     incrementalFile: `${report}.incremental.json`,
     ...(slice ? { mutate: slice.mutate } : {}),
+    ...(slice?.pool ? { vitest: { ...config.vitest, pool: slice.pool } } : {}),
   });
   const results = await stryker.runMutationTest();
   const detected = results.filter((m) => m.status === 'Killed' || m.status === 'Timeout').length;

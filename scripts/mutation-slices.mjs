@@ -1,4 +1,5 @@
-// The slices `npm run mutate -- <slice>` runs: a module group and the tests that mirror it (test/ mirrors src/).
+// The slices `npm run mutate -- <slice>` runs: a module group and the tests that mirror it (test/ mirrors src/),
+// and the vitest pool Stryker runs them in where threads (its default) will not do.
 // Each mutant runs only the tests that reach it (perTest coverage), but a test that reaches it and also starts
 // the CLI costs seconds per mutant: keeping each group to its own tests keeps a slice within the hour.
 export const SLICES = {
@@ -29,6 +30,11 @@ export const SLICES = {
     // read.ts is the report's reader: the report's aggregation tests read through it (build.test.ts, slower, adds little).
     tests: ['test/csvlog/**/*.test.ts', 'test/write-faults.test.ts', 'test/report/aggregate.test.ts'],
   },
-  locks: { mutate: ['src/locks/**/*.ts'], tests: ['test/locks/**/*.test.ts', 'test/write-faults.test.ts'] },
+  locks: {
+    mutate: ['src/locks/**/*.ts'],
+    tests: ['test/locks/**/*.test.ts', 'test/write-faults.test.ts'],
+    // A test takes a lock as another user (process.seteuid), which Node allows in a main thread only.
+    pool: 'forks',
+  },
   doctor: { mutate: ['src/doctor/checks/**/*.ts'], tests: ['test/doctor/checks/**/*.test.ts', 'test/doctor/parsers.test.ts'] },
 };

@@ -24,8 +24,8 @@ export function readLock(dir: PinnedDir, name: string): Found {
     fd = openSync(dir.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return { kind: 'gone' };
-    // ELOOP: a symbolic link planted at the name. Never ours (link(2) made ours): remove the link itself.
-    if (errorCode(error) !== 'ELOOP') throw error;
+    // ELOOP: a symbolic link planted at the name; ENXIO: a socket. Never ours (link(2) made ours): remove it.
+    if (errorCode(error) !== 'ELOOP' && errorCode(error) !== 'ENXIO') throw error;
     return { kind: 'file', info: lstatSync(dir.at(name)), text: '', trusted: false };
   }
   try {
@@ -40,9 +40,17 @@ export function readLock(dir: PinnedDir, name: string): Found {
   }
 }
 
-/** The same file as judged: inode and line. An inode number alone can be reused by a successor's lock. */
+/**
+ * The same file as judged: inode, line and owner. An inode number alone is reused by a successor's lock
+ * (ext4 hands a freed one to the next file), and a line alone can be another user's copy of a holder's.
+ */
 const sameFile = (a: Found, b: Found): boolean =>
-  a.kind === 'file' && b.kind === 'file' && a.info.ino === b.info.ino && a.info.dev === b.info.dev && a.text === b.text;
+  a.kind === 'file' &&
+  b.kind === 'file' &&
+  a.info.ino === b.info.ino &&
+  a.info.dev === b.info.dev &&
+  a.info.uid === b.info.uid &&
+  a.text === b.text;
 
 /** Removes NAME only while it is still the file judged (a successor may have taken the name meanwhile). */
 export function removeIfUnchanged(dir: PinnedDir, name: string, judged: Found, steps: FileSteps): void {

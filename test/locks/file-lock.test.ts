@@ -1,11 +1,14 @@
-import { existsSync } from 'node:fs';
-import { chown, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chown, mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
-import { removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { FILE_STEPS } from '../../src/file-steps.js';
+import { OWN_PROC } from '../../src/host.js';
+import { isLockError, removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
+import { pinDir } from '../../src/safe-fs.js';
 import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir } from '../helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
@@ -98,6 +101,15 @@ describe('one test for each lock, held by a real second process', () => {
     expect(await withFileLock(path, 300, async () => 'ran')).toBe('ran');
   });
 
+  it('the CSV lock: withFileLock, waiting, takes it as soon as the holder lets go', async () => {
+    const path = join(await tempDir(), '.default.csv.lock');
+    const held = await holder(path);
+    // Its first attempt is made before withFileLock returns: it is waiting on the holder.
+    const waiting = withFileLock(path, 600_000, async () => 'ran');
+    await held.letGo();
+    expect(await waiting).toBe('ran');
+  });
+
   it('the CSV lock: a holder killed with SIGKILL does not block (its lock file is left behind)', async () => {
     const path = join(await tempDir(), '.default.csv.lock');
     const held = await holder(path);
@@ -183,5 +195,83 @@ describe("collect's textfile lock", () => {
     expect((await readdir(join(root, 't'))).sort()).toEqual([fresh, live, 'nvidia_gpu.prom'].sort());
     expect(removeLeftoverTemps(t('.nvidia_gpu.prom.lock'), Date.now() + 120_000)).toBeUndefined();
     expect((await readdir(join(root, 't'))).sort()).toEqual([live, 'nvidia_gpu.prom'].sort());
+  });
+});
+
+/** A dead process's owner line: a stale lock. */
+const staleLine = formatOwner({ ...me, pid: 4_194_304 + 1 });
+
+describe('takers that race', () => {
+  it('a stale lock another taker removed just before our removal: taken, no error', async () => {
+    const path = join(await tempDir(), 'x.lock');
+    await writeFile(path, staleLine);
+    let unlinks = 0;
+    const rivalFirst = {
+      ...FILE_STEPS,
+      unlink: (at: string) => {
+        // The first removal is of the stale lock: the rival gets there first.
+        if (++unlinks === 1) {
+          expect(at).toMatch(/\/x\.lock$/);
+          FILE_STEPS.unlink(at);
+        }
+        FILE_STEPS.unlink(at);
+      },
+    };
+    const lock = await tryLock(path, rivalFirst);
+    expect(lock.kind).toBe('held');
+    expect(await readFile(path, 'utf8')).toBe(formatOwner(me));
+  });
+
+  it('a name that holds a new stale lock at every attempt: busy after a bounded number of rounds, holder unknown', async () => {
+    const dir = await tempDir();
+    let links = 0;
+    const contended = {
+      ...FILE_STEPS,
+      link: (from: string, to: string) => {
+        links++;
+        writeFileSync(to, staleLine);
+        FILE_STEPS.link(from, to);
+      },
+    };
+    expect(await tryLock(join(dir, 'x.lock'), contended)).toEqual({ kind: 'busy', pid: 0 });
+    expect(links).toBe(20);
+    expect(await withFileLock(join(dir, 'x.lock'), 0, async () => 'ran', contended)).toEqual({
+      lockError: `${join(dir, 'x.lock')} is held by pid ? for more than 0 ms`,
+    });
+    expect((await readdir(dir)).filter((name) => name !== 'x.lock')).toEqual([]);
+  });
+});
+
+describe('a lock in a directory the caller pinned', () => {
+  it('an error names the lock by its directory and name', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'x.lock'));
+    const pinned = pinDir(dir);
+    onTestFinished(() => pinned.close());
+    expect(await tryLock({ dir: pinned, name: 'x.lock' })).toEqual({ kind: 'error', message: `cannot create ${dir}/x.lock: EISDIR` });
+  });
+});
+
+describe('isLockError', () => {
+  it.each([
+    [{ lockError: 'x.lock is held' }, true],
+    ['ran', false],
+    [{ rows: 1 }, false],
+    [null, false],
+    [undefined, false],
+  ])('%j: %s', (value, expected) => expect(isLockError(value)).toBe(expected));
+});
+
+describe('descriptors', () => {
+  const openDescriptors = () => readdirSync(`${OWN_PROC}/self/fd`).length;
+  it('meeting a live holder, and clearing temp files, leave no descriptor open (a daemon meets them every sample)', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'x.lock'), formatOwner(me));
+    const before = openDescriptors();
+    for (let i = 0; i < 5; i++) {
+      expect((await tryLock(join(dir, 'x.lock'))).kind).toBe('busy');
+      expect(removeLeftoverTemps(join(dir, 'x.lock'))).toBeUndefined();
+    }
+    expect(openDescriptors()).toBe(before);
   });
 });

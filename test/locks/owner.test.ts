@@ -16,6 +16,8 @@ describe('parseStartTicks', () => {
     ],
     ['cut short', '4242 (nvidia-smi) S 1 4242', undefined],
     ['no name at all', 'garbage', undefined],
+    // Fields are counted from the name's ")": without one there is no field 22, however many numbers follow.
+    ['numbers but no name', '4242 a S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 123456 1 1', undefined],
     ['a start time that is not a number', '4242 (a) S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 12x3 1 1', undefined],
     ['a start time with junk before it', '4242 (a) S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 x123 1 1', undefined],
     ['a ")" first: the name is empty', ') S 1 4242 4242 0 -1 4194560 500 0 0 0 3 1 0 0 20 0 1 0 777 1 1', '777'],
