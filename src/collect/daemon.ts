@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from '../state.js';
 import { knownGpu, queryProcesses, withXid } from './collect.js';
@@ -32,6 +33,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   let textChecked = false;
   // One kernel log reader for the whole run: each look reads only the records new since the last.
   const xid = xidWatchFor(plan, state);
+  // The reader now running: NVML's tells of Xid events, which count while the kernel log cannot be read.
+  let reader: RowStream | undefined;
   let cudaVersion = state.cuda?.version || undefined;
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
@@ -54,13 +57,17 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         return result;
       },
       queryProcesses: () => queryProcesses(source.reads(), plan),
-      stream: (fields, names) => source.stream(fields, names, plan.intervalMs),
+      stream: (fields, names) => {
+        reader = source.stream(fields, names, plan.intervalMs);
+        return reader;
+      },
       publish: async (sampled) => {
         // A streamed sample has no Xid counts of its own: look at the kernel log now, and keep what
         // was counted, so a restart does not count it again.
         let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
         if (xid && !sampled.xid) {
-          const poll = xid.poll();
+          // NVML's events first, then the log: an Xid between the two looks is dropped, never counted twice.
+          const poll = xid.poll(reader?.xidEvents?.());
           collection = withXid(collection, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
           if (poll.state && poll.state !== saved.xid) await saveState({ ...saved, xid: poll.state });
         }
