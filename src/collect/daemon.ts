@@ -24,7 +24,9 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   const { daemonLoop } = await import('./daemon-loop.js');
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
-  const source = await openSource(plan.source, plan);
+  // NVML's calls block this thread: a watchdog thread bounds each sample's (src/collect/watchdog.ts).
+  const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
+  const source = await openSource(plan.source, { ...plan, deadline: watchdog });
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);
@@ -85,6 +87,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
     });
   } finally {
     xid?.close();
+    watchdog?.stop();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
