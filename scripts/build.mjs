@@ -78,6 +78,8 @@ await build({
   define: { BUILD_ID: JSON.stringify(buildId) },
   banner: { js: '#!/usr/bin/env node' },
 });
+// The watchdog thread of collect --source nvml (src/collect/watchdog.ts starts it from this file).
+await build({ ...common, entryPoints: { 'nvml-watchdog': 'src/collect/watchdog-worker.ts' } });
 // The CSV trail generator, for bench/make-history.mjs (the tests and report --demo use the source).
 await build({ ...common, entryPoints: { 'history-generator': 'src/report/history-generator.ts' } });
 // The package is "type": "module"; these files are CommonJS.

@@ -139,9 +139,10 @@ export interface Collection {
   /**
    * Xid errors counted from the kernel log, and whether it could be read this time; absent when not
    * looked at (the demo source). Kept on a failed collection too: they come from the kernel, not the
-   * GPU read, and matter most when a GPU fell off the bus.
+   * GPU read, and matter most when a GPU fell off the bus. `source` is what counted them: the log, or
+   * NVML's event set while the log cannot be read (the daemon mode of --source nvml).
    */
-  xid?: { sourceUp: boolean; series: readonly XidSeries[] };
+  xid?: { sourceUp: boolean; source: 'kmsg' | 'nvml'; series: readonly XidSeries[] };
   /** The driver's CUDA version (a label on nvidia_gpu_info), where known. */
   cudaVersion?: string;
   health: Health;

@@ -50,7 +50,7 @@ export const FIXED_FAMILIES = {
   xidErrors: fixed(
     'nvidia_gpu_xid_errors_total',
     'counter',
-    'Xid errors the NVIDIA driver logged in the kernel log, by Xid code (counted since the state directory was created).',
+    'Xid errors the NVIDIA driver reported, by Xid code: from the kernel log, or NVML events while it cannot be read (counted since the state directory was created).',
     ['gpu', 'uuid', 'xid'],
   ),
   success: fixed(
@@ -76,8 +76,8 @@ export const FIXED_FAMILIES = {
   xidSourceUp: fixed(
     'nvidia_gpu_collector_xid_source_up',
     'gauge',
-    'Whether the kernel log (/dev/kmsg) could be read for Xid errors in the last collection: 1 yes, 0 no.',
-    [],
+    'Whether Xid errors were counted in the last collection: 1 yes, 0 no; source says from what (kmsg, or nvml while the kernel log cannot be read).',
+    ['source'],
   ),
   processesDropped: fixed(
     'nvidia_gpu_collector_processes_dropped',
@@ -165,7 +165,10 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     ...[FIXED_FAMILIES.migMemoryUsed, FIXED_FAMILIES.migMemoryTotal, FIXED_FAMILIES.migMemoryFree].map((family) =>
       row(family, 'NVML only, MIG enabled: nvmlDeviceGetMemoryInfo_v2 on each MIG device handle; mig_profile from its name'),
     ),
-    row(FIXED_FAMILIES.xidErrors, 'NVRM Xid lines in the kernel log (/dev/kmsg), matched to GPUs by PCI bus id'),
+    row(
+      FIXED_FAMILIES.xidErrors,
+      "NVRM Xid lines in the kernel log (/dev/kmsg), matched to GPUs by PCI bus id; while it cannot be read, NVML's Xid events (daemon mode of --source nvml)",
+    ),
     row(FIXED_FAMILIES.success, 'collector'),
     row(FIXED_FAMILIES.error, 'collector'),
     row(FIXED_FAMILIES.diagnosis, "gpu-textfile doctor's file checks, when nvidia-smi fails"),

@@ -206,7 +206,13 @@ function healthFamilies(collection: Collection, constant: Labels): MetricFamily[
     family(FIXED_FAMILIES.diagnosis, health.diagnosis ? [{ labels: [...constant, ['verdict', health.diagnosis.verdict]], value: 1 }] : []),
     family(FIXED_FAMILIES.duration, one(health.durationSeconds)),
     family(FIXED_FAMILIES.lastSuccess, health.lastSuccessSeconds === undefined ? [] : one(health.lastSuccessSeconds)),
-    ...(collection.xid ? [family(FIXED_FAMILIES.xidSourceUp, one(collection.xid.sourceUp ? 1 : 0))] : []),
+    ...(collection.xid
+      ? [
+          family(FIXED_FAMILIES.xidSourceUp, [
+            { labels: [...constant, ['source', collection.xid.source]], value: collection.xid.sourceUp ? 1 : 0 },
+          ]),
+        ]
+      : []),
     ...(processes
       ? [family(FIXED_FAMILIES.processesDropped, one(processes.dropped)), family(FIXED_FAMILIES.processRowsSkipped, one(processes.skipped))]
       : []),

@@ -5,6 +5,7 @@ import { largestProcesses, describeProcesses } from '../processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
 import type { CollectorState } from '../state.js';
 import { xidSeries } from '../xid/count.js';
+import { busIdKey } from '../xid/parse.js';
 import type { XidPoll, XidWatch } from '../xid/watch.js';
 
 export interface CollectInput {
@@ -107,8 +108,11 @@ async function learnCuda(reads: SourceReads, state: CollectorState, gpus: Extrac
  */
 export const withXid = (collection: Collection, xid: XidPoll | undefined, gpus: readonly KnownGpu[]): Collection => {
   if (!xid) return collection;
-  const zeroed = xid.up ? collection.samples.map(knownGpu) : [];
-  return { ...collection, xid: { sourceUp: xid.up, series: xidSeries(xid.state?.counts ?? [], gpus, zeroed) } };
+  // NVML counts only the GPUs registered for its Xid events: the others get no zeros.
+  const watched = (gpu: KnownGpu) => !xid.nvml || xid.nvml.buses.includes(busIdKey(gpu.busId) ?? '');
+  const zeroed = xid.up ? collection.samples.map(knownGpu).filter(watched) : [];
+  const source = xid.nvml ? 'nvml' : 'kmsg';
+  return { ...collection, xid: { sourceUp: xid.up, source, series: xidSeries(xid.state?.counts ?? [], gpus, zeroed) } };
 };
 
 const withXidState = (state: CollectorState, xid: XidPoll | undefined): CollectorState =>

@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from '../state.js';
 import { knownGpu, queryProcesses, withXid } from './collect.js';
@@ -24,7 +25,9 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   const { publish, previousSuccessSeconds, removeStaleTemps, newRenderMemo } = await import('../publish/publish.js');
   publishTarget.memo = newRenderMemo();
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
-  const source = await openSource(plan.source, plan);
+  // NVML's calls block this thread: a watchdog thread bounds each sample's (src/collect/watchdog.ts).
+  const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
+  const source = await openSource(plan.source, { ...plan, deadline: watchdog });
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);
@@ -33,6 +36,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   let textChecked = false;
   // One kernel log reader for the whole run: each look reads only the records new since the last.
   const xid = xidWatchFor(plan, state);
+  // The reader now running: NVML's tells of Xid events, which count while the kernel log cannot be read.
+  let reader: RowStream | undefined;
   let cudaVersion = state.cuda?.version || undefined;
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
@@ -55,13 +60,17 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         return result;
       },
       queryProcesses: () => queryProcesses(source.reads(), plan),
-      stream: (fields, names) => source.stream(fields, names, plan.intervalMs),
+      stream: (fields, names) => {
+        reader = source.stream(fields, names, plan.intervalMs);
+        return reader;
+      },
       publish: async (sampled) => {
         // A streamed sample has no Xid counts of its own: look at the kernel log now, and keep what
         // was counted, so a restart does not count it again.
         let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
         if (xid && !sampled.xid) {
-          const poll = xid.poll();
+          // NVML's events first, then the log: an Xid between the two looks is dropped, never counted twice.
+          const poll = xid.poll(reader?.xidEvents?.());
           collection = withXid(collection, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
           if (poll.state && poll.state !== saved.xid) await saveState({ ...saved, xid: poll.state });
         }
@@ -79,6 +88,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
     });
   } finally {
     xid?.close();
+    watchdog?.stop();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }

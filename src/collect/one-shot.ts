@@ -76,7 +76,14 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   // The source is running once collectOnce() returns its promise: the code that renders and writes
   // loads meanwhile instead of before, and the clean-up runs.
   const xid = xidWatchFor(plan, state);
-  const collecting = collectOnce(plan, state, undefined, undefined, xid).finally(() => xid?.close());
+  // NVML's calls block this thread: a watchdog thread bounds them (started before the library loads).
+  const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
+  const source = watchdog && (await openSource(plan.source, { ...plan, deadline: watchdog }));
+  const collecting = collectOnce(plan, state, undefined, source, xid).finally(() => {
+    xid?.close();
+    // No NVML call follows: the watchdog's thread is stopped now, while the file is written.
+    watchdog?.stop();
+  });
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   // Temp files a killed run left behind.
   if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);

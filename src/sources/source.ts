@@ -1,5 +1,6 @@
 import type { ComputeApp, Failure, GpuRows, GpuSample, KnownGpu, RowProblem } from '../collection.js';
 import type { FieldSpec } from '../fields.js';
+import type { XidEvents } from '../xid/watch.js';
 
 // What a data source gives the pipeline. Each source is a folder beside this file that alone knows
 // its quirks; the pipeline sees only these types (src/sources/sources.ts picks one).
@@ -32,6 +33,19 @@ export interface SourceReads {
   cudaVersion?(): Promise<string | undefined>;
 }
 
+/**
+ * A deadline on code that blocks this thread (NVML's calls, made in this process, which no timer can
+ * interrupt): enter() before a stretch of such calls, leave() after; nested stretches count as one.
+ * One that overruns ends the process with the timeout failure file (src/collect/watchdog.ts).
+ */
+export interface BlockingDeadline {
+  enter(): void;
+  leave(): void;
+}
+
+/** No deadline (sources that block nothing run their calls under their own). */
+export const NO_DEADLINE: BlockingDeadline = Object.freeze({ enter: () => {}, leave: () => {} });
+
 /** Rows every interval from one long-running reader, until it breaks or is stopped. */
 export interface RowStream {
   /** What the messages call it ("nvidia-smi -lms"). */
@@ -41,6 +55,8 @@ export interface RowStream {
   stop(): void;
   /** Why it ended (after stop() too: the caller knows it stopped it). */
   ended: Promise<Failure>;
+  /** The Xid events the reader was told of since the last call (NVML's event set); absent where it watches none. */
+  xidEvents?(): XidEvents | undefined;
 }
 
 /** A data source. */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Host } from '../host.js';
 import { DEMO_HOSTS, type DemoHostName } from './demo/recordings.js';
-import type { Source } from './source.js';
+import type { BlockingDeadline, Source } from './source.js';
 
 /** What any source may be given: the options of collect that concern reading the GPUs. */
 export interface SourceOptions {
@@ -14,6 +14,8 @@ export interface SourceOptions {
   nvmlLibrary: string;
   /** With the nvml source: how far apart a one-shot run's two GPM samples are. */
   gpmWindowMs: number;
+  /** With the nvml source: the deadline on its calls, which block this thread (src/collect/watchdog.ts). */
+  deadline?: BlockingDeadline;
 }
 
 /**
@@ -34,7 +36,12 @@ const SOURCES = {
   // NVML and koffi's native module load only when chosen: the build makes ./nvml/source a file of its own.
   nvml: async (options: SourceOptions) => {
     const { nvmlSource } = await import('./nvml/source.js');
-    return nvmlSource({ library: options.nvmlLibrary, koffiDir: join(__dirname, 'koffi'), gpmWindowMs: options.gpmWindowMs });
+    return nvmlSource({
+      library: options.nvmlLibrary,
+      koffiDir: join(__dirname, 'koffi'),
+      gpmWindowMs: options.gpmWindowMs,
+      deadline: options.deadline,
+    });
   },
 } satisfies Record<string, (options: SourceOptions) => Source | Promise<Source>>;
 

@@ -18,6 +18,11 @@ export interface XidState {
   /** Sequence number of the last Xid record counted in that boot's log; -1 for none. */
   seq: number;
   counts: XidCount[];
+  /**
+   * Set while NVML's Xid events are counted instead (the log unreadable, src/xid/watch.ts): the log's
+   * records after the cursor hold Xids already counted, so the next read moves the cursor past them.
+   */
+  backlogCounted?: true;
 }
 
 /** Distinct (GPU, Xid) pairs kept: a host has a few GPUs and NVIDIA a few hundred codes; more was not written by a driver. */
@@ -35,6 +40,14 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
     ((bootId !== undefined && before.bootId !== undefined && bootId !== before.bootId) ||
       (records.length > 0 && records[records.length - 1]!.seq < before.seq));
   const cursor = before && !restarted ? before.seq : -1;
+  // Counted from NVML's events while the log could not be read: never twice. (An Xid logged before
+  // NVML began counting and not yet read from the log is missed: the log cannot tell which is which.)
+  if (before?.backlogCounted && !restarted)
+    return {
+      bootId: bootId ?? before.bootId,
+      seq: records.reduce((last, record) => Math.max(last, record.seq), cursor),
+      counts: before.counts,
+    };
   const fresh = records.flatMap((record) => {
     const line = record.seq > cursor ? parseXidLine(record.message) : undefined;
     return line ? [{ ...line, seq: record.seq }] : [];
@@ -46,10 +59,27 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
 }
 
 /**
- * The counts with each event added once. The hook for another source of Xid events (NVML's Xid event
- * set, nvmlEventTypeXidCriticalError): the kernel log and NVML report the same events, so such a
- * source feeds its events here only while the log cannot be read (XidPoll.up false), and keeps its
- * own cursor beside this one; the family and its labels stay one.
+ * The state after NVML's Xid events (its event set, in the daemon mode) were counted because the log
+ * cannot be read. The log's backlog is marked counted, and its cursor restarts at a new boot (the
+ * cursor belongs to the boot it was read in). Unchanged, the very object, when nothing changed: the
+ * daemon saves the state only when it did. NVML's events cannot be read again: those delivered while
+ * no collect ran are lost, as the log's are not.
+ */
+export function countNvmlXids(before: XidState | undefined, events: readonly XidLine[], bootId: string | undefined): XidState {
+  const base: XidState = before ?? { seq: -1, counts: [] };
+  const newBoot = bootId !== undefined && bootId !== base.bootId;
+  if (events.length === 0 && base.backlogCounted && !newBoot) return base;
+  return {
+    ...base,
+    ...(newBoot ? { bootId, seq: -1 } : {}),
+    backlogCounted: true,
+    counts: addXidEvents(base.counts, events),
+  };
+}
+
+/**
+ * The counts with each event added once: the kernel log's lines, or NVML's events while the log
+ * cannot be read (countNvmlXids); the family and its labels stay one.
  */
 export function addXidEvents(counts: readonly XidCount[], events: readonly XidLine[]): XidCount[] {
   const byKey = new Map(counts.map((c) => [`${c.bus}/${c.xid}`, { ...c }]));
@@ -134,5 +164,11 @@ export function validXidState(value: unknown): XidState | undefined {
   if (new Set(counts.map((c) => `${c.bus}/${c.xid}`)).size !== counts.length) return undefined;
   const { bootId } = value;
   if (bootId !== undefined && (typeof bootId !== 'string' || !/^[0-9a-f-]{1,64}$/.test(bootId))) return undefined;
-  return { ...(bootId === undefined ? {} : { bootId }), seq: value.seq as number, counts };
+  if (value.backlogCounted !== undefined && value.backlogCounted !== true) return undefined;
+  return {
+    ...(bootId === undefined ? {} : { bootId }),
+    seq: value.seq as number,
+    counts,
+    ...(value.backlogCounted ? { backlogCounted: true as const } : {}),
+  };
 }

@@ -1,21 +1,34 @@
 import { join } from 'node:path';
 import { type Host, readTextIfAny } from '../host.js';
-import { countXids, type XidState } from './count.js';
+import { countNvmlXids, countXids, type XidState } from './count.js';
 import { openKmsg, type KmsgReader } from './kmsg.js';
+import type { XidLine } from './parse.js';
 
-/** One look at the kernel log: whether it could be read, and the counts and cursor after it. */
+/**
+ * One look at the kernel log: whether Xid errors are counted, and the counts and cursor after it.
+ * `nvml` is set when NVML's events were counted instead (the log unreadable), naming the GPUs it watches.
+ */
 export interface XidPoll {
   up: boolean;
   state: XidState | undefined;
+  nvml?: { buses: readonly string[] };
+}
+
+/** Xid events another reader delivered since it was last asked (NVML's event set), and the GPUs (PCI keys) it watches. */
+export interface XidEvents {
+  buses: readonly string[];
+  events: readonly XidLine[];
 }
 
 /**
  * Counts Xid lines from the Host's kernel log (<root>/dev/kmsg), starting from `before` (the state's).
  * The log stays open between polls, so the daemon mode reads only what is new; a one-shot run polls
- * once and closes. A log that cannot be read leaves the counts as they were.
+ * once and closes. A log that cannot be read leaves the counts as they were, unless `nvml` events
+ * are given: those are then counted (the log and NVML report the same Xids, so only one of them
+ * counts, the log whenever it can be read). Events given while the log is read are dropped.
  */
 export interface XidWatch {
-  poll(): XidPoll;
+  poll(nvml?: XidEvents): XidPoll;
   close(): void;
 }
 
@@ -27,15 +40,21 @@ export function watchXids(host: Host, before: XidState | undefined): XidWatch {
   let state = before;
   let reader: KmsgReader | undefined;
   let bootId: string | undefined;
+  // Read once: the daemon does not outlive a boot.
+  const currentBoot = () => (bootId ??= readBootId(host));
   return {
-    poll() {
+    poll(nvml) {
       if (!reader) {
         reader = openKmsg(join(host.dev, 'kmsg'));
-        if (!reader) return { up: false, state };
-        // Read once: the daemon does not outlive a boot.
-        bootId = readBootId(host);
+        if (!reader) {
+          if (!nvml || nvml.buses.length === 0) return { up: false, state };
+          state = countNvmlXids(state, nvml.events, currentBoot());
+          return { up: true, state, nvml: { buses: nvml.buses } };
+        }
+        // The log opens after NVML counted: NVML's events up to now count, then the log's backlog is skipped (countXids).
+        if (nvml && state?.backlogCounted) state = countNvmlXids(state, nvml.events, currentBoot());
       }
-      state = countXids(state, reader.read(), bootId);
+      state = countXids(state, reader.read(), currentBoot());
       return { up: true, state };
     },
     close() {

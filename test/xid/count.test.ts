@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addXidEvents, countXids, MAX_COUNTS, validXidState, xidSeries, type XidState } from '../../src/xid/count.js';
+import { addXidEvents, countNvmlXids, countXids, MAX_COUNTS, validXidState, xidSeries, type XidState } from '../../src/xid/count.js';
 import type { KmsgRecord } from '../../src/xid/parse.js';
 
 const xid = (seq: number, code: number, bus = '0000:00:06'): KmsgRecord => ({
@@ -62,7 +62,41 @@ describe('countXids', () => {
   });
 });
 
-describe('addXidEvents (the hook for another source of Xid events)', () => {
+describe("countNvmlXids and the log's backlog (NVML counting while the log cannot be read)", () => {
+  const before: XidState = { bootId: BOOT, seq: 4, counts: [{ bus: '0000:00:06', xid: 79, count: 1 }] };
+
+  it("adds NVML's events and marks the log's backlog counted", () => {
+    expect(countNvmlXids(before, [{ bus: '0000:00:06', xid: 79 }], BOOT)).toEqual({
+      ...before,
+      backlogCounted: true,
+      counts: [{ bus: '0000:00:06', xid: 79, count: 2 }],
+    });
+  });
+
+  it('nothing new: the very same state, so the daemon writes none', () => {
+    const counted = countNvmlXids(before, [], BOOT);
+    expect(countNvmlXids(counted, [], BOOT)).toBe(counted);
+  });
+
+  it("in a new boot the old boot's cursor is dropped", () => {
+    expect(countNvmlXids(before, [], 'another-boot')).toMatchObject({ bootId: 'another-boot', seq: -1, backlogCounted: true });
+  });
+
+  it('the next read of the log moves the cursor past its backlog without counting it, then counts anew', () => {
+    const counted = countNvmlXids(before, [{ bus: '0000:00:06', xid: 79 }], BOOT);
+    // Seq 6 is the Xid NVML already counted; 7 is a line that is not an Xid.
+    const read = countXids(counted, [xid(2, 79), other(3), xid(4, 13), other(5), xid(6, 79), other(7)], BOOT);
+    expect(read).toEqual({ bootId: BOOT, seq: 7, counts: [{ bus: '0000:00:06', xid: 79, count: 2 }] });
+    expect(countXids(read, [xid(6, 79), other(7), xid(8, 79)], BOOT).counts).toEqual([{ bus: '0000:00:06', xid: 79, count: 3 }]);
+  });
+
+  it('a log of another boot is new: all of it counts', () => {
+    const counted = countNvmlXids(before, [], BOOT);
+    expect(countXids(counted, [xid(1, 79)], 'another-boot').counts).toEqual([{ bus: '0000:00:06', xid: 79, count: 2 }]);
+  });
+});
+
+describe('addXidEvents (the kernel log, and NVML while it cannot be read)', () => {
   it('adds each event once to the same counts, without a kernel log', () => {
     const counts = [{ bus: '0000:00:06', xid: 79, count: 1 }];
     expect(
@@ -127,6 +161,8 @@ describe('validXidState', () => {
     ['a bus that is no PCI address', { ...good, counts: [{ bus: '../x', xid: 79, count: 1 }] }, undefined],
     ['the same pair twice (a series would double)', { ...good, counts: [...good.counts, ...good.counts] }, undefined],
     ['a boot id with odd characters', { ...good, bootId: 'a\nb' }, undefined],
+    ["NVML's mark on the log's backlog", { ...good, backlogCounted: true }, { ...good, backlogCounted: true }],
+    ['a mark that is not true', { ...good, backlogCounted: 'yes' }, undefined],
   ])('%s', (_, value, expected) => expect(validXidState(value)).toEqual(expected));
 });
 

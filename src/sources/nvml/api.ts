@@ -5,6 +5,15 @@
 export type Device = bigint;
 /** A GPM sample buffer (nvmlGpmSample_t). */
 export type GpmSample = bigint;
+/** An event set (nvmlEventSet_t: an opaque pointer). */
+export type EventSet = bigint;
+
+/** nvmlEventData_t: the device (its handle), the event's type bit, and its data (for an Xid, the code). */
+export interface EventData {
+  device: Device;
+  eventType: bigint;
+  eventData: bigint;
+}
 
 /** What a call gave: NVML's return code, and the value when it is NVML_SUCCESS. */
 export type Result<T> = { rc: 0; value: T } | { rc: number; value?: undefined };
@@ -69,6 +78,12 @@ export interface Nvml {
   gpmTake(device: Device, sample: GpmSample): number;
   gpmMetrics(first: GpmSample, second: GpmSample, ids: readonly number[]): Result<Result<number>[]>;
   pcieThroughput(device: Device, counter: 0 | 1): Result<number>;
+  eventSetCreate(): Result<EventSet>;
+  /** nvmlDeviceRegisterEvents: the return code. */
+  registerEvents(device: Device, eventTypes: bigint, set: EventSet): number;
+  /** nvmlEventSetWait_v2: the next event, or NVML_ERROR_TIMEOUT when none came within `timeoutMs` (0: none waiting). */
+  eventWait(set: EventSet, timeoutMs: number): Result<EventData>;
+  eventSetFree(set: EventSet): number;
 }
 
 export type UintGetter =

@@ -1,5 +1,6 @@
 import type { KoffiModule } from './koffi.js';
 import { type Nvml, type ProcessUtilization, type Result, UINT_GETTERS, type UintGetter } from './api.js';
+import { bindEventCalls } from './event-binding.js';
 import { NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT } from './return-codes.js';
 import { bindMig } from './mig-binding.js';
 import { GPM_METRIC_MAX, GPM_METRIC_SIZE, GPM_METRICS_AT, nvmlStructs } from './structs.js';
@@ -244,5 +245,6 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
       const value = [0];
       return ok(pcie(device, counter, value), () => value[0]!);
     },
+    ...bindEventCalls(fn, out('void *')),
   };
 }

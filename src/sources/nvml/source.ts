@@ -1,6 +1,6 @@
-import type { Failure, GpuSample, RowProblem } from '../../collection.js';
+import type { Failure, GpuSample } from '../../collection.js';
 import type { FieldSpec } from '../../fields.js';
-import type { GpuQuery, GpuRead, RowStream, Source } from '../source.js';
+import { type BlockingDeadline, type GpuQuery, type GpuRead, NO_DEADLINE, type Source } from '../source.js';
 import type { Nvml } from './api.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deviceCalls, type DeviceState } from './device-calls.js';
@@ -11,6 +11,7 @@ import { devices, type Handles, readProcesses } from './processes.js';
 import type { UtilizationReads } from './process-utilization.js';
 import { describeReturn } from './return-codes.js';
 import { nvmlOpener, type NvmlLocation } from './session.js';
+import { nvmlStream } from './stream.js';
 
 // NVML as a source: the same fields as nvidia-smi's, read in this process through koffi, with no
 // child to start. Loaded (with koffi's native module) only when --source nvml is chosen.
@@ -18,6 +19,8 @@ import { nvmlOpener, type NvmlLocation } from './session.js';
 export interface NvmlSourceOptions extends NvmlLocation {
   /** With GPM fields, how long a collection without an earlier GPM sample waits between its two. */
   gpmWindowMs: number;
+  /** Bounds each stretch of NVML's calls (they block this thread); none by default. */
+  deadline?: BlockingDeadline;
 }
 
 /** The daemon mode reads the energy counter (4.5 ms per GPU per call on an H200 host) this often. */
@@ -106,68 +109,6 @@ export async function readGpus(
   return { kind: 'ok', samples, problems: [], lost, fields: asked, names, learned: false, handles: all };
 }
 
-/** Samples every `intervalMs` from NVML, until stopped or NVML fails as a whole. */
-function nvmlStream(
-  open: () => Nvml | Failure,
-  kept: Kept,
-  fields: readonly FieldSpec[],
-  intervalMs: number,
-  gpmWindowMs: number,
-): RowStream {
-  let stopped = false;
-  let wake = () => {};
-  let end: (failure: Failure) => void = () => {};
-  const ended = new Promise<Failure>((resolve) => {
-    end = resolve;
-  });
-  const plan = readPlan(fields);
-  async function* rows(): AsyncGenerator<GpuSample | RowProblem | undefined> {
-    let next = Date.now();
-    let handles: Handles | undefined;
-    while (!stopped) {
-      const takenAt = Date.now();
-      const nvml = open();
-      const timing = { gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, settingsEveryMs: SETTINGS_EVERY_MS, takenAt };
-      const read = isFailure(nvml)
-        ? ({ kind: 'failed', failure: nvml } as const)
-        : await readGpus(nvml, plan, { knownGpus: [] }, kept, timing, handles);
-      if (read.kind === 'failed') {
-        stopped = true;
-        end(read.failure);
-        return;
-      }
-      if (read.lost.length > 0) {
-        // As when nvidia-smi -lms exits 15: the loop's one-shot recovery then names the lost GPU
-        // (nvidia_gpu_up 0) while the others keep reporting, and the reader restarts with back-off.
-        stopped = true;
-        end({ reason: 'gpu_lost', message: `GPU ${read.lost[0]!.gpu}: ${read.lost[0]!.message}` });
-        return;
-      }
-      handles = read.handles;
-      yield* read.samples;
-      // Keep the cadence: the next sample is due one interval after this one was due.
-      next = Math.max(next + intervalMs, Date.now());
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, next - Date.now());
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-  return {
-    what: 'NVML',
-    rows: rows(),
-    stop: () => {
-      if (!stopped) end({ reason: 'nvml_unknown_error', message: 'NVML reader stopped' });
-      stopped = true;
-      wake();
-    },
-    ended,
-  };
-}
-
 /**
  * NVML's CUDA version (major x 1000 + minor x 10) as nvidia-smi prints it, "13.1"; '' when this
  * driver has no such call or does not say, as nvidia-smi's source does.
@@ -185,24 +126,50 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
   // When each GPU's process utilization was read: the daemon mode's next read averages from there.
   const utilizationReads: UtilizationReads = new Map();
   const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0, settingsEveryMs: 0 };
+  const deadline = options.deadline ?? NO_DEADLINE;
+  /** A read under the deadline: NVML opened (the library loaded, nvmlInit_v2, the usual hang) and its calls made. */
+  const guarded = async <T>(read: (nvml: Nvml) => T | Promise<T>, failed: (failure: Failure) => T): Promise<T> => {
+    deadline.enter();
+    try {
+      const nvml = open();
+      return isFailure(nvml) ? failed(nvml) : await read(nvml);
+    } finally {
+      deadline.leave();
+    }
+  };
   return {
     reads: () => ({
-      gpus: async (query) => {
-        const nvml = open();
-        return isFailure(nvml)
-          ? { kind: 'failed', failure: nvml, learned: false }
-          : readGpus(nvml, readPlan(query.fields), query, kept, timing);
-      },
-      processes: async () => {
-        const nvml = open();
-        return isFailure(nvml) ? { kind: 'failed', failure: nvml } : readProcesses(nvml, utilizationReads);
-      },
-      cudaVersion: async () => {
-        const nvml = open();
-        return isFailure(nvml) ? undefined : cudaVersionText(nvml.cudaDriverVersion());
-      },
+      gpus: (query) =>
+        guarded(
+          (nvml) => readGpus(nvml, readPlan(query.fields), query, kept, timing),
+          (failure) => ({ kind: 'failed', failure, learned: false }),
+        ),
+      processes: () =>
+        guarded(
+          (nvml) => readProcesses(nvml, utilizationReads),
+          (failure) => ({ kind: 'failed', failure }),
+        ),
+      cudaVersion: () =>
+        guarded(
+          (nvml) => cudaVersionText(nvml.cudaDriverVersion()),
+          () => undefined,
+        ),
     }),
-    stream: (fields, _names, intervalMs) => nvmlStream(open, kept, fields, intervalMs, options.gpmWindowMs),
+    stream: (fields, _names, intervalMs) => {
+      const plan = readPlan(fields);
+      const daemonTiming = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, settingsEveryMs: SETTINGS_EVERY_MS };
+      let handles: Handles | undefined;
+      return nvmlStream({
+        open,
+        read: async (nvml, takenAt) => {
+          const read = await readGpus(nvml, plan, { knownGpus: [] }, kept, { ...daemonTiming, takenAt }, handles);
+          handles = read.kind === 'ok' ? read.handles : undefined;
+          return read;
+        },
+        intervalMs,
+        deadline,
+      });
+    },
   };
 }
 

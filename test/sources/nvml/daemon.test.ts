@@ -64,10 +64,10 @@ it('collect --interval --source nvml publishes sample after sample, GPM from the
     expect([setting, await called(setting)]).toEqual([setting, expect.toSatisfy((n: number) => n >= 2 && n <= 6)]);
   expect(await called('nvmlDeviceGetPowerUsage')).toBeGreaterThanOrEqual(10);
   expect(await called('nvmlInit_v2')).toBe(1);
-  // Nor can the devices: counted and their handles taken by the first collection's reads and the
-  // stream's first sample, not by every sample (10 and more here).
-  expect(await called('nvmlDeviceGetCount_v2')).toBeLessThanOrEqual(3);
-  expect(await called('nvmlDeviceGetHandleByIndex_v2')).toBeLessThanOrEqual(6);
+  // Nor can the devices: counted and their handles taken by the first collection's reads, the stream's
+  // first sample and the Xid event set's registration, not by every sample (10 and more here).
+  expect(await called('nvmlDeviceGetCount_v2')).toBeLessThanOrEqual(4);
+  expect(await called('nvmlDeviceGetHandleByIndex_v2')).toBeLessThanOrEqual(8);
   // The driver's version cannot change under an initialized NVML: asked once.
   expect(await called('nvmlSystemGetDriverVersion')).toBe(1);
   // Identity and maxima are read once per GPU, not per sample.

@@ -14,11 +14,15 @@ async function loadedBy(args: string[], env: Record<string, string>): Promise<st
     hook,
     `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, [...Object.keys(require.cache), ...process.moduleLoadList.filter((name) => name.startsWith('NativeModule '))].join('\\n')));\n`,
   );
-  const run = await execa(process.execPath, ['--require', hook, CLI, 'collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...args], {
-    env: cliEnv(env),
-    extendEnv: false,
-    reject: false,
-  });
+  const run = await execa(
+    process.execPath,
+    ['--require', hook, CLI, 'collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...args],
+    {
+      env: cliEnv(env),
+      extendEnv: false,
+      reject: false,
+    },
+  );
   expect(run.exitCode).toBe(0);
   return (await readFile(out, 'utf8')).split('\n').map((path) => path.replace(/^.*\/dist\//, 'dist/'));
 }
