@@ -2,10 +2,18 @@ import { setFlagsFromString } from 'node:v8';
 import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from '../state.js';
+import type { XidPoll } from '../xid/watch.js';
 import { knownGpu, queryProcesses, withXid } from './collect.js';
 import { withCollectLock } from './lock.js';
 import { collectOnce, publishTargetOf, stateToKeep, xidWatchFor } from './one-shot.js';
 import type { CollectIo, CollectPlan } from './plan.js';
+
+/**
+ * How often the daemon mode looks at the kernel log for Xid lines (and takes NVML's Xid events). Each
+ * look ends in a read the log refuses with EAGAIN, an exception in Node.js: 76 us of a 250 ms sample
+ * on the H200 host, for counters that alerts read over minutes.
+ */
+export const XID_LOOK_EVERY_MS = 1000;
 
 /**
  * `collect --interval`, the daemon mode: publishes every interval until SIGTERM or SIGINT, then the
@@ -39,6 +47,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   // The reader now running: NVML's tells of Xid events, which count while the kernel log cannot be read.
   let reader: RowStream | undefined;
   let cudaVersion = state.cuda?.version || undefined;
+  let lastLook: { at: number; poll: XidPoll } | undefined;
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
     if (!keep) return;
@@ -70,7 +79,10 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
         if (xid && !sampled.xid) {
           // NVML's events first, then the log: an Xid between the two looks is dropped, never counted twice.
-          const poll = xid.poll(reader?.xidEvents?.());
+          // A look at most every XID_LOOK_EVERY_MS; the samples between repeat the last one's counts.
+          const now = Date.now();
+          if (!lastLook || now - lastLook.at >= XID_LOOK_EVERY_MS) lastLook = { at: now, poll: xid.poll(reader?.xidEvents?.()) };
+          const { poll } = lastLook;
           collection = withXid(collection, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
           if (poll.state && poll.state !== saved.xid) await saveState({ ...saved, xid: poll.state });
         }
