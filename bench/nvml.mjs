@@ -86,6 +86,8 @@ for (const [label, sourceArgs] of [
   ['--source nvidia-smi', ['--nvidia-smi', smi]],
   ['--source nvml, default fields', nvml],
   ['--source nvml, without GPM', [...nvml, '--exclude-fields', 'nvml.gpm.*']],
+  // The target leaves out the slower-cadence energy read (every 10 s).
+  ['--source nvml, default fields without the energy read', [...nvml, '--exclude-fields', 'nvml.energy']],
 ]) {
   const d = await daemon(sourceArgs);
   console.log(
