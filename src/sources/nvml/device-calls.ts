@@ -9,7 +9,7 @@ import type { Device, GpmSample, Nvml, Result } from './api.js';
 export interface DeviceState {
   energy?: { at: number; result: Result<Reading> };
   /** GPM's sample buffers: `previous` holds the last sample taken, `next` is filled by the coming one. */
-  gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample };
+  gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample; kept?: { at: number; result: Result<Result<number>[]> } };
   /**
    * Settings (limits, modes, error counts) as last read, and when, and the moving fields this GPU does not
    * have: the daemon mode asks them again every settingsEveryMs.
@@ -30,6 +30,8 @@ export interface DeviceCalls {
   energyEveryMs: number;
   /** How long a setting's reading is reused (the same slower cadence; 0 reads it every sample). */
   settingsEveryMs: number;
+  /** How long GPM's last comparison is reused (the daemon mode's window at least; 0: a new one every sample). */
+  gpmEveryMs: number;
 }
 
 /** A field's reader: NVML's code when the call failed, else the reading. */
@@ -40,7 +42,7 @@ export function deviceCalls(
   nvml: Nvml,
   device: Device,
   state: DeviceState,
-  timing: { now: number; energyEveryMs: number; settingsEveryMs: number },
+  timing: { now: number; energyEveryMs: number; settingsEveryMs: number; gpmEveryMs: number },
 ): DeviceCalls {
   const results = new Map<string, Result<unknown>>();
   return {

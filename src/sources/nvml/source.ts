@@ -27,6 +27,8 @@ export interface NvmlSourceOptions extends NvmlLocation {
 export const ENERGY_EVERY_MS = 10_000;
 /** ... and the settings (device-read.ts; up to 1.7 ms a call there) this often, dcgm-exporter's default interval. */
 export const SETTINGS_EVERY_MS = 30_000;
+/** ... and compares GPM samples (0.48 ms per GPU there) at most this often. */
+export const GPM_EVERY_MS = 1000;
 
 /** What the source keeps from one collection to the next: each GPU's state, by index. */
 export type Kept = Map<number, DeviceState>;
@@ -36,6 +38,7 @@ export interface ReadTiming {
   gpmWindowMs: number;
   energyEveryMs: number;
   settingsEveryMs: number;
+  gpmEveryMs: number;
   /** Set on the daemon mode's samples: when the read started. */
   takenAt?: number;
 }
@@ -87,7 +90,12 @@ export async function readGpus(
     const calls =
       device === undefined
         ? undefined
-        : deviceCalls(nvml, device, stateOf(index), { now, energyEveryMs: timing.energyEveryMs, settingsEveryMs: timing.settingsEveryMs });
+        : deviceCalls(nvml, device, stateOf(index), {
+            now,
+            energyEveryMs: timing.energyEveryMs,
+            settingsEveryMs: timing.settingsEveryMs,
+            gpmEveryMs: timing.gpmEveryMs,
+          });
     const read = calls
       ? readDevice(calls, index, asked, driver.value)
       : { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` };
@@ -125,7 +133,7 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
   const kept: Kept = new Map();
   // When each GPU's process utilization was read: the daemon mode's next read averages from there.
   const utilizationReads: UtilizationReads = new Map();
-  const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0, settingsEveryMs: 0 };
+  const timing = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: 0, settingsEveryMs: 0, gpmEveryMs: 0 };
   const deadline = options.deadline ?? NO_DEADLINE;
   /** A read under the deadline: NVML opened (the library loaded, nvmlInit_v2, the usual hang) and its calls made. */
   const guarded = async <T>(read: (nvml: Nvml) => T | Promise<T>, failed: (failure: Failure) => T): Promise<T> => {
@@ -157,7 +165,12 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
     }),
     stream: (fields, _names, intervalMs) => {
       const plan = readPlan(fields);
-      const daemonTiming = { gpmWindowMs: options.gpmWindowMs, energyEveryMs: ENERGY_EVERY_MS, settingsEveryMs: SETTINGS_EVERY_MS };
+      const daemonTiming = {
+        gpmWindowMs: options.gpmWindowMs,
+        energyEveryMs: ENERGY_EVERY_MS,
+        settingsEveryMs: SETTINGS_EVERY_MS,
+        gpmEveryMs: GPM_EVERY_MS,
+      };
       let handles: Handles | undefined;
       return nvmlStream({
         open,
