@@ -6,6 +6,7 @@ import { CSV_HEADER, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
 import type { Collection, Reading } from '../../src/collection.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
+import { FILE_STEPS, type FileSteps } from '../../src/file-steps.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -286,5 +287,30 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     await unlink(join(disk, 'filler'));
     expect(await appendCsvSample(dir, 'job', one(8), { host: 'h', now })).toBeUndefined();
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(before + rowsOf(one(8)));
+  });
+
+  it('a bug while writing (not a failed file operation) is thrown, not reported as write_failed, and the lock is released', async () => {
+    const dir = await tempDir();
+    const bug = new TypeError('a bug, not an I/O error');
+    const throwsBug = () => {
+      throw bug;
+    };
+    // The lock is written through the same steps: only the CSV's writes (those holding the header or a row) misbehave.
+    const isCsv = (bytes: Buffer) => bytes.includes('GPU-0');
+    const bugInWrite: FileSteps['write'] = (fd, bytes, offset, length) =>
+      isCsv(bytes) ? throwsBug() : FILE_STEPS.write(fd, bytes, offset, length);
+    await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, { ...FILE_STEPS, write: bugInWrite })).rejects.toBe(bug);
+    // A write that fails half way (EIO), then a bug while cutting the partial row back off.
+    let csvWrites = 0;
+    const halfThenEio: FileSteps['write'] = (fd, bytes, offset, length) => {
+      if (!isCsv(bytes)) return FILE_STEPS.write(fd, bytes, offset, length);
+      if (++csvWrites > 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+      return FILE_STEPS.write(fd, bytes, offset, 10);
+    };
+    const steps = { ...FILE_STEPS, write: halfThenEio, truncate: throwsBug };
+    await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).rejects.toBe(bug);
+    // The lock was let go on the way out: the next sample is written (after the partial row, on a fresh line).
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toBeUndefined();
+    expect((await readFile(join(dir, 'job.csv'), 'utf8')).endsWith(`\n${rowsOf(one(1))}`)).toBe(true);
   });
 });
