@@ -18,6 +18,8 @@ export interface ArchiveSteps {
   link(from: string, to: string): void;
   /** Empties the live file in place, once the archive is whole. */
   truncate(fd: number): void;
+  /** Removes the new archive again when the truncate failed, so that no row is in both files. */
+  discard(dir: PinnedDir, name: string): boolean;
   /** Gzips a plain archive into NAME.gz, then removes NAME. */
   compress(dir: PinnedDir, name: string): Promise<string>;
   /** Removes an archive past --keep or --max-age. */
@@ -30,6 +32,7 @@ export const ARCHIVE_STEPS: ArchiveSteps = {
   fsync: fsyncSync,
   link: linkSync,
   truncate: (fd) => ftruncateSync(fd, 0),
+  discard: removeName,
   compress: gzipArchive,
   prune: removeName,
 };

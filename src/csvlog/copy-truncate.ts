@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, readSync } from
 import type { ArchiveSteps } from './archive-steps.js';
 import { CSV_HEADER, csvLine } from './columns.js';
 import { liveName } from './paths.js';
-import { describeFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, isFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../safe-fs.js';
 
 /** What copy-and-truncate did to one live file. */
 export type CopyOutcome =
@@ -95,13 +95,28 @@ function syncError(fd: number): string | undefined {
 }
 
 /**
+ * Removes the archive just made when the live file could not be truncated, so that no row is in both.
+ * If that fails too (a file system gone read-only), the rows are in both: the error says so and names
+ * the archive, which must be removed by hand before the next run archives the same rows again.
+ */
+function discardArchive(dir: PinnedDir, archive: string, truncateError: unknown, steps: ArchiveSteps): void {
+  try {
+    steps.discard(dir, archive);
+  } catch (error) {
+    if (!isFileError(error)) throw error;
+    const why = `${(truncateError as Error).message}; removing ${archive} again failed too (${describeFileError(error)}): its rows are in both files, remove ${archive} before the next run archives them again`;
+    throw Object.assign(new Error(why), { code: (truncateError as NodeJS.ErrnoException).code });
+  }
+}
+
+/**
  * Rotates <task>.csv in a pinned directory, the way logrotate's copytruncate does; the caller holds
  * the writers' lock. The live file is opened without following a link and must be a plain file
  * with one link (else UnsafeFileError: a planted link is refused, its target never read or
  * truncated). It is copied by chunks into an archive named `archiveName(the newest row's day)`,
  * and truncated only once the archive is whole on disk. Every failure throws and leaves the live
  * file untouched: if the truncate itself fails, the new archive is removed again, so no row is in
- * both files.
+ * both files (see discardArchive for when that fails too).
  */
 export function copyTruncate(
   dir: PinnedDir,
@@ -131,7 +146,7 @@ export function copyTruncate(
       // In place: a writer that keeps the path (or the descriptor, with O_APPEND) goes on.
       steps.truncate(fd);
     } catch (error) {
-      removeName(dir, archive);
+      discardArchive(dir, archive, error, steps);
       throw error;
     }
     return { kind: 'copied', archive, rows, unsynced: syncError(fd) };
