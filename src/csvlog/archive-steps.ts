@@ -12,7 +12,7 @@ import { removeName, writeAll, type PinnedDir } from '../safe-fs.js';
 export interface ArchiveSteps {
   /** Writes bytes of the live file (or the header) into the archive's temp file. */
   copy(fd: number, bytes: Buffer | string): void;
-  /** Puts the archive's temp file on disk before it gets its name. */
+  /** Puts the archive's temp file on disk before it gets its name, and the emptied live file after the truncate. */
   fsync(fd: number): void;
   /** Gives the temp file the archive's name; fails rather than replace a file. */
   link(from: string, to: string): void;

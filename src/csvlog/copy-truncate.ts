@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, readSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, readSync } from 'node:fs';
 import type { ArchiveSteps } from './archive-steps.js';
 import { CSV_HEADER, csvLine } from './columns.js';
 import { liveName } from './paths.js';
@@ -85,9 +85,9 @@ function writeArchive(dir: PinnedDir, name: string, fd: number, startsWithHeader
  * fsync after the truncate, so that a crash cannot bring the copied rows back beside their archive.
  * The truncate is done by then: a failure here is a warning, not a reason to undo the rotation.
  */
-function syncError(fd: number): string | undefined {
+function syncError(fd: number, steps: ArchiveSteps): string | undefined {
   try {
-    fsyncSync(fd);
+    steps.fsync(fd);
     return undefined;
   } catch (error) {
     return describeFileError(error);
@@ -149,7 +149,7 @@ export function copyTruncate(
       discardArchive(dir, archive, error, steps);
       throw error;
     }
-    return { kind: 'copied', archive, rows, unsynced: syncError(fd) };
+    return { kind: 'copied', archive, rows, unsynced: syncError(fd, steps) };
   } finally {
     closeSync(fd);
   }
