@@ -181,6 +181,18 @@ describe('splitLines', () => {
     expect(await linesOf(['ok\nabcdefgh'], 5)).toEqual([...plain('ok'), { text: 'abcde', tooLong: true }]);
   });
 
+  it('a line without an end does not gather in memory: what is past maxLine is dropped as it comes', async () => {
+    // 600 MiB without a newline: held whole it would pass V8's longest string (about 512 Mi characters).
+    const mib = Buffer.alloc(2 ** 20, 'x');
+    async function* endless() {
+      for (let i = 0; i < 600; i++) yield mib;
+      yield Buffer.from('\nok\n');
+    }
+    const lines: Line[] = [];
+    for await (const batch of splitLines(endless(), 5)) lines.push(...batch);
+    expect(lines).toEqual([{ text: 'xxxxx', tooLong: true }, ...plain('ok')]);
+  });
+
   it('keeps a line of exactly maxLine, and cuts one a byte longer', async () => {
     expect(await linesOf(['abcde', '\n'], 5)).toEqual(plain('abcde'));
     expect(await linesOf(['abcde'], 5)).toEqual(plain('abcde'));
@@ -392,6 +404,22 @@ describe('readHistory', () => {
     expect(odd).toEqual({ count: 1, examples: [expect.stringMatching(/train-20261128\.csv: quoted cell never closed: .*"never closed$/)] });
   });
 
+  it('a quoted record over lines is read up to 64 KiB in all, and is odd a byte past it', async () => {
+    const record = (length: number) => {
+      const start = `${T0},node1,train,0,GPU-0,"a`;
+      const end = `",ok${','.repeat(CSV_HEADER.length - 7)}`;
+      return `${start}\n${'b'.repeat(length - start.length - 1 - end.length)}${end}`;
+    };
+    expect(record(65_536)).toHaveLength(65_536);
+    const { rows, odd } = await readAll({ 'train.csv': `${HEAD}\n${record(65_536)}\n${record(65_537)}\n${ok('1')}\n` });
+    expect(rows.map((r) => [r.gpu, r.status])).toEqual([
+      ['0', 'ok'],
+      ['1', 'ok'],
+    ]);
+    expect(odd.count).toBe(1);
+    expect(odd.examples[0]).toContain(': 0 cells, header has');
+  });
+
   it('an over-long line drops a quoted cell left open before it', async () => {
     const text = [HEAD, `${T0},h,t,"open`, 'w'.repeat(70_000), ok('1')].join('\n');
     const { rows, odd } = await readAll({ 'train.csv': `${text}\n` });
@@ -409,7 +437,7 @@ describe('readHistory', () => {
         'train-20261127.csv.gz': Buffer.from('not gzip at all\n'),
         'train.csv': `${HEAD}\n${ok('z')}\n`,
       },
-      ['train-20261125.csv.gz', 'train-20261126.csv.gz', 'train-20261127.csv.gz', 'gone.csv', '.', 'train.csv'],
+      ['train-20261125.csv.gz', 'train-20261126.csv.gz', 'train-20261127.csv.gz', 'gone.csv', 'gone.csv.gz', '.', 'train.csv'],
     );
     const cut = badFiles[0]!.rows_read;
     expect(cut).toBeGreaterThan(0);
@@ -417,6 +445,8 @@ describe('readHistory', () => {
       { file: 'train-20261126.csv.gz', error: expect.stringMatching(/^truncated gzip \(unexpected end of file\)$/), rows_read: cut },
       { file: 'train-20261127.csv.gz', error: expect.stringMatching(/^corrupt, or not gzip \(incorrect header check\)$/), rows_read: 0 },
       { file: 'gone.csv', error: 'ENOENT', rows_read: 0 },
+      // The file's own error, through gunzip.
+      { file: 'gone.csv.gz', error: 'ENOENT', rows_read: 0 },
       { file: '', error: 'EISDIR', rows_read: 0 },
     ]);
     expect(rows.map((r) => r.gpu)).toEqual(['a', ...many.slice(0, cut).map((_, i) => String(i)), 'z']);
