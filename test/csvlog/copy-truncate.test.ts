@@ -188,25 +188,4 @@ describe('copyTruncate in process', () => {
     expect(seen).toEqual([(HEADER + rows).slice(-65_536)]);
     expect(await readFile(join(dir, 'job-20261127.csv'), 'utf8')).toBe(HEADER + rows);
   });
-
-  it("archives get the live file's mode whatever the umask (plain and gzipped)", async () => {
-    const dir = await tempDir();
-    await writeFile(join(dir, 'job.csv'), HEADER + row(1), { mode: 0o644 });
-    const saved = process.umask(0o077);
-    try {
-      const result = await archiveDirectory(dir, {
-        keep: 5,
-        compress: false,
-        delayCompress: false,
-        minSize: 0,
-        now: new Date(2026, 10, 27, 12),
-      });
-      expect(result).toMatchObject({ problems: [] });
-      expect((await stat(join(dir, 'job-20261127.csv'))).mode & 0o777).toBe(0o644);
-      await archiveDirectory(dir, { keep: 5, compress: true, delayCompress: false, minSize: 0, now: new Date(2026, 10, 27, 12) });
-      expect((await stat(join(dir, 'job-20261127.csv.gz'))).mode & 0o777).toBe(0o644);
-    } finally {
-      process.umask(saved);
-    }
-  });
 });
