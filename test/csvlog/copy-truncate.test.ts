@@ -174,6 +174,22 @@ describe('copyTruncate in process', () => {
     expect(() => copyTruncate(pin, 'job', named, { minSize: 0 }, noSteps)).toThrow(/job\.csv/);
   });
 
+  it('a bug while discarding the archive after a failed truncate is thrown as it is', async () => {
+    const { dir, pin } = await pinned({ 'job.csv': HEADER + row(1) });
+    const bug = new TypeError('a bug, not an I/O error');
+    const steps = {
+      ...ARCHIVE_STEPS,
+      truncate: () => {
+        throw Object.assign(new Error('EIO: injected at truncate'), { code: 'EIO' });
+      },
+      discard: () => {
+        throw bug;
+      },
+    };
+    expect(() => copyTruncate(pin, 'job', () => 'job-20261127.csv', { minSize: 0 }, steps)).toThrow(bug);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(HEADER + row(1));
+  });
+
   it("names the archive from the live file's last 64 KiB", async () => {
     // 2 MiB of rows: the name is given the end of the file only, which holds the newest rows.
     const rows = Array.from({ length: 20_000 }, (_, i) => row(i)).join('');
