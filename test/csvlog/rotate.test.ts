@@ -286,7 +286,6 @@ describe('archiveDirectory in process', () => {
 
   it('each live file in name order, each with its own archives; a missing directory is nothing to do', async () => {
     const dir = await tempDir();
-    // Made in neither order: a directory lists its entries in an order of its own.
     const tasks = ['c', 'a', 'e', 'b', 'f', 'd'];
     for (const task of tasks) await writeFile(join(dir, `${task}.csv`), HEADER + row('2026-11-27T10:00:00.000+00:00'));
     const result = await archiveAt(dir, today);
