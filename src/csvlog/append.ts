@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Collection, GpuSample } from '../collection.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
-import { describeFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, isFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';
 import { FILE_STEPS, type FileSteps } from '../file-steps.js';
 import { csvLockName, csvPath, endsLikeArchive, liveName } from './paths.js';
 
@@ -80,6 +80,7 @@ function appendWhole(dir: PinnedDir, name: string, lines: string, header: readon
     // O_RDWR, not O_WRONLY: the last byte is read to see whether the file ends on a fresh line.
     fd = openNoFollow(dir, name, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o644);
   } catch (error) {
+    if (!isFileError(error)) throw error;
     return writeFailed(shown, describeFileError(error));
   }
   try {
@@ -89,6 +90,8 @@ function appendWhole(dir: PinnedDir, name: string, lines: string, header: readon
       writeAll(fd, chunk, steps);
       return undefined;
     } catch (error) {
+      // Only a failed file operation is write_failed; a bug propagates (and the lock is released on the way out).
+      if (!isFileError(error)) throw error;
       return writeFailed(shown, `${describeFileError(error)}${cutBack(fd, size, steps)}`);
     }
   } finally {
@@ -111,6 +114,7 @@ function cutBack(fd: number, size: number, steps: FileSteps): string {
     if (fstatSync(fd).size > size) steps.truncate(fd, size);
     return '';
   } catch (error) {
+    if (!isFileError(error)) throw error;
     return ` (and cutting the partial row back off failed: ${describeFileError(error)})`;
   }
 }
@@ -138,6 +142,7 @@ export async function appendCsvSample(
   try {
     pinned = pinDir(dir, { create: true });
   } catch (error) {
+    if (!isFileError(error)) throw error;
     return writeFailed(csvPath(dir, task), `cannot open the CSV directory: ${describeFileError(error)}`);
   }
   try {

@@ -12,12 +12,14 @@ import { removeName, writeAll, type PinnedDir } from '../safe-fs.js';
 export interface ArchiveSteps {
   /** Writes bytes of the live file (or the header) into the archive's temp file. */
   copy(fd: number, bytes: Buffer | string): void;
-  /** Puts the archive's temp file on disk before it gets its name. */
+  /** Puts the archive's temp file on disk before it gets its name, and the emptied live file after the truncate. */
   fsync(fd: number): void;
   /** Gives the temp file the archive's name; fails rather than replace a file. */
   link(from: string, to: string): void;
   /** Empties the live file in place, once the archive is whole. */
   truncate(fd: number): void;
+  /** Removes the new archive again when the truncate failed, so that no row is in both files. */
+  discard(dir: PinnedDir, name: string): boolean;
   /** Gzips a plain archive into NAME.gz, then removes NAME. */
   compress(dir: PinnedDir, name: string): Promise<string>;
   /** Removes an archive past --keep or --max-age. */
@@ -30,6 +32,7 @@ export const ARCHIVE_STEPS: ArchiveSteps = {
   fsync: fsyncSync,
   link: linkSync,
   truncate: (fd) => ftruncateSync(fd, 0),
+  discard: removeName,
   compress: gzipArchive,
   prune: removeName,
 };

@@ -1,8 +1,8 @@
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, readSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, readSync } from 'node:fs';
 import type { ArchiveSteps } from './archive-steps.js';
 import { CSV_HEADER, csvLine } from './columns.js';
 import { liveName } from './paths.js';
-import { describeFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, isFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../safe-fs.js';
 
 /** What copy-and-truncate did to one live file. */
 export type CopyOutcome =
@@ -85,12 +85,27 @@ function writeArchive(dir: PinnedDir, name: string, fd: number, startsWithHeader
  * fsync after the truncate, so that a crash cannot bring the copied rows back beside their archive.
  * The truncate is done by then: a failure here is a warning, not a reason to undo the rotation.
  */
-function syncError(fd: number): string | undefined {
+function syncError(fd: number, steps: ArchiveSteps): string | undefined {
   try {
-    fsyncSync(fd);
+    steps.fsync(fd);
     return undefined;
   } catch (error) {
     return describeFileError(error);
+  }
+}
+
+/**
+ * Removes the archive just made when the live file could not be truncated, so that no row is in both.
+ * If that fails too (a file system gone read-only), the rows are in both: the error says so and names
+ * the archive, which must be removed by hand before the next run archives the same rows again.
+ */
+function discardArchive(dir: PinnedDir, archive: string, truncateError: unknown, steps: ArchiveSteps): void {
+  try {
+    steps.discard(dir, archive);
+  } catch (error) {
+    if (!isFileError(error)) throw error;
+    const why = `${(truncateError as Error).message}; removing ${archive} again failed too (${describeFileError(error)}): its rows are in both files, remove ${archive} before the next run archives them again`;
+    throw Object.assign(new Error(why), { code: (truncateError as NodeJS.ErrnoException).code });
   }
 }
 
@@ -101,7 +116,7 @@ function syncError(fd: number): string | undefined {
  * truncated). It is copied by chunks into an archive named `archiveName(the newest row's day)`,
  * and truncated only once the archive is whole on disk. Every failure throws and leaves the live
  * file untouched: if the truncate itself fails, the new archive is removed again, so no row is in
- * both files.
+ * both files (see discardArchive for when that fails too).
  */
 export function copyTruncate(
   dir: PinnedDir,
@@ -131,10 +146,10 @@ export function copyTruncate(
       // In place: a writer that keeps the path (or the descriptor, with O_APPEND) goes on.
       steps.truncate(fd);
     } catch (error) {
-      removeName(dir, archive);
+      discardArchive(dir, archive, error, steps);
       throw error;
     }
-    return { kind: 'copied', archive, rows, unsynced: syncError(fd) };
+    return { kind: 'copied', archive, rows, unsynced: syncError(fd, steps) };
   } finally {
     closeSync(fd);
   }

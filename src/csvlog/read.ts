@@ -61,7 +61,11 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLine = MAX_L
   const decoder = new StringDecoder('utf8');
   let partial = '';
   let tooLong = false;
-  const done = (text: string): Line => ({ text: tooLong ? text : text.endsWith('\r') ? text.slice(0, -1) : text, tooLong });
+  const done = (text: string): Line => {
+    const line = tooLong || !text.endsWith('\r') ? text : text.slice(0, -1);
+    // A line may end in the chunk it grew too long in, before the check on what is left over below.
+    return line.length > maxLine ? { text: line.slice(0, maxLine), tooLong: true } : { text: line, tooLong };
+  };
   for await (const chunk of chunks) {
     const text = decoder.write(chunk);
     const lines: Line[] = [];

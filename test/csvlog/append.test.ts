@@ -1,11 +1,12 @@
-import { appendFile, link, readFile, stat, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, link, readFile, readdir, stat, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
-import { CSV_HEADER, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
+import { CSV_HEADER, csvColumnOf, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
 import type { Collection, Reading } from '../../src/collection.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
+import { FILE_STEPS, type FileSteps } from '../../src/file-steps.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -67,6 +68,11 @@ describe('CSV columns', () => {
     expect(localIsoTime(date)).toMatch(new RegExp(`^2026-11-29T\\d{2}:22:01\\.209\\${expectedSign}\\d{2}:\\d{2}$`));
   });
 
+  it('a field without a CSV column has none to give (a programmer error)', () => {
+    expect(csvColumnOf('power.draw')).toBe('power_draw_w');
+    expect(() => csvColumnOf('no.such.field')).toThrow('--query-gpu field no.such.field has no CSV column');
+  });
+
   it('quotes odd GPU names (RFC 4180) and leaves missing values empty, never 0', () => {
     const collection: Collection = {
       fields: [],
@@ -107,6 +113,25 @@ describe('CSV columns', () => {
       ['1', 'GPU-b', '', 'driver_unreachable'],
     ]);
     expect(rows.every((r) => r.slice(7).every((cell) => cell === ''))).toBe(true);
+    // No GPU known yet: one row, the reason without a GPU.
+    const [alone, ...more] = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job' }, []).join(''));
+    expect(more).toEqual([]);
+    expect(alone).toEqual(['t', 'h', 'job', '', '', '', 'driver_unreachable', ...CSV_HEADER.slice(7).map(() => '')]);
+  });
+
+  it('a GPU that is down gets a row with its reason beside the others', () => {
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-a', readings: new Map<string, Reading>([['utilization.gpu', number('5')]]) }],
+      down: [{ gpu: '1', uuid: 'GPU-b', reason: 'gpu_lost' }],
+      health: { durationSeconds: 0 },
+    };
+    const rows = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job', extra: ['x'] }, []).join(''));
+    expect(rows.map((r) => r.slice(3, 8))).toEqual([
+      ['0', 'GPU-a', '', 'ok', '5'],
+      ['1', 'GPU-b', '', 'gpu_lost', ''],
+    ]);
+    expect(rows[1]).toEqual(['t', 'h', 'job', '1', 'GPU-b', '', 'gpu_lost', ...CSV_HEADER.slice(7).map(() => ''), 'x']);
   });
 });
 
@@ -286,5 +311,79 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     await unlink(join(disk, 'filler'));
     expect(await appendCsvSample(dir, 'job', one(8), { host: 'h', now })).toBeUndefined();
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(before + rowsOf(one(8)));
+  });
+
+  it('a bug while writing (not a failed file operation) is thrown, not reported as write_failed, and the lock is released', async () => {
+    const dir = await tempDir();
+    const bug = new TypeError('a bug, not an I/O error');
+    const throwsBug = () => {
+      throw bug;
+    };
+    // The lock is written through the same steps: only the CSV's writes (those holding the header or a row) misbehave.
+    const isCsv = (bytes: Buffer) => bytes.includes('GPU-0');
+    const bugInWrite: FileSteps['write'] = (fd, bytes, offset, length) =>
+      isCsv(bytes) ? throwsBug() : FILE_STEPS.write(fd, bytes, offset, length);
+    await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, { ...FILE_STEPS, write: bugInWrite })).rejects.toBe(bug);
+    // A write that fails half way (EIO), then a bug while cutting the partial row back off.
+    let csvWrites = 0;
+    const halfThenEio: FileSteps['write'] = (fd, bytes, offset, length) => {
+      if (!isCsv(bytes)) return FILE_STEPS.write(fd, bytes, offset, length);
+      if (++csvWrites > 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+      return FILE_STEPS.write(fd, bytes, offset, 10);
+    };
+    const steps = { ...FILE_STEPS, write: halfThenEio, truncate: throwsBug };
+    await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).rejects.toBe(bug);
+    // The lock was let go on the way out: the next sample is written (after the partial row, on a fresh line).
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toBeUndefined();
+    expect((await readFile(join(dir, 'job.csv'), 'utf8')).endsWith(`\n${rowsOf(one(1))}`)).toBe(true);
+  });
+
+  it('a sample without rows writes nothing, not even a header', async () => {
+    const dir = await tempDir();
+    const empty: Collection = { fields: [], samples: [], down: [], health: { durationSeconds: 0 } };
+    expect(await appendCsvSample(dir, 'job', empty, { host: 'h', now })).toBeUndefined();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a CSV directory that is a file is write_failed, naming the file it would have written', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'csv'), 'x');
+    expect(await appendCsvSample(join(dir, 'csv'), 'job', one(1), { host: 'h', now })).toBe(
+      `write_failed: ${join(dir, 'csv', 'job.csv')}: cannot open the CSV directory: ${join(dir, 'csv')} is not a directory; no row of this sample was kept`,
+    );
+  });
+
+  it('a failed write says what failed and nothing more when the partial row was cut back off', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), csvLine(CSV_HEADER));
+    let csvWrites = 0;
+    const steps: FileSteps = {
+      ...FILE_STEPS,
+      write: (fd, bytes, offset, length) => {
+        if (!bytes.includes('GPU-0')) return FILE_STEPS.write(fd, bytes, offset, length);
+        if (++csvWrites > 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+        return FILE_STEPS.write(fd, bytes, offset, 10);
+      },
+    };
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).toBe(
+      `write_failed: ${join(dir, 'job.csv')}: EIO: EIO: i/o error, write; no row of this sample was kept`,
+    );
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(csvLine(CSV_HEADER));
+  });
+
+  it('a file someone else truncated during a failed write is not cut back to its old size (which would fill it with NULs)', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), csvLine(CSV_HEADER) + rowsOf(one(2)));
+    // logrotate's copytruncate takes no lock of ours: it empties the file while our write fails.
+    const steps: FileSteps = {
+      ...FILE_STEPS,
+      write: (fd, bytes, offset, length) => {
+        if (!bytes.includes('GPU-0')) return FILE_STEPS.write(fd, bytes, offset, length);
+        FILE_STEPS.truncate(fd, 0);
+        throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+      },
+    };
+    expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).toMatch(/^write_failed: .*EIO/);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
   });
 });

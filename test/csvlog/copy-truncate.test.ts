@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
-import { chmod, link, readFile, readdir, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, readdir, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { ARCHIVE_STEPS } from '../../src/csvlog/archive-steps.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
+import { copyTruncate } from '../../src/csvlog/copy-truncate.js';
 import { archiveDirectory } from '../../src/csvlog/rotate.js';
+import { pinDir } from '../../src/safe-fs.js';
 import { CLI, cliEnv, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 
@@ -143,5 +146,62 @@ describe('archiving in process: what the archive holds', () => {
     const small = HEADER + row(1);
     expect(await run(small, { minSize: small.length + 1 })).toMatchObject({ action: { why: 'below-min-size' }, live: small });
     expect(await run(small, { minSize: small.length })).toMatchObject({ action: { kind: 'rotated', rows: 1 }, live: '' });
+  });
+});
+
+describe('copyTruncate in process', () => {
+  const noSteps = ARCHIVE_STEPS;
+  const pinned = async (files: Record<string, string>) => {
+    const dir = await tempDir();
+    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
+    const pin = pinDir(dir);
+    onTestFinished(() => pin.close());
+    return { dir, pin };
+  };
+  const named = (tail: string) => `job-${tail.length}.csv`;
+
+  it('says why it left a live file alone: missing, below --min-size, or empty', async () => {
+    const { pin } = await pinned({ 'small.csv': HEADER + row(1), 'header.csv': HEADER, 'empty.csv': '' });
+    expect(copyTruncate(pin, 'job', named, { minSize: 0 }, noSteps)).toEqual({ kind: 'skipped', why: 'missing' });
+    expect(copyTruncate(pin, 'small', named, { minSize: 10_000 }, noSteps)).toEqual({ kind: 'skipped', why: 'below-min-size' });
+    expect(copyTruncate(pin, 'header', named, { minSize: 0 }, noSteps)).toEqual({ kind: 'skipped', why: 'empty' });
+    expect(copyTruncate(pin, 'empty', named, { minSize: 0 }, noSteps)).toEqual({ kind: 'skipped', why: 'empty' });
+  });
+
+  it('a live file it cannot open for another reason than missing is an error', async () => {
+    const { dir, pin } = await pinned({});
+    await mkdir(join(dir, 'job.csv'));
+    expect(() => copyTruncate(pin, 'job', named, { minSize: 0 }, noSteps)).toThrow(/job\.csv/);
+  });
+
+  it('a bug while discarding the archive after a failed truncate is thrown as it is', async () => {
+    const { dir, pin } = await pinned({ 'job.csv': HEADER + row(1) });
+    const bug = new TypeError('a bug, not an I/O error');
+    const steps = {
+      ...ARCHIVE_STEPS,
+      truncate: () => {
+        throw Object.assign(new Error('EIO: injected at truncate'), { code: 'EIO' });
+      },
+      discard: () => {
+        throw bug;
+      },
+    };
+    expect(() => copyTruncate(pin, 'job', () => 'job-20261127.csv', { minSize: 0 }, steps)).toThrow(bug);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(HEADER + row(1));
+  });
+
+  it("names the archive from the live file's last 64 KiB", async () => {
+    // 2 MiB of rows: the name is given the end of the file only, which holds the newest rows.
+    const rows = Array.from({ length: 20_000 }, (_, i) => row(i)).join('');
+    const { dir, pin } = await pinned({ 'job.csv': HEADER + rows });
+    const seen: string[] = [];
+    const name = (tail: string) => {
+      seen.push(tail);
+      return 'job-20261127.csv';
+    };
+    const outcome = copyTruncate(pin, 'job', name, { minSize: 0 }, noSteps);
+    expect(outcome).toEqual({ kind: 'copied', archive: 'job-20261127.csv', rows: 20_000, unsynced: undefined });
+    expect(seen).toEqual([(HEADER + rows).slice(-65_536)]);
+    expect(await readFile(join(dir, 'job-20261127.csv'), 'utf8')).toBe(HEADER + rows);
   });
 });

@@ -26,12 +26,15 @@ describe('names in a CSV directory', () => {
     expect(liveTask('train-7-20261129.csv')).toBeUndefined();
     expect(liveTask(csvLockName('train-7'))).toBeUndefined();
     expect(liveTask('train-7.csv.gz')).toBeUndefined();
+    expect(liveTask('.hidden.csv')).toBeUndefined();
   });
 
   it('a task ending like an archive is told apart', () => {
     expect(endsLikeArchive('job-20261129')).toBe(true);
     expect(endsLikeArchive('job-20261129-2')).toBe(true);
     expect(endsLikeArchive('job-2026')).toBe(false);
+    expect(endsLikeArchive('job-20261129-12')).toBe(true);
+    expect(endsLikeArchive('job-20261129x')).toBe(false);
   });
 
   it("only an archive's temp file counts as an archiver's leftover", () => {

@@ -2,6 +2,17 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { CSV_HEADER } from '../../src/csvlog/columns.js';
+import {
+  type BadFile,
+  csvCells,
+  type HistoryRow,
+  historyFiles,
+  type Line,
+  type OddRows,
+  readHistory,
+  splitLines,
+} from '../../src/csvlog/read.js';
 import { HEADER, generateRows } from '../../src/report/history-generator.js';
 import { runCli, tempDir } from '../helpers.js';
 
@@ -61,5 +72,404 @@ describe('report over a trail with bad files', () => {
       ['2026-11-26', live.length / 2],
       ['2026-11-26', live.length / 2],
     ]);
+  });
+});
+
+/** A CSV trail row in CSV_HEADER's order, from the cells it names; the rest empty. */
+const trailRow = (cells: Partial<Record<string, string>>, header: readonly string[] = CSV_HEADER): string =>
+  header.map((name) => cells[name] ?? '').join(',');
+const HEAD = CSV_HEADER.join(',');
+const T0 = '2026-11-29T18:22:01.209+08:00';
+/** T0 as milliseconds since the epoch, written out by hand: 10:22:01.209 UTC. */
+const T0_MS = Date.UTC(2026, 10, 29, 10, 22, 1, 209);
+const ok = (gpu: string, time = T0) =>
+  trailRow({ time, host: 'node1', task_id: 'train', gpu_id: gpu, gpu_uuid: `GPU-${gpu}`, status: 'ok' });
+
+/** Every row read from `files` (written to a temp dir first, each name -> text or bytes), and what was skipped. */
+async function readAll(files: Record<string, string | Buffer>, order = Object.keys(files)) {
+  const dir = await tempDir();
+  for (const [name, data] of Object.entries(files)) await writeFile(join(dir, name), data);
+  const odd: OddRows = { count: 0, examples: [] };
+  const badFiles: BadFile[] = [];
+  const rows: HistoryRow[] = [];
+  const paths = order.map((name) => ({ path: join(dir, name), task: 'train' }));
+  for await (const row of readHistory(paths, odd, badFiles)) rows.push(row);
+  return { dir, rows, odd, badFiles: badFiles.map((b) => ({ ...b, file: b.file.slice(dir.length + 1) })) };
+}
+
+/** The lines splitLines makes of `chunks`, flattened. */
+async function linesOf(chunks: (string | Buffer)[], maxLine?: number): Promise<Line[]> {
+  async function* source() {
+    for (const chunk of chunks) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+  }
+  const lines: Line[] = [];
+  for await (const batch of splitLines(source(), maxLine)) lines.push(...batch);
+  return lines;
+}
+const plain = (...texts: string[]): Line[] => texts.map((text) => ({ text, tooLong: false }));
+
+describe('historyFiles', () => {
+  it('lists archives by task, day and counter (as a number), then the live files; skips locks, temps and other files', async () => {
+    const dir = await tempDir();
+    const names = [
+      'train.csv',
+      'train-20261120-10.csv.gz',
+      'train-20261120-2.csv.gz',
+      'train-20261120.csv.gz',
+      'train-20261119-3.csv',
+      'eval-20261125.csv',
+      'eval.csv',
+      '.train.csv.lock',
+      '.hidden.csv',
+      '.train-20261121.csv.gz.0123456789abcdef.tmp',
+      'notes.txt',
+    ];
+    for (const name of names) await writeFile(join(dir, name), '');
+    const all = await historyFiles(dir);
+    const shown = all.map((f) => [f.path.slice(dir.length + 1), f.task]);
+    expect(shown.slice(0, 5)).toEqual([
+      ['eval-20261125.csv', 'eval'],
+      ['train-20261119-3.csv', 'train'],
+      ['train-20261120.csv.gz', 'train'],
+      ['train-20261120-2.csv.gz', 'train'],
+      ['train-20261120-10.csv.gz', 'train'],
+    ]);
+    // Live files last, in no particular order among themselves.
+    expect(shown.slice(5).sort()).toEqual([
+      ['eval.csv', 'eval'],
+      ['train.csv', 'train'],
+    ]);
+    expect(all[0]!.path).toBe(join(dir, 'eval-20261125.csv'));
+  });
+
+  it('with a task, only that task: its archives, then its live file', async () => {
+    const dir = await tempDir();
+    for (const name of ['train.csv', 'train-20261120.csv', 'eval.csv', 'eval-20261119.csv', 'trainer.csv', 'trainer-20261118.csv'])
+      await writeFile(join(dir, name), '');
+    const files = await historyFiles(dir, 'train');
+    expect(files).toEqual([
+      { path: join(dir, 'train-20261120.csv'), task: 'train' },
+      { path: join(dir, 'train.csv'), task: 'train' },
+    ]);
+    expect(await historyFiles(dir, 'none')).toEqual([]);
+  });
+});
+
+describe('splitLines', () => {
+  it('splits at LF across chunk boundaries, takes CRLF as LF, and yields a torn last line as it is', async () => {
+    expect(await linesOf(['a,b\r\nc', 'd\n\ne', 'f\r', '\ng\rh\nlast'])).toEqual(plain('a,b', 'cd', '', 'ef', 'g\rh', 'last'));
+  });
+
+  it('yields nothing for nothing, and no empty line after a final newline', async () => {
+    expect(await linesOf([])).toEqual([]);
+    expect(await linesOf(['', 'x\n'])).toEqual(plain('x'));
+  });
+
+  it('decodes a UTF-8 character split between chunks', async () => {
+    const bytes = Buffer.from('née\nçà\n');
+    expect(await linesOf([bytes.subarray(0, 2), bytes.subarray(2, 7), bytes.subarray(7)])).toEqual(plain('née', 'çà'));
+    // Cut inside the last character of a file without a final newline.
+    const torn = Buffer.from('x\né');
+    expect(await linesOf([torn.subarray(0, 3), torn.subarray(3)])).toEqual(plain('x', 'é'));
+  });
+
+  it('cuts a line longer than maxLine there, marks it, drops its rest, and reads on', async () => {
+    expect(await linesOf(['abcd', 'efgh\r\nok\n'], 5)).toEqual([{ text: 'abcde', tooLong: true }, ...plain('ok')]);
+    // The rest is dropped across chunks, however many, and the line after is whole.
+    expect(await linesOf(['abcdefgh', 'ijkl', 'mnop', 'q\nrst\n'], 5)).toEqual([{ text: 'abcde', tooLong: true }, ...plain('rst')]);
+    // A long last line without its newline is marked too.
+    expect(await linesOf(['ok\nabcdefgh'], 5)).toEqual([...plain('ok'), { text: 'abcde', tooLong: true }]);
+  });
+
+  it('a line without an end does not gather in memory: what is past maxLine is dropped as it comes', async () => {
+    // 600 MiB without a newline: held whole it would pass V8's longest string (about 512 Mi characters).
+    const mib = Buffer.alloc(2 ** 20, 'x');
+    async function* endless() {
+      for (let i = 0; i < 600; i++) yield mib;
+      yield Buffer.from('\nok\n');
+    }
+    const lines: Line[] = [];
+    for await (const batch of splitLines(endless(), 5)) lines.push(...batch);
+    expect(lines).toEqual([{ text: 'xxxxx', tooLong: true }, ...plain('ok')]);
+  });
+
+  it('keeps a line of exactly maxLine, and cuts one a byte longer', async () => {
+    expect(await linesOf(['abcde', '\n'], 5)).toEqual(plain('abcde'));
+    expect(await linesOf(['abcde'], 5)).toEqual(plain('abcde'));
+    expect(await linesOf(['abcdef', '\n'], 5)).toEqual([{ text: 'abcde', tooLong: true }]);
+  });
+
+  it('takes 64 KiB as the longest line by default', async () => {
+    const long = 'x'.repeat(64 * 1024);
+    expect(await linesOf([`${long}\n${long}y\n`])).toEqual([
+      { text: long, tooLong: false },
+      { text: long, tooLong: true },
+    ]);
+  });
+});
+
+describe('csvCells (RFC 4180)', () => {
+  const cases: [title: string, record: string, cells: string[] | undefined][] = [
+    ['0: plain', 'a,b,,c', ['a', 'b', '', 'c']],
+    ['1: quoted comma', 'a,"b,c",d', ['a', 'b,c', 'd']],
+    ['2: doubled quote', '"say ""hi""",x', ['say "hi"', 'x']],
+    ['3: quoted empty and quoted last', '"",x,"y"', ['', 'x', 'y']],
+    ['4: quoted newline', '"a\nb",c', ['a\nb', 'c']],
+    ['5: open quote', 'a,"b,c', undefined],
+    ['6: open after a doubled quote', 'a,"b""', undefined],
+    ['7: only a quote', '"', undefined],
+  ];
+  for (const [title, record, cells] of cases) it(title, () => expect(csvCells(record)).toEqual(cells));
+});
+
+describe('readHistory', () => {
+  it('reads a row: identity cells, the values in their units, the time with its zone offset applied', async () => {
+    const row = trailRow({
+      time: T0,
+      host: 'node1',
+      task_id: 'train',
+      gpu_id: '1',
+      gpu_uuid: 'GPU-abc',
+      gpu_name: 'NVIDIA H200',
+      status: 'ok',
+      utilization_percent: '87',
+      memory_used_mib: '1024',
+      memory_total_mib: '143771',
+      power_draw_w: '412.5',
+      temperature_c: '55',
+    });
+    const { rows, odd, badFiles } = await readAll({ 'train.csv': `${HEAD}\n${row}\n` });
+    expect(rows).toEqual([
+      {
+        time: T0_MS,
+        host: 'node1',
+        task: 'train',
+        gpu: '1',
+        uuid: 'GPU-abc',
+        status: 'ok',
+        utilization: 87,
+        memoryUsedMiB: 1024,
+        memoryTotalMiB: 143771,
+        powerW: 412.5,
+        temperatureC: 55,
+      },
+    ]);
+    expect(odd).toEqual({ count: 0, examples: [] });
+    expect(badFiles).toEqual([]);
+  });
+
+  it('an empty, non-numeric or infinite value cell is absent, never 0', async () => {
+    const row = trailRow({
+      time: T0,
+      status: 'gpu_lost',
+      utilization_percent: '',
+      memory_used_mib: '[N/A]',
+      memory_total_mib: 'Infinity',
+      power_draw_w: 'abc',
+      temperature_c: '0',
+    });
+    const { rows } = await readAll({ 'train.csv': `${HEAD}\n${row}\n` });
+    expect(rows).toHaveLength(1);
+    const [read] = rows;
+    for (const key of ['utilization', 'memoryUsedMiB', 'memoryTotalMiB', 'powerW'] as const) expect(read![key], key).toBeUndefined();
+    expect(read!.temperatureC).toBe(0);
+    expect(read!.status).toBe('gpu_lost');
+  });
+
+  it('times: Z and offsets, with or without a fraction; anything else is an odd row', async () => {
+    const good = ['2026-11-29T10:22:01Z', '2026-11-29T05:22:01.5-05:00', T0];
+    const bad = [
+      '2026-11-29 10:22:01Z',
+      '2026-11-29T10:22:01',
+      '2026-11-29T10:22:01+0800',
+      'x2026-11-29T10:22:01Z',
+      '2026-11-29T10:22:01Zx',
+      '2026-11-29T10:22:01.+08:00',
+      '26-11-29T10:22:01Z',
+    ];
+    const text = [HEAD, ...[...good, ...bad].map((time) => ok('0', time))].join('\n');
+    const { rows, odd } = await readAll({ 'train.csv': `${text}\n` });
+    expect(rows.map((r) => r.time)).toEqual([Date.UTC(2026, 10, 29, 10, 22, 1), Date.UTC(2026, 10, 29, 10, 22, 1, 500), T0_MS]);
+    expect(odd.count).toBe(bad.length);
+    expect(odd.examples[0]).toMatch(/train\.csv: no ISO 8601 time with zone: 2026-11-29 10:22:01Z,node1,/);
+  });
+
+  it('quoted cells: a comma, a quote or a newline in a GPU name does not shift a column; CRLF files read the same', async () => {
+    const row = (name: string) =>
+      trailRow({ time: T0, host: 'h', task_id: 't', gpu_id: '0', gpu_uuid: 'GPU-q', gpu_name: name, status: 'ok', temperature_c: '41' });
+    const text = [HEAD, row('"A, ""B"""'), row('"two\nlines"'), row('plain')].join('\r\n');
+    const { rows, odd } = await readAll({ 'train.csv': `${text}\r\n` });
+    expect(odd.count).toBe(0);
+    expect(rows.map((r) => [r.uuid, r.status, r.temperatureC])).toEqual([
+      ['GPU-q', 'ok', 41],
+      ['GPU-q', 'ok', 41],
+      ['GPU-q', 'ok', 41],
+    ]);
+  });
+
+  it('a torn last line (a crash mid-write) is an odd row; the rows before it are read', async () => {
+    const { rows, odd } = await readAll({ 'train.csv': `${HEAD}\n${ok('0')}\n${ok('1')}\n${ok('2').slice(0, 40)}` });
+    expect(rows.map((r) => r.gpu)).toEqual(['0', '1']);
+    expect(odd.count).toBe(1);
+    expect(odd.examples[0]).toMatch(
+      new RegExp(`train\\.csv: 3 cells, header has ${CSV_HEADER.length}: ${T0.replace(/[.+]/g, '\\$&')},node1,`),
+    );
+  });
+
+  it('a header anywhere is taken by name: columns moved, added or left out after a field change', async () => {
+    const moved = ['time', 'gpu_id', 'status', 'temperature_c', 'task_id', 'gpu_uuid', 'utilization_percent', 'extra'];
+    const text = [
+      HEAD,
+      ok('0'),
+      moved.join(','),
+      trailRow(
+        {
+          time: T0,
+          gpu_id: '7',
+          status: 'ok',
+          temperature_c: '60',
+          task_id: 'tt',
+          gpu_uuid: 'GPU-7',
+          utilization_percent: '3',
+          extra: 'x',
+        },
+        moved,
+      ),
+    ].join('\n');
+    const { rows, odd } = await readAll({ 'train.csv': `${text}\n` });
+    expect(odd.count).toBe(0);
+    expect(rows[0]).toMatchObject({ gpu: '0', host: 'node1', task: 'train' });
+    // host is not among the new columns: empty, as are the values not logged.
+    expect(rows[1]).toEqual({ time: T0_MS, host: '', task: 'tt', gpu: '7', uuid: 'GPU-7', status: 'ok', utilization: 3, temperatureC: 60 });
+  });
+
+  it("a row with fewer cells than its header is odd, one with more (run's extra columns) is read", async () => {
+    const { rows, odd } = await readAll({ 'train.csv': `${HEAD}\n${ok('0')},step,mark\n${ok('1').split(',').slice(0, -1).join(',')}\n` });
+    expect(rows.map((r) => r.gpu)).toEqual(['0']);
+    expect(odd.count).toBe(1);
+    expect(odd.examples[0]).toContain(`${CSV_HEADER.length - 1} cells, header has ${CSV_HEADER.length}`);
+  });
+
+  it('a file without a header (rows copied after a truncate) is read in the default columns; each file starts afresh', async () => {
+    const moved = ['time', 'gpu_id', 'status', 'host', 'task_id', 'gpu_uuid'];
+    const { rows } = await readAll({
+      'train-20261128.csv': `${moved.join(',')}\n${trailRow({ time: T0, gpu_id: '3', status: 'ok', host: 'a', task_id: 'b', gpu_uuid: 'c' }, moved)}\n`,
+      'train.csv': `${ok('0')}\n`,
+    });
+    expect(rows.map((r) => [r.gpu, r.host, r.uuid])).toEqual([
+      ['3', 'a', 'c'],
+      ['0', 'node1', 'GPU-0'],
+    ]);
+  });
+
+  it('blank lines are passed over without counting them odd', async () => {
+    const { rows, odd } = await readAll({ 'train.csv': `\n${HEAD}\n\n${ok('0')}\n\r\n` });
+    expect(rows).toHaveLength(1);
+    expect(odd.count).toBe(0);
+  });
+
+  it('counts every odd row and keeps the first five as examples, each cut at 100 characters', async () => {
+    const junk = Array.from({ length: 7 }, (_, i) => `garbage ${i} ${'z'.repeat(200)}`);
+    const { rows, odd } = await readAll({ 'train.csv': `${HEAD}\n${junk.join('\n')}\n${ok('0')}\n` });
+    expect(rows).toHaveLength(1);
+    expect(odd.count).toBe(7);
+    expect(odd.examples).toHaveLength(5);
+    expect(odd.examples[4]).toMatch(/train\.csv: 1 cells, header has \d+: garbage 4 z+$/);
+    expect(odd.examples[4]!.split(': ').at(-1)).toHaveLength(100);
+  });
+
+  it('a line over 64 KiB is one odd row, and the row after it is read', async () => {
+    const { rows, odd } = await readAll({ 'train.csv': `${HEAD}\n${'y'.repeat(70_000)}\n${ok('0')}\n` });
+    expect(rows.map((r) => r.gpu)).toEqual(['0']);
+    expect(odd.count).toBe(1);
+    expect(odd.examples[0]).toContain('train.csv: line longer than 65536 bytes: yyy');
+  });
+
+  it('a quote never closed does not swallow the file: past 64 KiB it is an odd row, and the rows after are read', async () => {
+    // Long lines: each line of an open record re-reads the record so far (quadratic in its lines, up to 64 KiB).
+    const filler = Array.from({ length: 8 }, (_, i) => `filler line ${i} ${'f'.repeat(9000)}`);
+    const text = [HEAD, `${T0},h,t,0,GPU-0,"open name,ok`, ...filler, ok('1')].join('\n');
+    const { rows, odd } = await readAll({ 'train.csv': `${text}\n` });
+    expect(rows.map((r) => r.gpu)).toEqual(['1']);
+    expect(odd.count).toBeGreaterThanOrEqual(1);
+    expect(odd.examples[0]).toContain(`train.csv: 0 cells, header has ${CSV_HEADER.length}: ${T0},h,t,0,GPU-0,"open name`);
+  });
+
+  it('a quote still open at the end of a file is one odd row there, and does not run into the next file', async () => {
+    const { rows, odd } = await readAll({
+      'train-20261128.csv': `${HEAD}\n${ok('0')}\n${T0},h,t,"never closed\n`,
+      'train.csv': `${ok('1')}\n`,
+    });
+    expect(rows.map((r) => r.gpu)).toEqual(['0', '1']);
+    expect(odd).toEqual({ count: 1, examples: [expect.stringMatching(/train-20261128\.csv: quoted cell never closed: .*"never closed$/)] });
+  });
+
+  it('a quoted record over lines is read up to 64 KiB in all, and is odd a byte past it', async () => {
+    const record = (length: number) => {
+      const start = `${T0},node1,train,0,GPU-0,"a`;
+      const end = `",ok${','.repeat(CSV_HEADER.length - 7)}`;
+      return `${start}\n${'b'.repeat(length - start.length - 1 - end.length)}${end}`;
+    };
+    expect(record(65_536)).toHaveLength(65_536);
+    const { rows, odd } = await readAll({ 'train.csv': `${HEAD}\n${record(65_536)}\n${record(65_537)}\n${ok('1')}\n` });
+    expect(rows.map((r) => [r.gpu, r.status])).toEqual([
+      ['0', 'ok'],
+      ['1', 'ok'],
+    ]);
+    expect(odd.count).toBe(1);
+    expect(odd.examples[0]).toContain(': 0 cells, header has');
+  });
+
+  it('an over-long line drops a quoted cell left open before it', async () => {
+    const text = [HEAD, `${T0},h,t,"open`, 'w'.repeat(70_000), ok('1')].join('\n');
+    const { rows, odd } = await readAll({ 'train.csv': `${text}\n` });
+    expect(rows.map((r) => r.gpu)).toEqual(['1']);
+    expect(odd.count).toBe(1);
+  });
+
+  it('reads gzipped archives; a truncated or corrupt one, a missing file and a directory are bad files with the rows they gave', async () => {
+    const many = Array.from({ length: 5000 }, (_, i) => ok(String(i)));
+    const whole = gzipSync(`${HEAD}\n${many.join('\n')}\n`);
+    const { rows, badFiles } = await readAll(
+      {
+        'train-20261125.csv.gz': gzipSync(`${HEAD}\n${ok('a')}\n`),
+        'train-20261126.csv.gz': whole.subarray(0, whole.length - 20),
+        'train-20261127.csv.gz': Buffer.from('not gzip at all\n'),
+        'train.csv': `${HEAD}\n${ok('z')}\n`,
+      },
+      ['train-20261125.csv.gz', 'train-20261126.csv.gz', 'train-20261127.csv.gz', 'gone.csv', 'gone.csv.gz', '.', 'train.csv'],
+    );
+    const cut = badFiles[0]!.rows_read;
+    expect(cut).toBeGreaterThan(0);
+    expect(badFiles).toEqual([
+      { file: 'train-20261126.csv.gz', error: expect.stringMatching(/^truncated gzip \(unexpected end of file\)$/), rows_read: cut },
+      { file: 'train-20261127.csv.gz', error: expect.stringMatching(/^corrupt, or not gzip \(incorrect header check\)$/), rows_read: 0 },
+      { file: 'gone.csv', error: 'ENOENT', rows_read: 0 },
+      // The file's own error, through gunzip.
+      { file: 'gone.csv.gz', error: 'ENOENT', rows_read: 0 },
+      { file: '', error: 'EISDIR', rows_read: 0 },
+    ]);
+    expect(rows.map((r) => r.gpu)).toEqual(['a', ...many.slice(0, cut).map((_, i) => String(i)), 'z']);
+  });
+
+  it('a plain file whose name does not end in .gz is not gunzipped', async () => {
+    const { rows, badFiles } = await readAll({ 'train-20261125.csv': `${HEAD}\n${ok('p')}\n` });
+    expect(badFiles).toEqual([]);
+    expect(rows.map((r) => r.gpu)).toEqual(['p']);
+  });
+
+  it('an error that is not about a file (a bug) is thrown, not listed as a bad file', async () => {
+    const badFiles: BadFile[] = [];
+    const read = readHistory([{ path: 'not\0a path', task: 't' }], { count: 0, examples: [] }, badFiles);
+    await expect(read.next()).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
+    expect(badFiles).toEqual([]);
+    // So is one thrown into the reader by its consumer, while a file is open.
+    const dir = await tempDir();
+    await writeFile(join(dir, 'train.csv'), `${HEAD}\n${ok('0')}\n${ok('1')}\n`);
+    const reader = readHistory([{ path: join(dir, 'train.csv'), task: 't' }], { count: 0, examples: [] }, badFiles);
+    expect((await reader.next()).value).toMatchObject({ gpu: '0' });
+    const bug = new TypeError('a bug in the consumer');
+    await expect(reader.throw(bug)).rejects.toBe(bug);
+    expect(badFiles).toEqual([]);
   });
 });

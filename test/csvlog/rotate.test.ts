@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { appendCsvSample } from '../../src/csvlog/append.js';
+import { ARCHIVE_STEPS, type ArchiveSteps } from '../../src/csvlog/archive-steps.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
 import type { Collection, Reading } from '../../src/collection.js';
@@ -240,5 +241,141 @@ describe('the real logrotate with copytruncate', () => {
     expect(live.includes(0)).toBe(false);
     expect(live.toString('utf8').startsWith(HEADER)).toBe(true);
     expect(live.toString('utf8').split('\n').filter(Boolean)).toHaveLength(3);
+  });
+});
+
+describe('archiveDirectory in process', () => {
+  const today = new Date(2026, 10, 27, 12);
+  const eio = (what: string) => Object.assign(new Error(`EIO: injected at ${what}`), { code: 'EIO' });
+  const failing = (step: keyof ArchiveSteps): ArchiveSteps => ({
+    ...ARCHIVE_STEPS,
+    [step]: () => {
+      throw eio(step);
+    },
+  });
+
+  it('--keep counts archives oldest first: by day, then by counter as a number', async () => {
+    const dir = await tempDir();
+    for (const name of ['job-20261120-10.csv.gz', 'job-20261119-5.csv.gz', 'job-20261120-2.csv.gz', 'job-20261120.csv.gz'])
+      await writeFile(join(dir, name), '');
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    expect(await archiveAt(dir, today, { keep: 3 })).toEqual({
+      actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127.csv.gz', rows: 1, unsynced: undefined }],
+      problems: [],
+    });
+    expect((await readdir(dir)).sort()).toEqual(['job-20261120-10.csv.gz', 'job-20261120-2.csv.gz', 'job-20261127.csv.gz', 'job.csv']);
+  });
+
+  it('--delay-compress leaves the newest archive plain, by day and counter', async () => {
+    const dir = await tempDir();
+    for (const name of ['job-20261126-10.csv', 'job-20261126-9.csv', 'job-20261126.csv']) await writeFile(join(dir, name), HEADER);
+    await writeFile(join(dir, 'job.csv'), '');
+    expect(await archiveAt(dir, today, { delayCompress: true })).toEqual({
+      actions: [{ kind: 'skipped', task: 'job', why: 'empty' }],
+      problems: [],
+    });
+    expect((await readdir(dir)).sort()).toEqual(['job-20261126-10.csv', 'job-20261126-9.csv.gz', 'job-20261126.csv.gz', 'job.csv']);
+  });
+
+  it('without --compress, archives stay plain', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    expect(await archiveAt(dir, today, { compress: false })).toMatchObject({ actions: [{ archive: 'job-20261127.csv' }], problems: [] });
+    expect((await readdir(dir)).sort()).toEqual(['job-20261127.csv', 'job.csv']);
+  });
+
+  it('each live file in name order, each with its own archives; a missing directory is nothing to do', async () => {
+    const dir = await tempDir();
+    const tasks = ['c', 'a', 'e', 'b', 'f', 'd'];
+    for (const task of tasks) await writeFile(join(dir, `${task}.csv`), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const result = await archiveAt(dir, today);
+    expect('actions' in result && result.actions.map((a) => [a.task, a.kind === 'rotated' && a.archive])).toEqual(
+      [...tasks].sort().map((task) => [task, `${task}-20261127.csv.gz`]),
+    );
+    expect(await archiveAt(join(dir, 'none'), today)).toEqual({ actions: [], problems: [] });
+  });
+
+  it('a path that is not a directory, or a link to one, is an error naming it', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'file'), '');
+    expect(await archiveAt(join(dir, 'file'), today)).toEqual({ error: `cannot read ${join(dir, 'file')}: ENOTDIR` });
+    await symlink(dir, join(dir, 'link'));
+    expect(await archiveAt(join(dir, 'link'), today)).toEqual({
+      error: `cannot read ${join(dir, 'link')}: ${join(dir, 'link')} is a symbolic link; refusing to write through it`,
+    });
+  });
+
+  it("removes a killed archiver's temp files; one it cannot remove is a problem, not a failure", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, '.job-20261126.csv.gz.0123456789abcdef.tmp'), 'half');
+    // A directory under a temp file's name cannot be unlinked.
+    await mkdir(join(dir, '.job-20261126.csv.fedcba9876543210.tmp'));
+    await writeFile(join(dir, '.job.csv.0123456789abcdef.tmp'), 'not an archive temp');
+    expect(await archiveAt(dir, today)).toEqual({
+      actions: [],
+      problems: ['cannot remove .job-20261126.csv.fedcba9876543210.tmp: EISDIR'],
+    });
+    expect((await readdir(dir)).sort()).toEqual(['.job-20261126.csv.fedcba9876543210.tmp', '.job.csv.0123456789abcdef.tmp']);
+  });
+
+  it('an archive it cannot prune or compress is a problem beside the rotation', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job-20261120.csv'), HEADER);
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    expect(
+      await archiveDirectory(dir, { keep: 1, compress: false, delayCompress: false, minSize: 0, now: today }, failing('prune')),
+    ).toEqual({
+      actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127.csv', rows: 1, unsynced: undefined }],
+      problems: ['cannot remove job-20261120.csv: EIO'],
+    });
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T11:00:00.000+00:00'));
+    expect(
+      await archiveDirectory(dir, { keep: 5, compress: true, delayCompress: false, minSize: 0, now: today }, failing('compress')),
+    ).toEqual({
+      actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127-2.csv', rows: 1, unsynced: undefined }],
+      problems: ['job-20261120.csv', 'job-20261127.csv', 'job-20261127-2.csv'].map(
+        (name) => `cannot compress ${name}, kept it plain: EIO: EIO: injected at compress`,
+      ),
+    });
+  });
+
+  it('after a failed rotation nothing else is done to that task: no compressing, no pruning', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job-20261120.csv'), HEADER);
+    await writeFile(join(dir, 'job-20261121.csv'), HEADER);
+    const live = HEADER + row('2026-11-27T10:00:00.000+00:00');
+    await writeFile(join(dir, 'job.csv'), live);
+    const result = await archiveDirectory(dir, { keep: 1, compress: true, delayCompress: false, minSize: 0, now: today }, failing('link'));
+    expect(result).toEqual({
+      actions: [{ kind: 'failed', task: 'job', message: `${join(dir, 'job.csv')}: EIO: EIO: injected at link` }],
+      problems: [],
+    });
+    expect((await readdir(dir)).sort()).toEqual(['job-20261120.csv', 'job-20261121.csv', 'job.csv']);
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(live);
+  });
+
+  it('a failed fsync after the truncate is a problem: the rotation happened', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    let fsyncs = 0;
+    const steps: ArchiveSteps = {
+      ...ARCHIVE_STEPS,
+      fsync: (fd) => {
+        if (++fsyncs === 2) throw eio('fsync');
+        ARCHIVE_STEPS.fsync(fd);
+      },
+    };
+    expect(await archiveDirectory(dir, { keep: 5, compress: false, delayCompress: false, minSize: 0, now: today }, steps)).toEqual({
+      actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127.csv', rows: 1, unsynced: 'EIO: EIO: injected at fsync' }],
+      problems: ['job.csv was truncated, but fsync failed: EIO: EIO: injected at fsync'],
+    });
+    expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
+  });
+
+  it('dates by line starts only, and pads month and day', () => {
+    const now = new Date(2026, 10, 29, 12);
+    // A date inside a cell (a mark, a name) is not a row's time.
+    expect(archiveDay(`${HEADER}${row('2026-11-29T10:00:00.000+00:00').trimEnd()},note 2099-01-01T00:00\n`, now)).toBe('20261129');
+    expect(archiveDay('', new Date(2026, 0, 5, 12))).toBe('20260105');
   });
 });
