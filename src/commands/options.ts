@@ -204,9 +204,16 @@ export const PULSE_OPTIONS = {
   'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
   source: {
     type: 'string',
-    placeholder: 'nvidia-smi|demo',
+    placeholder: 'nvidia-smi|nvml|demo',
     default: 'nvidia-smi',
-    describe: 'demo: replay a recorded H200 series for --seconds instead of sampling a GPU',
+    describe:
+      "nvml: sample through the NVIDIA library in-process, with GPM's SM and tensor activity where the GPU has it; demo: replay a recorded H200 series for --seconds instead of sampling a GPU",
+  },
+  'nvml-library': {
+    type: 'string',
+    placeholder: 'PATH',
+    default: 'libnvidia-ml.so.1',
+    describe: 'With --source nvml: the NVML library to load (a path, or a name the dynamic loader looks up)',
   },
 } as const satisfies OptionTable;
 

@@ -2,13 +2,17 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classifyPulse } from '../pulse/classify.js';
 import { formatPulse, pulseJson } from '../pulse/format.js';
-import { parseSeries } from '../sources/nvidia-smi/series-csv.js';
+import { parseSeries, type SeriesSample } from '../sources/nvidia-smi/series-csv.js';
+import { isSample } from '../collection.js';
+import { FIELDS } from '../fields.js';
+import { hostAt } from '../host.js';
+import { runSample } from '../run/samples.js';
+import { demoDir, openSource } from '../sources/sources.js';
 import { parseDuration } from '../duration.js';
 import { classifyFailure } from '../sources/nvidia-smi/failure.js';
 import { parseHelpQueryGpu } from '../sources/nvidia-smi/help-query-gpu.js';
 import { runSmi, streamSmi } from '../sources/nvidia-smi/run.js';
 import { DEMO_FILES, readRecording } from '../sources/demo/recordings.js';
-import { demoDir } from '../sources/sources.js';
 import type { ArgsOf, PULSE_OPTIONS } from './options.js';
 
 export type PulseArgs = ArgsOf<typeof PULSE_OPTIONS>;
@@ -46,6 +50,46 @@ async function record(args: PulseArgs, intervalMs: number, say: (line: string) =
   return lines.join('\n');
 }
 
+/** The fields pulse reads through NVML: those of its nvidia-smi query, and GPM's SM and tensor activity. */
+const NVML_FIELDS = FIELDS.filter(
+  (field) =>
+    ['index', 'uuid', 'utilization.gpu', 'power.draw', 'power.max_limit', 'clocks.current.sm', 'clocks.max.sm'].includes(field.query) ||
+    field.query.startsWith('clocks_event_reasons.') ||
+    field.query === 'nvml.gpm.sm_active' ||
+    field.query === 'nvml.gpm.tensor_active',
+);
+
+/**
+ * --source nvml: `seconds` of one GPU (by index or UUID) through NVML in this process, the daemon mode's
+ * reader at `intervalMs`. GPM's activity, where the GPU has it, keeps copy-bound work from being
+ * called saturated. A call that hangs is ended by Ctrl-C (no handler of ours stands in the way).
+ */
+async function recordNvml(args: PulseArgs, intervalMs: number, say: (line: string) => void): Promise<SeriesSample[] | { error: string }> {
+  const source = await openSource('nvml', {
+    nvidiaSmi: args.nvidiaSmi,
+    timeoutMs: 10_000,
+    host: hostAt('/'),
+    demoHost: 'h200',
+    nvmlLibrary: args.nvmlLibrary,
+    gpmWindowMs: 100,
+  });
+  say(`sampling GPU ${args.gpu} through NVML every ${intervalMs} ms for ${args.seconds} s…`);
+  const stream = source.stream(NVML_FIELDS, {}, intervalMs);
+  const samples: SeriesSample[] = [];
+  const reading = (async () => {
+    for await (const row of stream.rows) {
+      if (!row || !isSample(row) || (row.gpu !== args.gpu && row.uuid !== args.gpu)) continue;
+      const sample = runSample(row, Date.now());
+      if (sample) samples.push(sample);
+    }
+  })();
+  const failed = await Promise.race([sleep(args.seconds * 1000).then(() => undefined), stream.ended]);
+  stream.stop();
+  await reading;
+  if (failed && samples.length < 5) return { error: `${failed.reason}: ${failed.message}` };
+  return samples;
+}
+
 /**
  * --source demo: a real H200 recording (bursts of work between waits) in real time: `seconds` pass,
  * then the rows recorded in that many seconds (at least 5) stand for what was sampled.
@@ -67,26 +111,38 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
     say(`--interval: "${args.interval}" must be a duration of at least 20ms`);
     return 2;
   }
-  if (args.source !== 'nvidia-smi' && args.source !== 'demo') {
-    say(`--source: "${args.source}" is not nvidia-smi or demo`);
+  if (args.source !== 'nvidia-smi' && args.source !== 'nvml' && args.source !== 'demo') {
+    say(`--source: "${args.source}" is not nvidia-smi, nvml or demo`);
     return 2;
   }
-  const text = args.from
-    ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` }))
-    : args.source === 'demo'
-      ? await replayDemo(args, say)
-      : await record(args, intervalMs, say);
-  if (typeof text !== 'string') {
+  if (args.nvmlLibrary === '' || args.nvmlLibrary.includes('\0')) {
+    say(`--nvml-library: "${args.nvmlLibrary}" is not a library name or path`);
+    return 2;
+  }
+  const text =
+    !args.from && args.source === 'nvml'
+      ? await recordNvml(args, intervalMs, say)
+      : args.from
+        ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` }))
+        : args.source === 'demo'
+          ? await replayDemo(args, say)
+          : await record(args, intervalMs, say);
+  if (!Array.isArray(text) && typeof text !== 'string') {
     say(text.error);
     return 1;
   }
-  const parsed = parseSeries(text);
+  const parsed = Array.isArray(text) ? { samples: text, skipped: 0 } : parseSeries(text);
   if ('error' in parsed) {
     say(parsed.error);
     return 1;
   }
   const gpus = [...new Set(parsed.samples.map((s) => s.gpu))];
-  const gpu = gpus.includes(args.gpu) ? args.gpu : args.from && gpus.length > 0 && args.gpu === '0' ? gpus[0]! : args.gpu;
+  // NVML's samples are of the GPU asked for, by index or UUID, already.
+  const gpu = gpus.includes(args.gpu)
+    ? args.gpu
+    : (Array.isArray(text) || (args.from && args.gpu === '0')) && gpus.length > 0
+      ? gpus[0]!
+      : args.gpu;
   const samples = parsed.samples.filter((s) => s.gpu === gpu);
   if (samples.length < 5) {
     say(`only ${samples.length} samples of GPU ${gpu} (GPUs in the data: ${gpus.join(', ') || 'none'}); need at least 5`);

@@ -23,6 +23,11 @@ export function formatPulse(pulse: Pulse): string {
           `  SM clock             mean ${e.smClockMeanMHz.toFixed(0)} MHz${e.smClockMaxMHz ? ` of ${e.smClockMaxMHz} MHz max` : ''}${e.smClockShare !== undefined ? ` (${pct(e.smClockShare)} while busy)` : ''}`,
         ]
       : []),
+    ...(e.smActiveMean !== undefined
+      ? [
+          `  GPM                  SM active ${e.smActiveMean.toFixed(1)} %${e.tensorActiveMean !== undefined ? `, tensor active ${e.tensorActiveMean.toFixed(1)} %` : ''}`,
+        ]
+      : []),
     `  clock event reasons  ${
       Object.entries(e.activeReasons)
         .map(([r, s]) => `${r} ${pct(s)}`)
@@ -70,6 +75,8 @@ export function pulseJson(pulse: Pulse, skippedRows: number): object {
       sm_clock_mean_mhz: measure(e.smClockMeanMHz),
       sm_clock_max_mhz: measure(e.smClockMaxMHz),
       sm_clock_share: share(e.smClockShare),
+      sm_active_mean: measure(e.smActiveMean),
+      tensor_active_mean: measure(e.tensorActiveMean),
       active_reasons: Object.fromEntries(Object.entries(e.activeReasons).map(([reason, value]) => [reason, share(value)])),
     },
     skipped_rows: skippedRows,

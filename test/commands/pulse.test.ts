@@ -1,0 +1,51 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { capture, runCli, tempDir } from '../helpers.js';
+import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+
+// pulse --source nvml: the live look through NVML, against the stand-in library answering an H100
+// under load (utilization near 100 %), with GPM's SM and tensor activity set per test.
+
+const H100 = capture('h100-80gb-hbm3__590.48.01__linux-load');
+
+async function pulseNvml(gpm: string[], ...more: string[]) {
+  const dir = await tempDir();
+  const config = join(dir, 'stand-in.conf');
+  await writeFile(config, standInConfig(H100, ['0.gpm=1', ...gpm]));
+  return runCli(
+    ['pulse', '--source', 'nvml', '--nvml-library', standInLibrary(), '--seconds', '2', '--interval', '100ms', '--json', ...more],
+    {
+      NVML_STAND_IN: config,
+    },
+  );
+}
+
+type PulseJson = { verdict: string; evidence: { samples: number; sm_active_mean?: number; tensor_active_mean?: number } };
+
+it('full utilization with the SMs idle (copies): never saturated, and GPM is in the evidence', async () => {
+  const result = await pulseNvml(['0.gpm.2=0', '0.gpm.5=0']);
+  expect([result.exitCode, result.stderr]).toEqual([
+    0,
+    expect.stringMatching(/^gpu-textfile: sampling GPU 0 through NVML every 100 ms for 2 s…\n$/),
+  ]);
+  const pulse = JSON.parse(result.stdout) as PulseJson;
+  expect(pulse.evidence.samples).toBeGreaterThanOrEqual(5);
+  expect([pulse.verdict, pulse.evidence.sm_active_mean, pulse.evidence.tensor_active_mean]).toEqual(['copies_or_tiny_kernels', 0, 0]);
+});
+
+it('the same GPU asked by UUID, its SMs and tensor cores busy: saturated', async () => {
+  const uuid = /0\.uuid=(\S+)/.exec(standInConfig(H100))![1]!;
+  const result = await pulseNvml(['0.gpm.2=96', '0.gpm.5=94'], '--gpu', uuid);
+  expect(result.exitCode).toBe(0);
+  const pulse = JSON.parse(result.stdout) as PulseJson;
+  expect([pulse.verdict, pulse.evidence.sm_active_mean, pulse.evidence.tensor_active_mean]).toEqual(['saturated', 96, 94]);
+});
+
+it('without the library: exit 1 and the one line that says so', async () => {
+  const result = await runCli(['pulse', '--source', 'nvml', '--nvml-library', '/nonexistent/libnvidia-ml.so.1', '--seconds', '1']);
+  expect(result.exitCode).toBe(1);
+  expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+    /^gpu-textfile: nvml_library_missing: \/nonexistent\/libnvidia-ml\.so\.1 could not be loaded/,
+  );
+});
