@@ -209,12 +209,7 @@ export const PULSE_OPTIONS = {
     describe:
       "nvml: sample through the NVIDIA library in-process, with GPM's SM and tensor activity where the GPU has it; demo: replay a recorded H200 series for --seconds instead of sampling a GPU",
   },
-  'nvml-library': {
-    type: 'string',
-    placeholder: 'PATH',
-    default: 'libnvidia-ml.so.1',
-    describe: 'With --source nvml: the NVML library to load (a path, or a name the dynamic loader looks up)',
-  },
+  'nvml-library': COLLECT_OPTIONS['nvml-library'],
 } as const satisfies OptionTable;
 
 /** report's options. */
