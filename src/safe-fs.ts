@@ -230,5 +230,15 @@ export function removeName(dir: PinnedDir, name: string): boolean {
 export const showPinned = (dir: PinnedDir, text: string): string => text.split(dir.fdPath).join(dir.path);
 
 /** One line for a failed file operation. */
-export const describeFileError = (error: unknown): string =>
-  error instanceof UnsafeFileError ? error.message : `${errorCode(error) ?? 'error'}: ${(error as Error).message}`;
+export function describeFileError(error: unknown): string {
+  if (error instanceof UnsafeFileError) return error.message;
+  // A name in a pinned directory is opened as /proc/self/fd/N/NAME: the line names the directory
+  // already, so the descriptor's path is noise (and N means nothing to the reader).
+  const message = (error as Error).message.replaceAll(PINNED_PREFIX, '');
+  const code = errorCode(error) ?? 'error';
+  // Node's own messages start with the code already ("EIO: i/o error, write").
+  return message.startsWith(`${code}: `) ? message : `${code}: ${message}`;
+}
+
+/** The start of every path PinnedDir.at() gives, up to the name. */
+const PINNED_PREFIX = new RegExp(`${escapeRegExp(OWN_PROC)}/self/fd/\\d+/`, 'g');

@@ -1,7 +1,7 @@
-import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../src/safe-fs.js';
+import { describeFileError, openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../src/safe-fs.js';
 import { closeSync } from 'node:fs';
 import { tempDir } from './helpers.js';
 
@@ -94,5 +94,22 @@ describe('openForAppend', () => {
     closeSync(fd);
     pinned.close();
     expect(statSync(join(dir, 'big.csv')).size).toBe(chunk.length);
+  });
+});
+
+describe('describeFileError', () => {
+  it('names a file in a pinned directory by its name, not by the descriptor path it was opened as', async () => {
+    const dir = await tempDir();
+    mkdirSync(join(dir, 'sub'));
+    const pinned = pinDir(dir);
+    let thrown: unknown;
+    try {
+      unlinkSync(pinned.at('sub'));
+    } catch (error) {
+      thrown = error;
+    } finally {
+      pinned.close();
+    }
+    expect(describeFileError(thrown)).toBe("EISDIR: illegal operation on a directory, unlink 'sub'");
   });
 });

@@ -366,7 +366,7 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
       },
     };
     expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).toBe(
-      `write_failed: ${join(dir, 'job.csv')}: EIO: EIO: i/o error, write; no row of this sample was kept`,
+      `write_failed: ${join(dir, 'job.csv')}: EIO: i/o error, write; no row of this sample was kept`,
     );
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe(csvLine(CSV_HEADER));
   });

@@ -334,7 +334,7 @@ describe('archiveDirectory in process', () => {
     ).toEqual({
       actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127-2.csv', rows: 1, unsynced: undefined }],
       problems: ['job-20261120.csv', 'job-20261127.csv', 'job-20261127-2.csv'].map(
-        (name) => `cannot compress ${name}, kept it plain: EIO: EIO: injected at compress`,
+        (name) => `cannot compress ${name}, kept it plain: EIO: injected at compress`,
       ),
     });
   });
@@ -347,7 +347,7 @@ describe('archiveDirectory in process', () => {
     await writeFile(join(dir, 'job.csv'), live);
     const result = await archiveDirectory(dir, { keep: 1, compress: true, delayCompress: false, minSize: 0, now: today }, failing('link'));
     expect(result).toEqual({
-      actions: [{ kind: 'failed', task: 'job', message: `${join(dir, 'job.csv')}: EIO: EIO: injected at link` }],
+      actions: [{ kind: 'failed', task: 'job', message: `${join(dir, 'job.csv')}: EIO: injected at link` }],
       problems: [],
     });
     expect((await readdir(dir)).sort()).toEqual(['job-20261120.csv', 'job-20261121.csv', 'job.csv']);
@@ -366,8 +366,8 @@ describe('archiveDirectory in process', () => {
       },
     };
     expect(await archiveDirectory(dir, { keep: 5, compress: false, delayCompress: false, minSize: 0, now: today }, steps)).toEqual({
-      actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127.csv', rows: 1, unsynced: 'EIO: EIO: injected at fsync' }],
-      problems: ['job.csv was truncated, but fsync failed: EIO: EIO: injected at fsync'],
+      actions: [{ kind: 'rotated', task: 'job', archive: 'job-20261127.csv', rows: 1, unsynced: 'EIO: injected at fsync' }],
+      problems: ['job.csv was truncated, but fsync failed: EIO: injected at fsync'],
     });
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
   });
