@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { failedCollection, type Collection, type GpuSample, type Reading } from '../src/collection.js';
 import { FIELDS, type FieldSpec } from '../src/fields.js';
 import { checkFamilies } from '../src/exposition/check.js';
-import { buildFamilies } from '../src/metrics.js';
+import { buildFamilies, type LabelArrays } from '../src/metrics.js';
 import { expectFamilies } from './families.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
@@ -180,5 +180,81 @@ describe('buildFamilies', () => {
     });
     // Without a process query there is nothing to have dropped.
     expect(families.map((f) => f.name)).not.toContain('nvidia_gpu_collector_processes_dropped');
+  });
+});
+
+describe("buildFamilies: the NVML source's families", () => {
+  it("per-process utilization: a series for each process with a figure, under the memory series' labels", () => {
+    const apps = [
+      { uuid: 'GPU-0', pid: 7, name: 'train', user: 'ada', memoryBytes: 100, smUtilization: 0.99, memoryUtilization: 0.23 },
+      // Listed by nvidia-smi, which has no utilization per process: no ratio series, memory only.
+      { uuid: 'GPU-0', pid: 8, name: 'job', user: 'bob', memoryBytes: 50 },
+      // No memory figure (WDDM), a utilization figure all the same.
+      { uuid: 'GPU-0', pid: 9, name: 'idle', user: 'cy', smUtilization: 0, memoryUtilization: 0 },
+    ];
+    const families = buildFamilies(collection([sample('0', {})], { processes: { apps, dropped: 0, skipped: 0 } }));
+    const labels = (pid: string, name: string, user: string) => ({ ...gpu0, pid, process_name: name, user });
+    expectFamilies(families, {
+      nvidia_gpu_process_memory_used_bytes: [
+        { labels: labels('7', 'train', 'ada'), value: 100 },
+        { labels: labels('8', 'job', 'bob'), value: 50 },
+      ],
+      nvidia_gpu_process_sm_utilization_ratio: [
+        { labels: labels('7', 'train', 'ada'), value: 0.99 },
+        { labels: labels('9', 'idle', 'cy'), value: 0 },
+      ],
+      nvidia_gpu_process_memory_utilization_ratio: [
+        { labels: labels('7', 'train', 'ada'), value: 0.23 },
+        { labels: labels('9', 'idle', 'cy'), value: 0 },
+      ],
+    });
+    expect(checkFamilies(families)).toEqual([]);
+  });
+
+  it("MIG devices: used, total and free under the GPU's labels and the instance's; a device without memory has none", () => {
+    const mig = [
+      { gpuInstance: 1, computeInstance: 0, uuid: 'MIG-a', profile: '1g.18gb', memory: { used: 5, total: 20, free: 15 } },
+      { gpuInstance: 2, computeInstance: 0, uuid: 'MIG-b', profile: '', memory: undefined },
+    ];
+    const families = buildFamilies(collection([{ ...sample('0', {}), mig }, sample('1', {})]));
+    const labels = { ...gpu0, gpu_instance: '1', compute_instance: '0', mig_uuid: 'MIG-a', mig_profile: '1g.18gb' };
+    expectFamilies(families, {
+      nvidia_gpu_mig_memory_used_bytes: [{ labels, value: 5 }],
+      nvidia_gpu_mig_memory_total_bytes: [{ labels, value: 20 }],
+      nvidia_gpu_mig_memory_free_bytes: [{ labels, value: 15 }],
+    });
+  });
+
+  it('Xid: the source that counts is a label of the source-up gauge', () => {
+    const xid = { sourceUp: true, source: 'nvml' as const, series: [{ gpu: '0', uuid: 'GPU-0', xid: 79, count: 2 }] };
+    const families = buildFamilies(collection([sample('0', {})], { xid }), [['site', 'a']]);
+    expectFamilies(families, {
+      nvidia_gpu_xid_errors_total: [{ labels: { site: 'a', gpu: '0', uuid: 'GPU-0', xid: '79' }, value: 2 }],
+      nvidia_gpu_collector_xid_source_up: [{ labels: { site: 'a', source: 'nvml' }, value: 1 }],
+    });
+  });
+
+  it('a text reading of a field that is not a state (the name) makes no series of its own', () => {
+    const families = buildFamilies(collection([sample('0', { name: { kind: 'text', text: 'NVIDIA H200' } })]));
+    expect(families.filter((f) => f.samples.some((s) => s.labels.some(([label]) => label === 'name'))).map((f) => f.name)).toEqual([
+      'nvidia_gpu_info',
+    ]);
+  });
+
+  it('kept label arrays: the same arrays for the same series, and a full store is emptied, not grown', () => {
+    const arrays: LabelArrays = new Map();
+    const readings = {
+      'power.draw': { kind: 'number', value: 70, shown: '70' } as Reading,
+      compute_mode: { kind: 'text', text: 'Default' } as Reading,
+    };
+    const first = buildFamilies(collection([sample('0', readings)]), [], arrays);
+    const second = buildFamilies(collection([sample('0', readings)]), [], arrays);
+    const labelsOf = (families: typeof first, name: string) => families.find((f) => f.name === name)!.samples.map((s) => s.labels);
+    for (const name of ['nvidia_gpu_power_draw_watts', 'nvidia_gpu_compute_mode'])
+      expect(labelsOf(second, name).every((labels, i) => labels === labelsOf(first, name)[i])).toBe(true);
+    const full: LabelArrays = new Map(Array.from({ length: 65_536 }, (_, i) => [`k${i}`, []]));
+    const afterFull = buildFamilies(collection([sample('0', readings)]), [], full);
+    expect(full.size).toBeLessThan(100);
+    expect(afterFull.map((f) => f.samples)).toEqual(first.map((f) => f.samples));
   });
 });
