@@ -2,10 +2,13 @@ import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { Collection } from '../../src/collection.js';
-import { previousSuccessSeconds, publish, renderChecked } from '../../src/publish/publish.js';
+import { failedCollection, type Collection } from '../../src/collection.js';
+import { checkExposition } from '../../src/exposition/check.js';
+import { newRenderMemo, previousSuccessSeconds, publish, renderChecked } from '../../src/publish/publish.js';
 import { checkDirectories } from '../../src/publish/textfile.js';
+import { collectCapture } from '../capture-replay.js';
 import { tempDir } from '../helpers.js';
+import { fillLeaving, smallTmpfs } from '../small-tmpfs.js';
 
 // publish() in process: the CLI tests beside this file run it through the built bundle.
 
@@ -45,6 +48,18 @@ describe('renderChecked', () => {
     expect(failure).toBeUndefined();
     expect(text).toContain('nvidia_gpu_up{gpu="0",uuid="GPU-0"} 1\n');
   });
+  it('without the text check (the daemon mode after its first sample): the same text, the families still checked', () => {
+    expect(renderChecked(collection(), [], false)).toEqual(renderChecked(collection(), []));
+    expect(renderChecked(collection([gpu('0'), gpu('0')]), [], false).failure?.reason).toBe('internal_error');
+  });
+  it('a kept memo holds the label arrays it built, and the next collection renders from them', () => {
+    const memo = newRenderMemo();
+    const first = renderChecked(collection(), [['site', 'a']], true, [], memo);
+    expect(memo.arrays.size).toBeGreaterThan(0);
+    const kept = [...memo.arrays.values()];
+    expect(renderChecked(collection(), [['site', 'a']], true, [], memo)).toEqual(first);
+    expect([...memo.arrays.values()].every((labels, i) => labels === kept[i])).toBe(true);
+  });
 });
 
 describe('previousSuccessSeconds', () => {
@@ -63,6 +78,32 @@ describe('previousSuccessSeconds', () => {
 });
 
 describe('publish', () => {
+  it('--dry-run of a failed collection prints the health block and returns the failure', async () => {
+    const { out, text } = sink();
+    const failure = { reason: 'gpu_lost', message: 'no GPU could be read' } as const;
+    const result = await publish(
+      failedCollection(failure, 0.1, 1000),
+      { textfileDir: await tempDir(), fileName: 'gpu.prom', dryRun: true, labels: [], out },
+      new Date(),
+    );
+    expect(result).toEqual({ failure });
+    expect(text()).toContain('nvidia_gpu_collector_error{reason="gpu_lost"} 1\n');
+  });
+  it('a text that does not fit on the disk: the health block alone replaces it, saying write_failed, and the line says so', async () => {
+    const disk = await smallTmpfs(128 * 1024);
+    const { collection: big } = await collectCapture('h200x2__580.159.04__linux-idle');
+    const target = { textfileDir: disk, fileName: 'gpu.prom', dryRun: false, labels: [] as [string, string][], out: sink().out };
+    expect((await publish(big, target, new Date())).textfileError).toBeUndefined();
+    // Room for the health block (under a page), not for the whole text (several pages).
+    fillLeaving(disk, 4096);
+    const result = await publish(big, target, new Date());
+    expect(result.textfileError).toMatch(
+      new RegExp(`^write_failed: cannot write ${disk}/gpu\\.prom: ENOSPC.* \\(wrote ${disk}/gpu\\.prom with the health block only\\)$`),
+    );
+    const written = checkExposition(await readFile(join(disk, 'gpu.prom'), 'utf8'));
+    expect(written.samples.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels).toEqual({ reason: 'write_failed' });
+    expect(written.samples.some((s) => s.name === 'nvidia_gpu_up')).toBe(false);
+  });
   it('--dry-run prints the text and writes nothing', async () => {
     const dir = await tempDir();
     const { out, text } = sink();
