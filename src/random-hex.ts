@@ -15,7 +15,9 @@ export function randomHex(): string {
     return process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex');
   }
   try {
-    if (readSync(fd, bytes, 0, bytes.length, null) !== bytes.length) throw new Error('/dev/urandom gave a short read');
+    // An errno-like error: callers report it as a failed write, as any other, never as a crash.
+    if (readSync(fd, bytes, 0, bytes.length, null) !== bytes.length)
+      throw Object.assign(new Error('/dev/urandom gave a short read'), { code: 'EIO' });
   } finally {
     closeSync(fd);
   }

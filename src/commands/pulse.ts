@@ -50,14 +50,18 @@ async function record(args: PulseArgs, intervalMs: number, say: (line: string) =
   return lines.join('\n');
 }
 
-/** The fields pulse reads through NVML: those of its nvidia-smi query, and GPM's SM and tensor activity. */
-const NVML_FIELDS = FIELDS.filter(
-  (field) =>
-    ['index', 'uuid', 'utilization.gpu', 'power.draw', 'power.max_limit', 'clocks.current.sm', 'clocks.max.sm'].includes(field.query) ||
-    field.query.startsWith('clocks_event_reasons.') ||
-    field.query === 'nvml.gpm.sm_active' ||
-    field.query === 'nvml.gpm.tensor_active',
-);
+/**
+ * The fields pulse reads through NVML: its nvidia-smi columns (the event reasons one field each
+ * there), and GPM's SM and tensor activity.
+ */
+const nvmlFields = () =>
+  FIELDS.filter(
+    (field) =>
+      WANTED.some((names) => names.includes(field.query)) ||
+      field.query.startsWith('clocks_event_reasons.') ||
+      field.query === 'nvml.gpm.sm_active' ||
+      field.query === 'nvml.gpm.tensor_active',
+  );
 
 /**
  * --source nvml: `seconds` of one GPU (by index or UUID) through NVML in this process, the daemon mode's
@@ -74,7 +78,7 @@ async function recordNvml(args: PulseArgs, intervalMs: number, say: (line: strin
     gpmWindowMs: 100,
   });
   say(`sampling GPU ${args.gpu} through NVML every ${intervalMs} ms for ${args.seconds} s…`);
-  const stream = source.stream(NVML_FIELDS, {}, intervalMs);
+  const stream = source.stream(nvmlFields(), {}, intervalMs);
   const samples: SeriesSample[] = [];
   const reading = (async () => {
     for await (const row of stream.rows) {
