@@ -32,6 +32,12 @@ describe('the host readers', () => {
     expect(readTextIfAny(join(dir, 'huge'))).toBeUndefined();
     // procfs files say they are empty and are read all the same.
     expect(readTextIfAny('/proc/self/status')).toMatch(/^Name:/);
+    // A sysctl file refuses a read asked for the whole 16 MiB limit (ENOMEM): the Xid counter's boot id.
+    expect(readTextIfAny('/proc/sys/kernel/random/boot_id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\n$/);
+    // Larger than the first read: read whole, over several reads into a grown buffer.
+    const longer = `${'0123456789abcdef'.repeat(5000)}\u00e9`;
+    await writeFile(join(dir, 'longer'), longer);
+    expect(readTextIfAny(join(dir, 'longer'))).toBe(longer);
     expect(listIfAny(join(dir, 'gpus/info'))).toEqual([]);
   });
 
