@@ -1,6 +1,7 @@
 import type { Reading } from '../../collection.js';
 import type { FieldSpec } from '../../fields.js';
 import type { Device, GpmSample, Nvml, Result } from './api.js';
+import { fieldOutcome } from './return-codes.js';
 
 // What a field's reader is given: one GPU's calls for this sample (each made once however many fields
 // share it), and what the source keeps of that GPU from one sample to the next.
@@ -17,12 +18,16 @@ export interface DeviceState {
   settings?: Map<string, { at: number; result: Result<Reading> }>;
   /** Fields that cannot change while the driver stays loaded (identity, maxima), as first read. */
   fixed?: Map<string, Result<Reading>>;
+  /** Calls that are settings but no field's (the MIG mode readMig asks), as last answered, and when. */
+  settingCalls?: Map<string, { at: number; result: Result<unknown> }>;
 }
 
 export interface DeviceCalls {
   nvml: Nvml;
   device: Device;
   once<T>(key: string, call: () => Result<T>): Result<T>;
+  /** As once, and in the daemon mode kept for settingsEveryMs: a call whose answer only an administrator changes. */
+  setting<T>(key: string, call: () => Result<T>): Result<T>;
   state: DeviceState;
   /** Milliseconds since the epoch, when this sample was taken. */
   now: number;
@@ -45,14 +50,26 @@ export function deviceCalls(
   timing: { now: number; energyEveryMs: number; settingsEveryMs: number; gpmEveryMs: number },
 ): DeviceCalls {
   const results = new Map<string, Result<unknown>>();
+  const once = <T>(key: string, call: () => Result<T>): Result<T> => {
+    let result = results.get(key) as Result<T> | undefined;
+    if (!result) results.set(key, (result = call()));
+    return result;
+  };
   return {
     nvml,
     device,
     state,
     ...timing,
-    once: <T>(key: string, call: () => Result<T>): Result<T> => {
-      let result = results.get(key) as Result<T> | undefined;
-      if (!result) results.set(key, (result = call()));
+    once,
+    setting: <T>(key: string, call: () => Result<T>): Result<T> => {
+      if (timing.settingsEveryMs <= 0) return once(key, call);
+      const settingCalls = (state.settingCalls ??= new Map());
+      const kept = settingCalls.get(key);
+      if (kept && timing.now - kept.at < timing.settingsEveryMs) return kept.result as Result<T>;
+      const result = once(key, call);
+      // Only answers are kept, as with settings' fields: an error is asked again next sample.
+      if (result.rc === 0 || fieldOutcome(result.rc).kind === 'absent') settingCalls.set(key, { at: timing.now, result });
+      else settingCalls.delete(key);
       return result;
     },
   };

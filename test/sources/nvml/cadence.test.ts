@@ -20,7 +20,11 @@ function fakeNvml(calls: string[]): Nvml {
     text: (what) => (what === 'uuid' ? { rc: 0, value: 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d' } : { rc: 3 }),
     marginTemperature: () => ({ rc: 0, value: 29 }),
     energy: () => ({ rc: 0, value: 1000n }),
-    uint: (name) => (name === 'PowerUsage' ? { rc: 0, value: 118730 } : { rc: 3 }),
+    uint: (name) => {
+      const value = { PowerUsage: 118730, CurrPcieLinkWidth: 16, PersistenceMode: 1, ComputeMode: 0 }[name as string];
+      return value === undefined ? { rc: 3 } : { rc: 0, value };
+    },
+    twoModes: () => ({ rc: 0, value: [0, 0] }),
     gpmSupported: () => ({ rc: 0, value: true }),
     gpmAlloc: () => ({ rc: 0, value: 1n }),
     gpmTake: () => 0,
@@ -30,7 +34,7 @@ function fakeNvml(calls: string[]): Nvml {
     get:
       (_, name: string) =>
       (...args: unknown[]) => {
-        calls.push(name === 'uint' ? `uint.${String(args[0])}` : name);
+        calls.push(name === 'uint' || name === 'twoModes' ? `${name}.${String(args[0])}` : name);
         return answers[name]?.(...args) ?? { rc: 3 };
       },
   });
@@ -49,6 +53,11 @@ it('compares GPM every second, reads the energy counter every 10 s, settings and
     headroom: calls.filter((c) => c === 'marginTemperature').length,
     fan: calls.filter((c) => c === 'uint.FanSpeed').length,
     gpm: calls.filter((c) => c === 'gpmMetrics').length,
+    // Settings whose calls were timed at a 250 ms cadence on an H200 host: 0.5 ms for the MIG mode
+    // (asked by the MIG reader too), 0.12 ms for the link width, 0.035 ms for the two modes.
+    mig: calls.filter((c) => c === 'twoModes.mig').length,
+    width: calls.filter((c) => c === 'uint.CurrPcieLinkWidth').length,
+    modes: calls.filter((c) => c === 'uint.PersistenceMode' || c === 'uint.ComputeMode').length,
   });
   const seen = [];
   for (const at of [0, 250, 1_000, 5_000, 20_000, 29_000, 31_000]) {
@@ -58,13 +67,13 @@ it('compares GPM every second, reads the energy counter every 10 s, settings and
     seen.push(counted());
   }
   expect(seen).toEqual([
-    { power: 1, energy: 1, headroom: 1, fan: 1, gpm: 1 },
-    { power: 2, energy: 1, headroom: 1, fan: 1, gpm: 1 },
-    { power: 3, energy: 1, headroom: 1, fan: 1, gpm: 2 },
-    { power: 4, energy: 1, headroom: 1, fan: 1, gpm: 3 },
-    { power: 5, energy: 2, headroom: 1, fan: 1, gpm: 4 },
-    { power: 6, energy: 2, headroom: 1, fan: 1, gpm: 5 },
-    { power: 7, energy: 3, headroom: 2, fan: 2, gpm: 6 },
+    { power: 1, energy: 1, headroom: 1, fan: 1, gpm: 1, mig: 1, width: 1, modes: 2 },
+    { power: 2, energy: 1, headroom: 1, fan: 1, gpm: 1, mig: 1, width: 1, modes: 2 },
+    { power: 3, energy: 1, headroom: 1, fan: 1, gpm: 2, mig: 1, width: 1, modes: 2 },
+    { power: 4, energy: 1, headroom: 1, fan: 1, gpm: 3, mig: 1, width: 1, modes: 2 },
+    { power: 5, energy: 2, headroom: 1, fan: 1, gpm: 4, mig: 1, width: 1, modes: 2 },
+    { power: 6, energy: 2, headroom: 1, fan: 1, gpm: 5, mig: 1, width: 1, modes: 2 },
+    { power: 7, energy: 3, headroom: 2, fan: 2, gpm: 6, mig: 2, width: 2, modes: 4 },
   ]);
   // Between comparisons the sample repeats the last one's ratios (the fake's 50 %).
   const read = await readGpus(nvml, plan, { knownGpus: [] }, kept, timing);
