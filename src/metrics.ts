@@ -6,7 +6,7 @@ import { FIXED_FAMILIES, fieldFamilies } from './metrics-catalog.js';
 
 // A collection -> metric families, nothing else: the model is src/collection.ts, the text format src/exposition/.
 
-type Labels = (readonly [string, string])[];
+import { keptArray, labelsFor, type GpuLabels, type LabelArrays, type Labels } from './metrics-labels.js';
 
 const family = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, samples: MetricSample[]): MetricFamily => ({
   name: spec.name,
@@ -14,24 +14,6 @@ const family = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, samples: Met
   help: spec.help,
   samples,
 });
-
-/**
- * Labels arrays by what they label, kept from one collection to the next by a long-running publisher
- * (one per set of constant labels): a series then has the very same array every sample, and render
- * and the checks, which work on each array once (their memos), do so once per run. Cleared when it
- * holds more than any host's series need.
- */
-export type LabelArrays = Map<string, Labels>;
-const MAX_LABEL_ARRAYS = 65_536;
-
-function keptArray(arrays: LabelArrays, key: string, make: () => Labels): Labels {
-  let labels = arrays.get(key);
-  if (labels === undefined) {
-    if (arrays.size >= MAX_LABEL_ARRAYS) arrays.clear();
-    arrays.set(key, (labels = make()));
-  }
-  return labels;
-}
 
 function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels, arrays: LabelArrays, gpuKey: string): MetricSample[] {
   const reading = sample.readings.get(field.query);
@@ -56,11 +38,7 @@ function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels, ar
  */
 export function buildFamilies(collection: Collection, constant: Labels = [], arrays: LabelArrays = new Map()): MetricFamily[] {
   const { fields, samples } = collection;
-  // Lengths first: no gpu and uuid run into another's key, whatever characters a source gave them.
-  const gpuKey = (sample: { gpu: string; uuid: string }) => `${sample.gpu.length}:${sample.gpu}${sample.uuid.length}:${sample.uuid}`;
-  // Built once per GPU: every family of every sample starts with them.
-  const gpuLabels = (sample: { gpu: string; uuid: string }): Labels =>
-    keptArray(arrays, gpuKey(sample), () => [...constant, ['gpu', sample.gpu], ['uuid', sample.uuid]]);
+  const { gpuKey, gpuLabels, constantWith } = labelsFor(arrays, constant);
   const labelFields = fields.filter((field) => field.kind === 'label' && field.label !== 'gpu' && field.label !== 'uuid');
   const families: MetricFamily[] = [];
 
@@ -68,11 +46,10 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
     family(
       FIXED_FAMILIES.info,
       samples.map((sample) => ({
-        labels: [
-          ...gpuLabels(sample),
+        labels: gpuLabels.with(sample, 'info', [
           ...labelFields.map((field): readonly [string, string] => [field.label!, textReading(sample, field.query) ?? '']),
           ['cuda_version', collection.cudaVersion ?? ''],
-        ],
+        ]),
         value: 1,
       })),
     ),
@@ -98,7 +75,15 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
         fields.flatMap((field) => {
           const reading = sample.readings.get(field.query);
           return reading?.kind === 'error'
-            ? [{ labels: [...gpuLabels(sample), ['field', field.query], ['error', reading.error]] as Labels, value: 1 }]
+            ? [
+                {
+                  labels: gpuLabels.with(sample, 'error', [
+                    ['field', field.query],
+                    ['error', reading.error],
+                  ]),
+                  value: 1,
+                },
+              ]
             : [];
         }),
       ),
@@ -106,16 +91,12 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
   );
   if (collection.processes) families.push(...processFamilies(collection.processes.apps, samples, gpuLabels));
   families.push(...migFamilies(samples, gpuLabels));
-  if (collection.xid) families.push(xidFamily(collection.xid.series, constant));
-  families.push(...healthFamilies(collection, constant));
+  if (collection.xid) families.push(xidFamily(collection.xid.series, constantWith));
+  families.push(...healthFamilies(collection, constant, constantWith));
   return families;
 }
 
-function processFamilies(
-  apps: readonly ProcessSample[],
-  samples: readonly GpuSample[],
-  gpuLabels: (gpu: { gpu: string; uuid: string }) => Labels,
-): MetricFamily[] {
+function processFamilies(apps: readonly ProcessSample[], samples: readonly GpuSample[], gpuLabels: GpuLabels['gpuLabels']): MetricFamily[] {
   const gpuOf = new Map(samples.map((sample) => [sample.uuid, sample.gpu]));
   // The same pid can show twice on one GPU (one row per MIG instance): one series, memory summed.
   const merged = new Map<string, ProcessSample & { gpu: string }>();
@@ -132,13 +113,13 @@ function processFamilies(
   // stores "" as absent): an attribution label is written only when some process has it, and then
   // as "" for the others. A host without containers, units or jobs gets the same series as before.
   const attribution = ATTRIBUTION_LABELS.filter((label) => all.some((app) => app.attribution?.[label] !== undefined));
-  const processLabels = (app: ProcessSample & { gpu: string }): Labels => [
-    ...gpuLabels(app),
-    ['pid', String(app.pid)],
-    ['process_name', app.name],
-    ['user', app.user],
-    ...attribution.map((label): readonly [string, string] => [label, app.attribution?.[label] ?? '']),
-  ];
+  const processLabels = (app: ProcessSample & { gpu: string }): Labels =>
+    gpuLabels.with(app, 'process', [
+      ['pid', String(app.pid)],
+      ['process_name', app.name],
+      ['user', app.user],
+      ...attribution.map((label): readonly [string, string] => [label, app.attribution?.[label] ?? '']),
+    ]);
   const ratio = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, value: (app: ProcessSample) => number | undefined) =>
     family(
       spec,
@@ -162,17 +143,16 @@ function processFamilies(
 }
 
 /** Each MIG device's memory, under its GPU's labels and its own (NVML, MIG enabled). */
-function migFamilies(samples: readonly GpuSample[], gpuLabels: (gpu: { gpu: string; uuid: string }) => Labels): MetricFamily[] {
+function migFamilies(samples: readonly GpuSample[], gpuLabels: GpuLabels['gpuLabels']): MetricFamily[] {
   const devices = samples.flatMap((sample) =>
     (sample.mig ?? []).map((mig) => ({
       mig,
-      labels: [
-        ...gpuLabels(sample),
+      labels: gpuLabels.with(sample, 'mig', [
         ['gpu_instance', String(mig.gpuInstance)],
         ['compute_instance', String(mig.computeInstance)],
         ['mig_uuid', mig.uuid],
         ['mig_profile', mig.profile],
-      ] as Labels,
+      ]),
     })),
   );
   const part = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, key: 'used' | 'total' | 'free') =>
@@ -187,29 +167,36 @@ function migFamilies(samples: readonly GpuSample[], gpuLabels: (gpu: { gpu: stri
   ];
 }
 
-function xidFamily(series: NonNullable<Collection['xid']>['series'], constant: Labels): MetricFamily {
+function xidFamily(series: NonNullable<Collection['xid']>['series'], constantWith: GpuLabels['constantWith']): MetricFamily {
   return family(
     FIXED_FAMILIES.xidErrors,
     series.map(({ gpu, uuid, xid, count }) => ({
-      labels: [...constant, ['gpu', gpu], ['uuid', uuid], ['xid', String(xid)]],
+      labels: constantWith('xid', [
+        ['gpu', gpu],
+        ['uuid', uuid],
+        ['xid', String(xid)],
+      ]),
       value: count,
     })),
   );
 }
 
-function healthFamilies(collection: Collection, constant: Labels): MetricFamily[] {
+function healthFamilies(collection: Collection, constant: Labels, constantWith: GpuLabels['constantWith']): MetricFamily[] {
   const { health, processes } = collection;
   const one = (value: number): MetricSample[] => [{ labels: constant, value }];
   return [
     family(FIXED_FAMILIES.success, one(health.failure ? 0 : 1)),
-    family(FIXED_FAMILIES.error, health.failure ? [{ labels: [...constant, ['reason', health.failure.reason]], value: 1 }] : []),
-    family(FIXED_FAMILIES.diagnosis, health.diagnosis ? [{ labels: [...constant, ['verdict', health.diagnosis.verdict]], value: 1 }] : []),
+    family(FIXED_FAMILIES.error, health.failure ? [{ labels: constantWith('error', [['reason', health.failure.reason]]), value: 1 }] : []),
+    family(
+      FIXED_FAMILIES.diagnosis,
+      health.diagnosis ? [{ labels: constantWith('diagnosis', [['verdict', health.diagnosis.verdict]]), value: 1 }] : [],
+    ),
     family(FIXED_FAMILIES.duration, one(health.durationSeconds)),
     family(FIXED_FAMILIES.lastSuccess, health.lastSuccessSeconds === undefined ? [] : one(health.lastSuccessSeconds)),
     ...(collection.xid
       ? [
           family(FIXED_FAMILIES.xidSourceUp, [
-            { labels: [...constant, ['source', collection.xid.source]], value: collection.xid.sourceUp ? 1 : 0 },
+            { labels: constantWith('source', [['source', collection.xid.source]]), value: collection.xid.sourceUp ? 1 : 0 },
           ]),
         ]
       : []),

@@ -35,7 +35,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['metrics', 'csvlog'],
   // The families metrics fills, described; commands (reserved --label names) and docs read it without building any.
   // A layer of its own, below metrics: groups of one layer may not import each other.
-  ['metrics-catalog'],
+  ['metrics-catalog', 'metrics-labels'],
   ['exposition'],
   ['collection'],
   [

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { failedCollection, type Collection, type GpuSample, type Reading } from '../src/collection.js';
 import { FIELDS, type FieldSpec } from '../src/fields.js';
 import { checkFamilies } from '../src/exposition/check.js';
-import { buildFamilies, type LabelArrays } from '../src/metrics.js';
+import { buildFamilies } from '../src/metrics.js';
+import type { LabelArrays } from '../src/metrics-labels.js';
 import { expectFamilies } from './families.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
@@ -252,6 +253,38 @@ describe("buildFamilies: the NVML source's families", () => {
     const labelsOf = (families: typeof first, name: string) => families.find((f) => f.name === name)!.samples.map((s) => s.labels);
     for (const name of ['nvidia_gpu_power_draw_watts', 'nvidia_gpu_compute_mode'])
       expect(labelsOf(second, name).every((labels, i) => labels === labelsOf(first, name)[i])).toBe(true);
+    // Every other series too: identity, field errors, processes, MIG devices, Xid codes, health.
+    const rich = (name: string) =>
+      collection(
+        [
+          {
+            ...sample('0', { ...readings, name: { kind: 'text', text: name }, 'power.draw': { kind: 'error', error: 'unknown_error' } }),
+            mig: [{ gpuInstance: 1, computeInstance: 0, uuid: 'MIG-a', profile: '1g.18gb', memory: { used: 5, total: 20, free: 15 } }],
+          },
+        ],
+        {
+          processes: { apps: [{ uuid: 'GPU-0', pid: 7, name: 'train', user: 'ada', memoryBytes: 100 }], dropped: 0, skipped: 0 },
+          xid: { sourceUp: true, source: 'kmsg', series: [{ gpu: '0', uuid: 'GPU-0', xid: 79, count: 2 }] },
+          health: {
+            durationSeconds: 0.5,
+            lastSuccessSeconds: 1000,
+            failure: { reason: 'gpu_lost', message: 'm' },
+            diagnosis: { verdict: 'gpu_lost', summary: 's' },
+          },
+        },
+      );
+    // One store per set of constant labels, as a publisher keeps it (the same array every sample).
+    const constant: [string, string][] = [['site', 'a']];
+    const richFirst = buildFamilies(rich('NVIDIA H200'), constant, arrays);
+    const richSecond = buildFamilies(rich('NVIDIA H200'), constant, arrays);
+    const renamed = buildFamilies(rich('NVIDIA H100'), constant, arrays);
+    const series = (families: typeof first) => families.flatMap((f) => f.samples.map((s) => s.labels));
+    expect(series(richFirst).length).toBeGreaterThanOrEqual(13);
+    expect(series(richSecond).every((labels, i) => labels === series(richFirst)[i])).toBe(true);
+    // A different value is a different array: the info series of the renamed GPU, and only it.
+    expect(series(renamed).filter((labels, i) => labels !== series(richFirst)[i])).toEqual([
+      series(renamed).find((labels) => labels.some(([label, value]) => label === 'name' && value === 'NVIDIA H100')),
+    ]);
     const full: LabelArrays = new Map(Array.from({ length: 65_536 }, (_, i) => [`k${i}`, []]));
     const afterFull = buildFamilies(collection([sample('0', readings)]), [], full);
     expect(full.size).toBeLessThan(100);

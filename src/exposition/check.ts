@@ -185,3 +185,23 @@ export function checkFamilies(
   }
   return problems;
 }
+
+/**
+ * Whether `families` have the very series `checked` had, in the same order: the same family names,
+ * and each series the very same labels array. checkFamilies' verdict depends on nothing else, so a
+ * publisher that keeps its arrays from one sample to the next (metrics.ts) checks a sample's
+ * families again only when a series came or went. Arrays equal but not the same count as different.
+ */
+export function sameSeries(
+  families: readonly { name: string; samples: readonly { labels: Labels }[] }[],
+  checked: readonly { name: string; samples: readonly { labels: Labels }[] }[],
+): boolean {
+  if (families.length !== checked.length) return false;
+  for (let f = 0; f < families.length; f++) {
+    const now = families[f]!;
+    const before = checked[f]!;
+    if (now.name !== before.name || now.samples.length !== before.samples.length) return false;
+    for (let i = 0; i < now.samples.length; i++) if (now.samples[i]!.labels !== before.samples[i]!.labels) return false;
+  }
+  return true;
+}

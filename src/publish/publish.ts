@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import { checkExposition, checkFamilies, type LabelsDescription } from '../exposition/check.js';
+import { checkExposition, checkFamilies, sameSeries, type LabelsDescription } from '../exposition/check.js';
 import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
-import { buildFamilies, type LabelArrays } from '../metrics.js';
+import { buildFamilies } from '../metrics.js';
+import type { LabelArrays } from '../metrics-labels.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps, removeTextfile } from './textfile.js';
@@ -31,6 +32,8 @@ export interface RenderMemo {
   arrays: LabelArrays;
   rendered: WeakMap<object, string>;
   described: WeakMap<object, LabelsDescription>;
+  /** The last families that passed the checks: a sample with the very same series is not checked again. */
+  checked?: readonly MetricFamily[];
 }
 
 export const newRenderMemo = (): RenderMemo => ({ arrays: new Map(), rendered: new WeakMap(), described: new WeakMap() });
@@ -49,8 +52,12 @@ export function renderChecked(
 ): { text: string; failure?: Failure } {
   const families = [...buildFamilies(collection, labels, memo.arrays), ...extra];
   const text = render(families, memo.rendered);
-  const problems = [...checkFamilies(families, memo.described), ...(checkText ? checkExposition(text).problems : [])];
-  if (problems.length === 0) return { text, failure: collection.health.failure };
+  const unchanged = memo.checked !== undefined && sameSeries(families, memo.checked);
+  const problems = [...(unchanged ? [] : checkFamilies(families, memo.described)), ...(checkText ? checkExposition(text).problems : [])];
+  if (problems.length === 0) {
+    memo.checked = families;
+    return { text, failure: collection.health.failure };
+  }
   const failure: Failure = { reason: 'internal_error', message: `rendered exposition breaks the format: ${problems[0]}` };
   const fallback = failedCollection(failure, collection.health.durationSeconds, collection.health.lastSuccessSeconds);
   return { text: render(buildFamilies(fallback, labels)), failure };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
+import { checkExposition, checkFamilies, sameSeries } from '../../src/exposition/check.js';
 
 const ok = '# HELP a_total A.\n# TYPE a_total counter\na_total{x="1"} 1\na_total{x="2"} 2\n# HELP b B.\n# TYPE b gauge\nb 3\n';
 
@@ -97,4 +97,65 @@ describe('checkFamilies', () => {
     ['invalid metric name', [family('a-b', [])], /invalid metric name a-b/],
     ['reserved label name', [family('a', [['__x', '1']])], /invalid label name __x/],
   ] as const)('finds %s', (_, families, problem) => expect(checkFamilies(families).join('\n')).toMatch(problem));
+});
+
+describe('sameSeries', () => {
+  const gpu0: [string, string][] = [['gpu', '0']];
+  const gpu1: [string, string][] = [['gpu', '1']];
+  const checked = [
+    { name: 'a', samples: [{ labels: gpu0 }, { labels: gpu1 }] },
+    { name: 'b', samples: [] },
+  ];
+  it('is true for the very same series, whatever their values', () => {
+    expect(
+      sameSeries(
+        [
+          { name: 'a', samples: [{ labels: gpu0 }, { labels: gpu1 }] },
+          { name: 'b', samples: [] },
+        ],
+        checked,
+      ),
+    ).toBe(true);
+  });
+  it.each([
+    ['a family fewer', [{ name: 'a', samples: [{ labels: gpu0 }, { labels: gpu1 }] }]],
+    [
+      'another family name',
+      [
+        { name: 'a', samples: [{ labels: gpu0 }, { labels: gpu1 }] },
+        { name: 'c', samples: [] },
+      ],
+    ],
+    [
+      'a series more',
+      [
+        { name: 'a', samples: [{ labels: gpu0 }, { labels: gpu1 }] },
+        { name: 'b', samples: [{ labels: gpu0 }] },
+      ],
+    ],
+    [
+      'a series fewer',
+      [
+        { name: 'a', samples: [{ labels: gpu0 }] },
+        { name: 'b', samples: [] },
+      ],
+    ],
+    [
+      'the same series twice',
+      [
+        { name: 'a', samples: [{ labels: gpu0 }, { labels: gpu0 }] },
+        { name: 'b', samples: [] },
+      ],
+    ],
+    // Equal but not the same array: not known to be checked.
+    [
+      'an equal array',
+      [
+        { name: 'a', samples: [{ labels: gpu0 }, { labels: [['gpu', '1']] }] },
+        { name: 'b', samples: [] },
+      ],
+    ],
+  ] as [string, { name: string; samples: { labels: [string, string][] }[] }[]][])('is false for %s', (_, families) => {
+    expect(sameSeries(families, checked)).toBe(false);
+  });
 });

@@ -44,3 +44,23 @@ it('a kept memo renders every sample exactly as a fresh render does', () => {
   }
   expect(renderChecked(sequence[2]!, labels, true, [], memo).text).toContain('uuid="GPU-c"');
 });
+
+it('a kept memo skips the checks only for the very series last checked: a duplicate that comes later is still found', () => {
+  const memo = newRenderMemo();
+  const labels: [string, string][] = [];
+  const good = collection([sample('0', 'GPU-a', 100, 'Default', false)]);
+  expect(renderChecked(good, labels, false, [], memo).failure).toBeUndefined();
+  const checked = memo.checked;
+  expect(checked).toBeDefined();
+  // The same series with other values: not checked again, and the memo moves on to them.
+  expect(renderChecked(collection([sample('0', 'GPU-a', 200, 'Default', true)]), labels, false, [], memo).failure).toBeUndefined();
+  expect(memo.checked).not.toBe(checked);
+  const duplicate = collection([sample('0', 'GPU-a', 100, 'Default', false), sample('0', 'GPU-a', 100, 'Default', false)]);
+  const broken = renderChecked(duplicate, labels, false, [], memo);
+  expect(broken.failure?.reason).toBe('internal_error');
+  expect(broken).toEqual(renderChecked(duplicate, labels, false, []));
+  // A failed sample is not what was last checked: the next good one is checked in full, and passes.
+  const lastGood = memo.checked;
+  expect(renderChecked(good, labels, false, [], memo).failure).toBeUndefined();
+  expect(memo.checked).not.toBe(lastGood);
+});
