@@ -63,6 +63,8 @@ export interface GpuSample {
   takenAt?: number;
   /** The GPU's MIG devices, where MIG is enabled and the source can tell (NVML only). */
   mig?: readonly MigInstance[];
+  /** GPM's activity per MIG GPU instance, where MIG is enabled and the GPU has GPM (NVML only). */
+  migActivity?: readonly MigActivity[];
 }
 
 /** One MIG device (a compute instance in a GPU instance) and its share of the GPU's memory. */
@@ -74,6 +76,15 @@ export interface MigInstance {
   profile: string;
   /** In bytes; absent where the driver did not answer. */
   memory?: { total: number; used: number; free: number };
+}
+
+/** One MIG GPU instance's GPM ratios (0-1): GPM samples a GPU instance, not each of its compute instances. */
+export interface MigActivity {
+  gpuInstance: number;
+  /** The GPU instance's profile ("3g.71gb"), '' where its MIG devices' names do not say. */
+  profile: string;
+  /** By the query of the whole GPU's field of the same metric ("nvml.gpm.sm_active"); a metric NVML did not answer is absent. */
+  ratios: ReadonlyMap<string, number>;
 }
 
 /** A text field's value in a sample (a label, a state), if it has one. */

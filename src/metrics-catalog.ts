@@ -14,6 +14,8 @@ const fixed = (name: string, type: 'gauge' | 'counter', help: string, labels: st
 const PROCESS_LABELS = ['gpu', 'uuid', 'pid', 'process_name', 'user', ...ATTRIBUTION_LABELS];
 /** A MIG device: its GPU, its GPU and compute instance ids, its UUID and profile (DCGM's GPU_I_ID, GPU_I_PROFILE). */
 const MIG_LABELS = ['gpu', 'uuid', 'gpu_instance', 'compute_instance', 'mig_uuid', 'mig_profile'];
+/** A MIG GPU instance: GPM samples the GPU instance, which its compute instances share (DCGM's GPU_I_ID, GPU_I_PROFILE). */
+const GPU_INSTANCE_LABELS = ['gpu', 'uuid', 'gpu_instance', 'mig_profile'];
 
 /** Families that do not come from one field of the table. */
 export const FIXED_FAMILIES = {
@@ -47,6 +49,30 @@ export const FIXED_FAMILIES = {
   migMemoryUsed: fixed('nvidia_gpu_mig_memory_used_bytes', 'gauge', 'Memory in use in a MIG device, in bytes.', MIG_LABELS),
   migMemoryTotal: fixed('nvidia_gpu_mig_memory_total_bytes', 'gauge', 'Memory of a MIG device (its GPU instance), in bytes.', MIG_LABELS),
   migMemoryFree: fixed('nvidia_gpu_mig_memory_free_bytes', 'gauge', 'Memory free in a MIG device, in bytes.', MIG_LABELS),
+  migSmActive: fixed(
+    'nvidia_gpu_mig_sm_active_ratio',
+    'gauge',
+    "Share of time at least one warp was resident on an SM, averaged over a MIG GPU instance's SMs (0-1).",
+    GPU_INSTANCE_LABELS,
+  ),
+  migSmOccupancy: fixed(
+    'nvidia_gpu_mig_sm_occupancy_ratio',
+    'gauge',
+    "Resident warps as a share of the most an SM can hold, averaged over a MIG GPU instance's SMs (0-1).",
+    GPU_INSTANCE_LABELS,
+  ),
+  migTensorActive: fixed(
+    'nvidia_gpu_mig_tensor_active_ratio',
+    'gauge',
+    'Share of time any tensor core pipe of a MIG GPU instance was busy (0-1).',
+    GPU_INSTANCE_LABELS,
+  ),
+  migDramActive: fixed(
+    'nvidia_gpu_mig_dram_active_ratio',
+    'gauge',
+    "Share of time a MIG GPU instance's device memory was sending or receiving data (0-1).",
+    GPU_INSTANCE_LABELS,
+  ),
   xidErrors: fixed(
     'nvidia_gpu_xid_errors_total',
     'counter',
@@ -92,6 +118,14 @@ export const FIXED_FAMILIES = {
     [],
   ),
 } as const;
+
+/** The MIG GPU instance families of GPM, by the query of the whole GPU's field of the same metric. */
+export const MIG_GPM_FAMILIES: Readonly<Record<string, FixedFamily>> = {
+  'nvml.gpm.sm_active': FIXED_FAMILIES.migSmActive,
+  'nvml.gpm.sm_occupancy': FIXED_FAMILIES.migSmOccupancy,
+  'nvml.gpm.tensor_active': FIXED_FAMILIES.migTensorActive,
+  'nvml.gpm.dram_active': FIXED_FAMILIES.migDramActive,
+};
 
 /** The label on every series of `collect --source demo`. */
 export const DEMO_LABEL: [string, string] = ['source', 'demo'];
@@ -164,6 +198,9 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
     ),
     ...[FIXED_FAMILIES.migMemoryUsed, FIXED_FAMILIES.migMemoryTotal, FIXED_FAMILIES.migMemoryFree].map((family) =>
       row(family, 'NVML only, MIG enabled: nvmlDeviceGetMemoryInfo_v2 on each MIG device handle; mig_profile from its name'),
+    ),
+    ...Object.entries(MIG_GPM_FAMILIES).map(([query, family]) =>
+      row(family, `NVML only, MIG enabled, GPM supported: nvmlGpmMigSampleGet per GPU instance, compared as ${query}`),
     ),
     row(
       FIXED_FAMILIES.xidErrors,

@@ -2,7 +2,7 @@ import { ATTRIBUTION_LABELS } from './cgroup.js';
 import { textReading, type Collection, type GpuSample, type ProcessSample } from './collection.js';
 import type { FieldSpec } from './fields.js';
 import type { MetricFamily, MetricSample } from './exposition/families.js';
-import { FIXED_FAMILIES, fieldFamilies } from './metrics-catalog.js';
+import { FIXED_FAMILIES, fieldFamilies, MIG_GPM_FAMILIES } from './metrics-catalog.js';
 
 // A collection -> metric families, nothing else: the model is src/collection.ts, the text format src/exposition/.
 
@@ -142,7 +142,7 @@ function processFamilies(apps: readonly ProcessSample[], samples: readonly GpuSa
   ];
 }
 
-/** Each MIG device's memory, under its GPU's labels and its own (NVML, MIG enabled). */
+/** Each MIG device's memory, and each MIG GPU instance's GPM ratios, under its GPU's labels and its own (NVML, MIG enabled). */
 function migFamilies(samples: readonly GpuSample[], gpuLabels: GpuLabels['gpuLabels']): MetricFamily[] {
   const devices = samples.flatMap((sample) =>
     (sample.mig ?? []).map((mig) => ({
@@ -160,10 +160,26 @@ function migFamilies(samples: readonly GpuSample[], gpuLabels: GpuLabels['gpuLab
       spec,
       devices.flatMap(({ mig, labels }) => (mig.memory ? [{ labels, value: mig.memory[key] }] : [])),
     );
+  // GPM per GPU instance: one series for the instance, however many compute instances share it.
+  const instances = samples.flatMap((sample) =>
+    (sample.migActivity ?? []).map(({ gpuInstance, profile, ratios }) => ({
+      ratios,
+      labels: gpuLabels.with(sample, 'mig-gpm', [
+        ['gpu_instance', String(gpuInstance)],
+        ['mig_profile', profile],
+      ]),
+    })),
+  );
   return [
     part(FIXED_FAMILIES.migMemoryUsed, 'used'),
     part(FIXED_FAMILIES.migMemoryTotal, 'total'),
     part(FIXED_FAMILIES.migMemoryFree, 'free'),
+    ...Object.entries(MIG_GPM_FAMILIES).map(([query, spec]) =>
+      family(
+        spec,
+        instances.flatMap(({ ratios, labels }) => (ratios.has(query) ? [{ labels, value: ratios.get(query)! }] : [])),
+      ),
+    ),
   ];
 }
 

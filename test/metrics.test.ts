@@ -226,6 +226,32 @@ describe("buildFamilies: the NVML source's families", () => {
     });
   });
 
+  it('MIG GPU instances: one series per instance and ratio NVML answered, under the GPU labels, gpu_instance and mig_profile', () => {
+    const migActivity = [
+      {
+        gpuInstance: 1,
+        profile: '3g.71gb',
+        ratios: new Map([
+          ['nvml.gpm.sm_active', 0.975],
+          ['nvml.gpm.dram_active', 0.31],
+        ]),
+      },
+      { gpuInstance: 13, profile: '', ratios: new Map([['nvml.gpm.sm_active', 0]]) },
+    ];
+    const families = buildFamilies(collection([{ ...sample('0', {}), migActivity }, sample('1', {})]));
+    const labels = (gpuInstance: string, profile: string) => ({ ...gpu0, gpu_instance: gpuInstance, mig_profile: profile });
+    expectFamilies(families, {
+      nvidia_gpu_mig_sm_active_ratio: [
+        { labels: labels('1', '3g.71gb'), value: 0.975 },
+        { labels: labels('13', ''), value: 0 },
+      ],
+      nvidia_gpu_mig_sm_occupancy_ratio: [],
+      nvidia_gpu_mig_tensor_active_ratio: [],
+      nvidia_gpu_mig_dram_active_ratio: [{ labels: labels('1', '3g.71gb'), value: 0.31 }],
+    });
+    expect(checkFamilies(families)).toEqual([]);
+  });
+
   it('Xid: the source that counts is a label of the source-up gauge', () => {
     const xid = { sourceUp: true, source: 'nvml' as const, series: [{ gpu: '0', uuid: 'GPU-0', xid: 79, count: 2 }] };
     const families = buildFamilies(collection([sample('0', {})], { xid }), [['site', 'a']]);
@@ -260,6 +286,7 @@ describe("buildFamilies: the NVML source's families", () => {
           {
             ...sample('0', { ...readings, name: { kind: 'text', text: name }, 'power.draw': { kind: 'error', error: 'unknown_error' } }),
             mig: [{ gpuInstance: 1, computeInstance: 0, uuid: 'MIG-a', profile: '1g.18gb', memory: { used: 5, total: 20, free: 15 } }],
+            migActivity: [{ gpuInstance: 1, profile: '1g.18gb', ratios: new Map([['nvml.gpm.sm_active', 0.5]]) }],
           },
         ],
         {
@@ -279,7 +306,7 @@ describe("buildFamilies: the NVML source's families", () => {
     const richSecond = buildFamilies(rich('NVIDIA H200'), constant, arrays);
     const renamed = buildFamilies(rich('NVIDIA H100'), constant, arrays);
     const series = (families: typeof first) => families.flatMap((f) => f.samples.map((s) => s.labels));
-    expect(series(richFirst).length).toBeGreaterThanOrEqual(13);
+    expect(series(richFirst).length).toBeGreaterThanOrEqual(14);
     expect(series(richSecond).every((labels, i) => labels === series(richFirst)[i])).toBe(true);
     // A different value is a different array: the info series of the renamed GPU, and only it.
     expect(series(renamed).filter((labels, i) => labels !== series(richFirst)[i])).toEqual([

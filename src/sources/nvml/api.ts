@@ -76,6 +76,9 @@ export interface Nvml {
   gpmSupported(device: Device): Result<boolean>;
   gpmAlloc(): Result<GpmSample>;
   gpmTake(device: Device, sample: GpmSample): number;
+  /** nvmlGpmMigSampleGet: a sample of one MIG GPU instance, asked of its parent GPU by the GPU instance id. */
+  gpmMigTake(device: Device, gpuInstanceId: number, sample: GpmSample): number;
+  gpmFree(sample: GpmSample): number;
   gpmMetrics(first: GpmSample, second: GpmSample, ids: readonly number[]): Result<Result<number>[]>;
   pcieThroughput(device: Device, counter: 0 | 1): Result<number>;
   eventSetCreate(): Result<EventSet>;

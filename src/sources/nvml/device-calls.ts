@@ -6,11 +6,25 @@ import { fieldOutcome } from './return-codes.js';
 // What a field's reader is given: one GPU's calls for this sample (each made once however many fields
 // share it), and what the source keeps of that GPU from one sample to the next.
 
+/**
+ * One MIG GPU instance's GPM buffers: `identity` says which instance they were taken of (a GPU instance
+ * id is reused when MIG is reconfigured), `taken` whether `previous` holds a sample yet.
+ */
+export interface GpuInstanceGpm {
+  identity: string;
+  previous: GpmSample;
+  next: GpmSample;
+  taken: boolean;
+  kept?: { at: number; result: Result<Result<number>[]> };
+}
+
 /** Kept per GPU across samples: GPM needs the previous sample, the energy counter has its own cadence. */
 export interface DeviceState {
   energy?: { at: number; result: Result<Reading> };
   /** GPM's sample buffers: `previous` holds the last sample taken, `next` is filled by the coming one. */
   gpm?: { supported: boolean; previous?: GpmSample; next?: GpmSample; kept?: { at: number; result: Result<Result<number>[]> } };
+  /** GPM's sample buffers per MIG GPU instance, by its id (mig-gpm.ts); undefined until this GPU's layout was first read. */
+  migGpm?: Map<number, GpuInstanceGpm>;
   /**
    * Settings (limits, modes, error counts) as last read, and when, and the moving fields this GPU does not
    * have: the daemon mode asks them again every settingsEveryMs.

@@ -75,7 +75,8 @@ const mode =
   (which: 'mig' | 'ecc', index: 0 | 1): FieldReader =>
   (c) =>
     then(
-      c.once(which, () => c.nvml.twoModes(which, c.device)),
+      // A setting: in the daemon mode shared with the MIG reader's own look at the mode (mig.ts).
+      c.setting(which, () => c.nvml.twoModes(which, c.device)),
       (modes) => enabled(modes[index]),
     );
 const reason =

@@ -98,8 +98,11 @@ export function prepareGpm(nvml: Nvml, device: bigint, state: DeviceState): bool
   if (!gpm.supported || gpm.previous !== undefined) return false;
   const first = nvml.gpmAlloc();
   const second = nvml.gpmAlloc();
-  if (first.rc !== 0 || second.rc !== 0) return false;
-  if (nvml.gpmTake(device, first.value!) !== 0) return false;
+  if (first.rc !== 0 || second.rc !== 0 || nvml.gpmTake(device, first.value!) !== 0) {
+    // Nothing kept, so freed: a GPU that refuses samples must not cost two more buffers every read.
+    for (const buffer of [first, second]) if (buffer.rc === 0) nvml.gpmFree(buffer.value!);
+    return false;
+  }
   gpm.previous = first.value;
   gpm.next = second.value;
   return true;

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { deviceCalls, type DeviceState } from './device-calls.js';
 import { nvmlAnswers, readDevice, type LostGpu } from './device-read.js';
 import { readMig } from './mig.js';
+import { prepareMigGpm, readMigGpm, releaseGpm } from './mig-gpm.js';
 import { GPM_METRICS, prepareGpm } from './nvml-only-readers.js';
 import { devices, type Handles, readProcesses } from './processes.js';
 import type { UtilizationReads } from './process-utilization.js';
@@ -73,14 +74,21 @@ export async function readGpus(
   const all = handles ?? devices(nvml);
   if ('reason' in all) {
     // What was kept of each GPU may not hold once NVML answers again (a reloaded driver, a GPU reset).
+    for (const state of kept.values()) releaseGpm(nvml, state);
     kept.clear();
     return { kind: 'failed', failure: all, learned: false };
   }
   const driver = nvml.driverVersion();
   const stateOf = (index: number) => kept.get(index) ?? kept.set(index, {}).get(index)!;
-  // GPM compares two samples: a GPU without an earlier one takes it now, and the read waits a window.
-  if (asked.some((field) => GPM_METRICS[field.query] !== undefined)) {
-    const first = all.handles.map(({ index, device }) => device !== undefined && prepareGpm(nvml, device, stateOf(index)));
+  // GPM compares two samples: a GPU (or MIG GPU instance) without an earlier one takes it now, and the
+  // read waits one window for all of them.
+  const gpmAsked = asked.filter((field) => GPM_METRICS[field.query] !== undefined).map((field) => field.query);
+  if (gpmAsked.length > 0) {
+    const first = all.handles.flatMap(({ index, device }) =>
+      device === undefined
+        ? []
+        : [prepareGpm(nvml, device, stateOf(index)), prepareMigGpm(nvml, device, stateOf(index), timing.settingsEveryMs)],
+    );
     if (first.some(Boolean)) await sleep(timing.gpmWindowMs);
   }
   const now = Date.now();
@@ -101,8 +109,11 @@ export async function readGpus(
       : { lost: `nvmlDeviceGetHandleByIndex_v2 returned ${describeReturn(rc)}` };
     // MIG devices ride on their GPU's sample: read only where that GPU answered.
     const mig = calls && !('lost' in read) ? readMig(calls) : undefined;
-    const result = mig ? { ...read, mig } : read;
+    const migActivity = calls && !('lost' in read) && gpmAsked.length > 0 ? readMigGpm(calls, mig, gpmAsked) : undefined;
+    const result = 'lost' in read ? read : { ...read, ...(mig ? { mig } : {}), ...(migActivity ? { migActivity } : {}) };
     if ('lost' in result) {
+      const state = kept.get(index);
+      if (state) releaseGpm(nvml, state);
       kept.delete(index);
       const known = query.knownGpus.find((gpu) => gpu.gpu === String(index));
       lost.push({ gpu: String(index), uuid: known?.uuid ?? '', busId: known?.busId ?? '', message: result.lost });
