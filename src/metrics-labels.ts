@@ -8,19 +8,49 @@ type Pairs = readonly (readonly [string, string])[];
 /**
  * Labels arrays by what they label, kept from one collection to the next by a long-running publisher
  * (one per set of constant labels): a series then has the very same array every sample, and render
- * and the checks, which work on each array once (their memos), do so once per run. Cleared when it
- * holds more than any host's series need.
+ * and the checks, which work on each array once (their memos), do so once per run.
  */
-export type LabelArrays = Map<string, Labels>;
-const MAX_LABEL_ARRAYS = 65_536;
+export interface LabelArrays {
+  /** Each array, and the last build that used it. */
+  kept: Map<string, { labels: Labels; build: number }>;
+  /** The build now running, and how many arrays it used. */
+  build: number;
+  used: number;
+  /** The constant labels the arrays start with (names and values): a build with others starts the store afresh. */
+  constant?: string;
+}
+
+export const newLabelArrays = (): LabelArrays => ({ kept: new Map(), build: 0, used: 0 });
+
+/** Arrays of series gone kept beyond those the last build used, before they are dropped. */
+const SPARE_ARRAYS = 1024;
+
+/**
+ * Starts a build. Arrays the last build did not use (processes that ended, a GPU swapped out) are
+ * dropped once they outnumber those it used by SPARE_ARRAYS: a daemon on a host whose pids keep
+ * changing holds about the series of its last build, not every series it ever saw (the per-process
+ * labels of a busy host reached 140 MB before the store's old cap of 65,536 arrays).
+ */
+function startBuild(arrays: LabelArrays, constant: Labels): void {
+  let constantKey = '';
+  for (const [name, value] of constant) constantKey += `${name.length}:${name}${value.length}:${value}`;
+  if (arrays.constant !== constantKey) {
+    arrays.kept.clear();
+    arrays.constant = constantKey;
+  } else if (arrays.kept.size > 2 * arrays.used + SPARE_ARRAYS) {
+    for (const [key, entry] of arrays.kept) if (entry.build !== arrays.build) arrays.kept.delete(key);
+  }
+  arrays.build++;
+  arrays.used = 0;
+}
 
 export function keptArray(arrays: LabelArrays, key: string, make: () => Labels): Labels {
-  let labels = arrays.get(key);
-  if (labels === undefined) {
-    if (arrays.size >= MAX_LABEL_ARRAYS) arrays.clear();
-    arrays.set(key, (labels = make()));
-  }
-  return labels;
+  let entry = arrays.kept.get(key);
+  if (entry === undefined) arrays.kept.set(key, (entry = { labels: make(), build: arrays.build }));
+  else if (entry.build === arrays.build) return entry.labels;
+  else entry.build = arrays.build;
+  arrays.used++;
+  return entry.labels;
 }
 
 /**
@@ -42,7 +72,9 @@ export interface GpuLabels {
   constantWith: (tag: string, more: Pairs) => Labels;
 }
 
+/** The labels of one build (one collection's families), from the arrays kept; starts the build. */
 export function labelsFor(arrays: LabelArrays, constant: Labels): GpuLabels {
+  startBuild(arrays, constant);
   // Lengths first: no gpu and uuid run into another's key, whatever characters a source gave them.
   const gpuKey = (gpu: Gpu) => `${gpu.gpu.length}:${gpu.gpu}${gpu.uuid.length}:${gpu.uuid}`;
   // Built once per GPU: every family of every sample starts with them.

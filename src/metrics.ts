@@ -6,7 +6,7 @@ import { FIXED_FAMILIES, fieldFamilies, MIG_GPM_FAMILIES } from './metrics-catal
 
 // A collection -> metric families, nothing else: the model is src/collection.ts, the text format src/exposition/.
 
-import { keptArray, labelsFor, type GpuLabels, type LabelArrays, type Labels } from './metrics-labels.js';
+import { keptArray, labelsFor, newLabelArrays, type GpuLabels, type LabelArrays, type Labels } from './metrics-labels.js';
 
 const family = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, samples: MetricSample[]): MetricFamily => ({
   name: spec.name,
@@ -36,7 +36,7 @@ function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels, ar
  * Samples and health -> metric families, in a fixed order. `constant` labels go on every series.
  * `arrays`: see LabelArrays; by default the arrays are shared within this collection only.
  */
-export function buildFamilies(collection: Collection, constant: Labels = [], arrays: LabelArrays = new Map()): MetricFamily[] {
+export function buildFamilies(collection: Collection, constant: Labels = [], arrays: LabelArrays = newLabelArrays()): MetricFamily[] {
   const { fields, samples } = collection;
   const { gpuKey, gpuLabels, constantWith } = labelsFor(arrays, constant);
   const labelFields = fields.filter((field) => field.kind === 'label' && field.label !== 'gpu' && field.label !== 'uuid');

@@ -3,7 +3,7 @@ import { failedCollection, type Collection, type GpuSample, type Reading } from 
 import { FIELDS, type FieldSpec } from '../src/fields.js';
 import { checkFamilies } from '../src/exposition/check.js';
 import { buildFamilies } from '../src/metrics.js';
-import type { LabelArrays } from '../src/metrics-labels.js';
+import { newLabelArrays } from '../src/metrics-labels.js';
 import { expectFamilies } from './families.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
@@ -268,8 +268,8 @@ describe("buildFamilies: the NVML source's families", () => {
     ]);
   });
 
-  it('kept label arrays: the same arrays for the same series, and a full store is emptied, not grown', () => {
-    const arrays: LabelArrays = new Map();
+  it('kept label arrays: the same arrays for the same series, and those of series gone are dropped', () => {
+    const arrays = newLabelArrays();
     const readings = {
       'power.draw': { kind: 'number', value: 70, shown: '70' } as Reading,
       compute_mode: { kind: 'text', text: 'Default' } as Reading,
@@ -312,9 +312,20 @@ describe("buildFamilies: the NVML source's families", () => {
     expect(series(renamed).filter((labels, i) => labels !== series(richFirst)[i])).toEqual([
       series(renamed).find((labels) => labels.some(([label, value]) => label === 'name' && value === 'NVIDIA H100')),
     ]);
-    const full: LabelArrays = new Map(Array.from({ length: 65_536 }, (_, i) => [`k${i}`, []]));
-    const afterFull = buildFamilies(collection([sample('0', readings)]), [], full);
-    expect(full.size).toBeLessThan(100);
-    expect(afterFull.map((f) => f.samples)).toEqual(first.map((f) => f.samples));
+    // Other constant labels: another store, never an array with the old ones.
+    const otherSite = buildFamilies(rich('NVIDIA H200'), [['site', 'b']], arrays);
+    expect(otherSite).toEqual(buildFamilies(rich('NVIDIA H200'), [['site', 'b']]));
+    // A host whose pids keep changing (short jobs): the store holds about the last build's series,
+    // not every series it saw, and each build is what a fresh store gives.
+    const churn = newLabelArrays();
+    for (let pid = 1; pid <= 5000; pid++) {
+      const apps = [{ uuid: 'GPU-0', pid, name: 'job', user: 'ada', memoryBytes: 1 }];
+      const built = buildFamilies(collection([sample('0', readings)], { processes: { apps, dropped: 0, skipped: 0 } }), constant, churn);
+      if (pid % 1000 === 0)
+        expect(built).toEqual(
+          buildFamilies(collection([sample('0', readings)], { processes: { apps, dropped: 0, skipped: 0 } }), constant),
+        );
+    }
+    expect(churn.kept.size).toBeLessThan(1100);
   });
 });

@@ -4,7 +4,7 @@ import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
 import { buildFamilies } from '../metrics.js';
-import type { LabelArrays } from '../metrics-labels.js';
+import { newLabelArrays, type LabelArrays } from '../metrics-labels.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps, removeTextfile } from './textfile.js';
@@ -36,7 +36,7 @@ export interface RenderMemo {
   checked?: readonly MetricFamily[];
 }
 
-export const newRenderMemo = (): RenderMemo => ({ arrays: new Map(), rendered: new WeakMap(), described: new WeakMap() });
+export const newRenderMemo = (): RenderMemo => ({ arrays: newLabelArrays(), rendered: new WeakMap(), described: new WeakMap() });
 
 /**
  * Renders a collection, falling back to a health-only file if it breaks a format rule (a bug). The

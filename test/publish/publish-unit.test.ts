@@ -55,10 +55,10 @@ describe('renderChecked', () => {
   it('a kept memo holds the label arrays it built, and the next collection renders from them', () => {
     const memo = newRenderMemo();
     const first = renderChecked(collection(), [['site', 'a']], true, [], memo);
-    expect(memo.arrays.size).toBeGreaterThan(0);
-    const kept = [...memo.arrays.values()];
+    expect(memo.arrays.kept.size).toBeGreaterThan(0);
+    const kept = [...memo.arrays.kept.values()].map((entry) => entry.labels);
     expect(renderChecked(collection(), [['site', 'a']], true, [], memo)).toEqual(first);
-    expect([...memo.arrays.values()].every((labels, i) => labels === kept[i])).toBe(true);
+    expect([...memo.arrays.kept.values()].every((entry, i) => entry.labels === kept[i])).toBe(true);
   });
 });
 
