@@ -30,7 +30,8 @@ function gpuInstances(mig: readonly MigInstance[]): Map<number, { identity: stri
     entry.profile ||= gpuInstanceProfile(device.profile);
     byId.set(device.gpuInstance, entry);
   }
-  return new Map([...byId].map(([id, { uuids, profile }]) => [id, { identity: uuids.sort().join(' '), profile }]));
+  // The profile too: a GPU instance made again with another profile is another, whatever its UUIDs.
+  return new Map([...byId].map(([id, { uuids, profile }]) => [id, { identity: `${profile} ${uuids.sort().join(' ')}`, profile }]));
 }
 
 const release = (nvml: Nvml, samples: GpuInstanceGpm) => {
