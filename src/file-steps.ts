@@ -10,6 +10,8 @@ import { fchmodSync, fsyncSync, ftruncateSync, linkSync, renameSync, unlinkSync,
 export interface FileSteps {
   /** write(2) once: bytes written (writeAll loops over it). */
   write(fd: number, bytes: Buffer, offset: number, length: number): number;
+  /** write(2) once of a text's UTF-8 bytes, encoded without a Buffer of our own: bytes written (writeAll goes on with write). */
+  writeText(fd: number, text: string): number;
   chmod(fd: number, mode: number): void;
   fsync(fd: number): void;
   truncate(fd: number, length: number): void;
@@ -21,6 +23,7 @@ export interface FileSteps {
 /** The real calls. */
 export const FILE_STEPS: FileSteps = {
   write: (fd, bytes, offset, length) => writeSync(fd, bytes, offset, length),
+  writeText: (fd, text) => writeSync(fd, text),
   chmod: fchmodSync,
   fsync: fsyncSync,
   truncate: ftruncateSync,

@@ -145,7 +145,16 @@ export function ownLabelNames(fields: readonly FieldSpec[] = FIELDS): Set<string
 }
 
 /** The families fed by the field table, in table order, each listed once with its fields. */
-export function fieldFamilies(fields: readonly FieldSpec[]): { spec: FieldSpec; fields: FieldSpec[] }[] {
+export function fieldFamilies(fields: readonly FieldSpec[]): readonly { spec: FieldSpec; fields: FieldSpec[] }[] {
+  // The daemon mode builds every sample's families from the very same fields array: grouped once.
+  let grouped = GROUPED.get(fields);
+  if (!grouped) GROUPED.set(fields, (grouped = groupFields(fields)));
+  return grouped;
+}
+
+const GROUPED = new WeakMap<readonly FieldSpec[], readonly { spec: FieldSpec; fields: FieldSpec[] }[]>();
+
+function groupFields(fields: readonly FieldSpec[]): { spec: FieldSpec; fields: FieldSpec[] }[] {
   const byName = new Map<string, { spec: FieldSpec; fields: FieldSpec[] }>();
   for (const field of fields) {
     if (!field.metric) continue;

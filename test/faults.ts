@@ -56,10 +56,26 @@ export class Fault {
 /** FileSteps (src/file-steps.ts) with `fault` armed at `armedAt`. */
 export const faultySteps = (fault: Fault, armedAt: string): FileSteps => ({
   write: (fd, bytes, offset, length) => fault.step('write', armedAt, () => FILE_STEPS.write(fd, bytes, offset, length)),
+  // A text's first write is a write like any other: counted and armed under the same name.
+  writeText: (fd, text) => fault.step('write', armedAt, () => FILE_STEPS.writeText(fd, text)),
   chmod: (fd, mode) => fault.step('chmod', armedAt, () => FILE_STEPS.chmod(fd, mode)),
   fsync: (fd) => fault.step('fsync', armedAt, () => FILE_STEPS.fsync(fd)),
   truncate: (fd, length) => fault.step('truncate', armedAt, () => FILE_STEPS.truncate(fd, length)),
   rename: (from, to) => fault.step('rename', armedAt, () => FILE_STEPS.rename(from, to)),
   link: (from, to) => fault.step('link', armedAt, () => FILE_STEPS.link(from, to)),
   unlink: (path) => fault.step('unlink', armedAt, () => FILE_STEPS.unlink(path)),
+});
+
+/**
+ * The real steps with `write` replaced, and a text's first write (writeText) made through it too, as
+ * all of the text's bytes from offset 0: a fake write sees every write of the path it fakes.
+ */
+export const stepsWithWrite = (write: FileSteps['write'], more: Partial<FileSteps> = {}): FileSteps => ({
+  ...FILE_STEPS,
+  write,
+  writeText: (fd, text) => {
+    const bytes = Buffer.from(text);
+    return write(fd, bytes, 0, bytes.length);
+  },
+  ...more,
 });

@@ -1,8 +1,9 @@
-import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeFileError, openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../src/safe-fs.js';
 import { closeSync } from 'node:fs';
+import { FILE_STEPS } from '../src/file-steps.js';
 import { tempDir } from './helpers.js';
 
 describe('replaceFile', () => {
@@ -94,6 +95,20 @@ describe('openForAppend', () => {
     closeSync(fd);
     pinned.close();
     expect(statSync(join(dir, 'big.csv')).size).toBe(chunk.length);
+  });
+
+  it('a text written short goes on from the byte it stopped at, not the character', async () => {
+    const dir = await tempDir();
+    const pinned = pinDir(dir);
+    const fd = openForAppend(pinned, 'short.csv');
+    const text = 'gpu="é日本"\nvalue 1\n';
+    // The first write(2) takes 9 bytes, cutting 本 (3 bytes) after its first byte.
+    const steps = { ...FILE_STEPS, writeText: (to: number, whole: string) => writeSync(to, Buffer.from(whole).subarray(0, 9)) };
+    writeAll(fd, text, steps);
+    expect(() => writeAll(fd, text, { ...FILE_STEPS, writeText: () => 0 })).toThrow(/write made no progress/);
+    closeSync(fd);
+    pinned.close();
+    expect(readFileSync(join(dir, 'short.csv'), 'utf8')).toBe(text);
   });
 });
 

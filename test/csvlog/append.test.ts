@@ -7,6 +7,7 @@ import type { Collection, Reading } from '../../src/collection.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 import { FILE_STEPS, type FileSteps } from '../../src/file-steps.js';
+import { stepsWithWrite } from '../faults.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -323,7 +324,7 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     const isCsv = (bytes: Buffer) => bytes.includes('GPU-0');
     const bugInWrite: FileSteps['write'] = (fd, bytes, offset, length) =>
       isCsv(bytes) ? throwsBug() : FILE_STEPS.write(fd, bytes, offset, length);
-    await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, { ...FILE_STEPS, write: bugInWrite })).rejects.toBe(bug);
+    await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, stepsWithWrite(bugInWrite))).rejects.toBe(bug);
     // A write that fails half way (EIO), then a bug while cutting the partial row back off.
     let csvWrites = 0;
     const halfThenEio: FileSteps['write'] = (fd, bytes, offset, length) => {
@@ -331,7 +332,7 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
       if (++csvWrites > 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
       return FILE_STEPS.write(fd, bytes, offset, 10);
     };
-    const steps = { ...FILE_STEPS, write: halfThenEio, truncate: throwsBug };
+    const steps = stepsWithWrite(halfThenEio, { truncate: throwsBug });
     await expect(appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).rejects.toBe(bug);
     // The lock was let go on the way out: the next sample is written (after the partial row, on a fresh line).
     expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now })).toBeUndefined();
@@ -357,14 +358,11 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'job.csv'), csvLine(CSV_HEADER));
     let csvWrites = 0;
-    const steps: FileSteps = {
-      ...FILE_STEPS,
-      write: (fd, bytes, offset, length) => {
-        if (!bytes.includes('GPU-0')) return FILE_STEPS.write(fd, bytes, offset, length);
-        if (++csvWrites > 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-        return FILE_STEPS.write(fd, bytes, offset, 10);
-      },
-    };
+    const steps = stepsWithWrite((fd, bytes, offset, length) => {
+      if (!bytes.includes('GPU-0')) return FILE_STEPS.write(fd, bytes, offset, length);
+      if (++csvWrites > 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+      return FILE_STEPS.write(fd, bytes, offset, 10);
+    });
     expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).toBe(
       `write_failed: ${join(dir, 'job.csv')}: EIO: i/o error, write; no row of this sample was kept`,
     );
@@ -375,14 +373,11 @@ describe('appending to the CSV trail in a hostile or full directory', () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'job.csv'), csvLine(CSV_HEADER) + rowsOf(one(2)));
     // logrotate's copytruncate takes no lock of ours: it empties the file while our write fails.
-    const steps: FileSteps = {
-      ...FILE_STEPS,
-      write: (fd, bytes, offset, length) => {
-        if (!bytes.includes('GPU-0')) return FILE_STEPS.write(fd, bytes, offset, length);
-        FILE_STEPS.truncate(fd, 0);
-        throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-      },
-    };
+    const steps = stepsWithWrite((fd, bytes, offset, length) => {
+      if (!bytes.includes('GPU-0')) return FILE_STEPS.write(fd, bytes, offset, length);
+      FILE_STEPS.truncate(fd, 0);
+      throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    });
     expect(await appendCsvSample(dir, 'job', one(1), { host: 'h', now }, steps)).toMatch(/^write_failed: .*EIO/);
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
   });
