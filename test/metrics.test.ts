@@ -327,5 +327,12 @@ describe("buildFamilies: the NVML source's families", () => {
         );
     }
     expect(churn.kept.size).toBeLessThan(1100);
+    // A GPU missing from one sample only (a read that failed) gets its very arrays back: no re-check.
+    const two = newLabelArrays();
+    const seriesOf = (samples: GpuSample[]) =>
+      buildFamilies(collection(samples), constant, two).flatMap((f) => f.samples.map((s) => s.labels));
+    const before = seriesOf([sample('0', readings), sample('1', readings)]);
+    seriesOf([sample('0', readings)]);
+    expect(seriesOf([sample('0', readings), sample('1', readings)]).every((labels, i) => labels === before[i])).toBe(true);
   });
 });
