@@ -49,6 +49,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'safe-fs',
     'random-hex',
     'file-steps',
+    'write-all',
     'make-dirs',
     'regex',
     'duration',
