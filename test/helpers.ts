@@ -40,3 +40,13 @@ export const runCli = (args: readonly string[], env: Record<string, string | und
     stdin: 'ignore',
     stripFinalNewline: false,
   });
+
+/** Waits (generously: a busy machine) until `ready` holds, polling; whether it did within the deadline. */
+export async function eventually(ready: () => Promise<boolean>, deadlineMs = 30_000): Promise<boolean> {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (await ready()) return true;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  return false;
+}

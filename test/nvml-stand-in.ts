@@ -4,8 +4,12 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
+import { expect, onTestFinished } from 'vitest';
+import { checkExposition, type ParsedSample } from '../src/exposition/check.js';
 import { FIELDS, fieldNames } from '../src/fields.js';
-import { FIXTURES, runCli, tempDir } from './helpers.js';
+import { startNodeExporter } from './e2e/node-exporter.js';
+import { CLI, FIXTURES, cliEnv, runCli, tempDir } from './helpers.js';
 
 // The stand-in libnvidia-ml.so.1 (test/fixtures/nvml-stand-in/libnvidia-ml.c), built with gcc by the
 // global set-up into a temp folder named after its source, and its config written from a capture.
@@ -208,4 +212,29 @@ export async function collectWithStandIn(config: string, ...more: string[]) {
       NVML_STAND_IN: file,
     },
   );
+}
+
+/**
+ * `collect --source nvml` with the stand-in answering from `config`, into a textfile directory the
+ * real node_exporter serves: its scrape, read back, after checking the run and the scrape went well.
+ */
+export async function servedByNodeExporter(config: string): Promise<ParsedSample[]> {
+  const dir = await tempDir();
+  const exporter = await startNodeExporter(join(dir, 'textfile'));
+  onTestFinished(() => exporter.stop());
+  const result = await collectWithStandIn(config, '--textfile-dir', join(dir, 'textfile'));
+  expect([result.exitCode, result.stderr]).toEqual([0, '']);
+  const scraped = checkExposition(await exporter.scrape()).samples;
+  expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
+  return scraped;
+}
+
+/** `collect --interval 100ms --source nvml` with the stand-in answering from the file `config`: textfile in DIR/t, state in DIR/s. */
+export function startDaemonWithStandIn(config: string, dir: string) {
+  const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', standInLibrary()];
+  return execa(process.execPath, [CLI, ...args, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
+    env: cliEnv({ NVML_STAND_IN: config }),
+    extendEnv: false,
+    reject: false,
+  });
 }

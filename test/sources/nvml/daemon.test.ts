@@ -1,22 +1,10 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { execa } from 'execa';
 import { expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { CLI, capture, cliEnv, tempDir } from '../../helpers.js';
-import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
-
-/** Waits (generously: a busy machine) until `ready` holds, polling. */
-async function until(ready: () => Promise<boolean>, deadlineMs = 25_000): Promise<boolean> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    if (await ready()) return true;
-    await sleep(50);
-  }
-  return false;
-}
+import { capture, eventually, tempDir } from '../../helpers.js';
+import { standInConfig, startDaemonWithStandIn } from '../../nvml-stand-in.js';
 
 // The daemon mode on NVML: no child, the same loop; each sample a new file; the energy counter on its
 // own cadence; GPM against the previous sample (no window after the first).
@@ -29,16 +17,11 @@ it('collect --interval --source nvml publishes sample after sample, GPM from the
     standInConfig(capture('h200x2__580.159.04__linux-load'), ['0.gpm=1', '0.gpm.2=50', '0.energy_mj=1000', `calls=${calls}`]),
   );
   const textfile = join(dir, 't/nvidia_gpu.prom');
-  const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', standInLibrary()];
-  const child = execa(process.execPath, [CLI, ...args, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
-    env: cliEnv({ NVML_STAND_IN: config }),
-    extendEnv: false,
-    reject: false,
-  });
+  const child = startDaemonWithStandIn(config, dir);
   const called = async (name: string) =>
     existsSync(calls) ? (await readFile(calls, 'utf8')).split('\n').filter((line) => line === name).length : 0;
   // Five GPM comparisons: the first collection's and four samples of the stream after it.
-  const enough = await until(async () => (await called('nvmlGpmMetricsGet')) >= 5);
+  const enough = await eventually(async () => (await called('nvmlGpmMetricsGet')) >= 5);
   const text = await readFile(textfile, 'utf8');
   child.kill('SIGTERM');
   const result = await child;

@@ -1,16 +1,14 @@
 import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
 import { FIELDS, selectFields } from '../../../src/fields.js';
 import type { Nvml } from '../../../src/sources/nvml/api.js';
 import { type Kept, readGpus, readPlan } from '../../../src/sources/nvml/source.js';
-import { startNodeExporter } from '../../e2e/node-exporter.js';
-import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../../helpers.js';
-import { NVML_CALLS, collectWithStandIn, standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+import { FAKE_SMI, capture, eventually, runCli, tempDir } from '../../helpers.js';
+import { NVML_CALLS, collectWithStandIn, servedByNodeExporter, standInConfig, startDaemonWithStandIn } from '../../nvml-stand-in.js';
 
 // GPM per MIG GPU instance (NVML only), from the layout and values constructed in
 // test/fixtures/nvml-calls/h200-mig__590.48.01__constructed/ (SOURCE.md): no MIG GPU could be used.
@@ -148,26 +146,10 @@ describe('GPM per MIG GPU instance', () => {
   });
 
   it('is served by the real node_exporter with node_textfile_scrape_error 0', async () => {
-    const dir = await tempDir();
-    const exporter = await startNodeExporter(join(dir, 'textfile'));
-    onTestFinished(() => exporter.stop());
-    const result = await collectWithStandIn(standInConfig(MIG, await layout()), '--textfile-dir', join(dir, 'textfile'));
-    expect([result.exitCode, result.stderr]).toEqual([0, '']);
-    const scraped = checkExposition(await exporter.scrape()).samples;
-    expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
+    const scraped = await servedByNodeExporter(standInConfig(MIG, await layout()));
     for (const name of RATIOS) expect([name, scraped.filter((s) => s.name === name).length]).toEqual([name, 4]);
   });
 });
-
-/** Waits (generously: a busy machine) until `ready` holds, polling. */
-async function until(ready: () => Promise<boolean>, deadlineMs = 30_000): Promise<boolean> {
-  const end = Date.now() + deadlineMs;
-  while (Date.now() < end) {
-    if (await ready()) return true;
-    await sleep(50);
-  }
-  return false;
-}
 
 // The daemon mode keeps each GPU instance's previous sample. MIG reconfigured under it (instance 13
 // destroyed; 5 destroyed and made again, another profile under the same id): no ratio from samples of
@@ -181,22 +163,17 @@ it('daemon: a reconfigured MIG never compares samples of different instances; bu
   const more = [`calls=${calls}`, 'reload=1'];
   await writeFile(config, standInConfig(MIG, [...(await layout()), ...more]));
   const textfile = join(dir, 't/nvidia_gpu.prom');
-  const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', standInLibrary()];
-  const child = execa(process.execPath, [CLI, ...args, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
-    env: cliEnv({ NVML_STAND_IN: config }),
-    extendEnv: false,
-    reject: false,
-  });
+  const child = startDaemonWithStandIn(config, dir);
   onTestFinished(() => {
     child.kill('SIGKILL');
   });
   const text = async () => (existsSync(textfile) ? readFile(textfile, 'utf8') : '');
   const instances = async () => series(await text(), 'nvidia_gpu_mig_sm_active_ratio').map((row) => row.slice(1));
-  const before = await until(async () => (await instances()).length === 4);
+  const before = await eventually(async () => (await instances()).length === 4);
   const next = join(dir, 'next.conf');
   await writeFile(next, standInConfig(MIG, [...(await keys('mig-reconfigured.conf')), ...more]));
   await rename(next, config);
-  const after = await until(
+  const after = await eventually(
     async () =>
       JSON.stringify(await instances()) ===
       JSON.stringify([
@@ -207,7 +184,7 @@ it('daemon: a reconfigured MIG never compares samples of different instances; bu
   );
   // A few comparisons more: none of them may take a new buffer.
   const compared = count(await callsOf(calls), 'nvmlGpmMetricsGet');
-  const more3 = await until(async () => count(await callsOf(calls), 'nvmlGpmMetricsGet') >= compared + 9);
+  const more3 = await eventually(async () => count(await callsOf(calls), 'nvmlGpmMetricsGet') >= compared + 9);
   child.kill('SIGTERM');
   const result = await child;
   expect([before, after, more3]).toEqual([true, true, true]);

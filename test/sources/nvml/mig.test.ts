@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
 import { migProfile } from '../../../src/sources/nvml/mig.js';
-import { startNodeExporter } from '../../e2e/node-exporter.js';
 import { capture, tempDir } from '../../helpers.js';
-import { NVML_CALLS, collectWithStandIn, standInConfig } from '../../nvml-stand-in.js';
+import { NVML_CALLS, collectWithStandIn, servedByNodeExporter, standInConfig } from '../../nvml-stand-in.js';
 
 // MIG devices' memory (NVML only), from a layout built from NVIDIA's documented profiles on the
 // h200-mig capture's GPU (test/fixtures/nvml-calls/h200-mig__590.48.01__constructed/SOURCE.md).
@@ -79,13 +78,7 @@ describe('MIG memory', () => {
   });
 
   it('is served by the real node_exporter with node_textfile_scrape_error 0', async () => {
-    const dir = await tempDir();
-    const exporter = await startNodeExporter(join(dir, 'textfile'));
-    onTestFinished(() => exporter.stop());
-    const result = await collectWithStandIn(standInConfig(MIG, await layout()), '--textfile-dir', join(dir, 'textfile'));
-    expect([result.exitCode, result.stderr]).toEqual([0, '']);
-    const scraped = checkExposition(await exporter.scrape()).samples;
-    expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
+    const scraped = await servedByNodeExporter(standInConfig(MIG, await layout()));
     expect(scraped.filter((s) => s.name === 'nvidia_gpu_mig_memory_used_bytes')).toHaveLength(5);
   });
 });
