@@ -113,8 +113,11 @@ describe('appending to the CSV trail: a fault at each step', () => {
           ...steps,
           write: (fd: number, bytes: Buffer, offset: number, length: number) =>
             armed.step('write', 'write#2', () => steps.write(fd, bytes, offset, length)),
+          writeText: (fd: number, text: string) => armed.step('write', 'write#2', () => steps.writeText(fd, text)),
         };
         const why = await appendCsvSample(disk, 'job', sample('2', 256), { host: 'h', now: at }, cutBackAfterFull || steps);
+        // Every step of the path was reached and its fault made: a fault never made tests nothing.
+        expect([fault.fired, armed?.fired ?? true]).toEqual([true, true]);
         armed?.heal();
         fault.heal();
         const after = await readFile(join(disk, 'job.csv'), 'utf8');

@@ -72,11 +72,12 @@ function follow(nvml: Nvml, device: Device, kept: Map<number, GpuInstanceGpm>, i
  * Before a read: where the GPU has GPM and its MIG layout was never read (a one-shot run, the daemon
  * mode's first read), each GPU instance takes its first sample. Returns whether one did.
  */
-export function prepareMigGpm(nvml: Nvml, device: Device, state: DeviceState, settingsEveryMs: number): boolean {
+export function prepareMigGpm(nvml: Nvml, device: Device, state: DeviceState): boolean {
   if (!state.gpm?.supported || state.migGpm !== undefined) return false;
   state.migGpm = new Map();
-  // On the read's settings cadence: the daemon mode's read then takes the MIG mode asked here.
-  const calls = deviceCalls(nvml, device, state, { now: Date.now(), energyEveryMs: 0, settingsEveryMs, gpmEveryMs: 0 });
+  // Asked afresh and not kept: the read after the window keeps the mode with its own time, one
+  // clock for the mode's fields and the MIG reader (kept from here, it would expire a window early).
+  const calls = deviceCalls(nvml, device, state, { now: Date.now(), energyEveryMs: 0, settingsEveryMs: 0, gpmEveryMs: 0 });
   return follow(nvml, device, state.migGpm, gpuInstances(readMig(calls) ?? []));
 }
 

@@ -85,9 +85,7 @@ export async function readGpus(
   const gpmAsked = asked.filter((field) => GPM_METRICS[field.query] !== undefined).map((field) => field.query);
   if (gpmAsked.length > 0) {
     const first = all.handles.flatMap(({ index, device }) =>
-      device === undefined
-        ? []
-        : [prepareGpm(nvml, device, stateOf(index)), prepareMigGpm(nvml, device, stateOf(index), timing.settingsEveryMs)],
+      device === undefined ? [] : [prepareGpm(nvml, device, stateOf(index)), prepareMigGpm(nvml, device, stateOf(index))],
     );
     if (first.some(Boolean)) await sleep(timing.gpmWindowMs);
   }

@@ -54,7 +54,8 @@ it('compares GPM every second, reads the energy counter every 10 s, settings and
     fan: calls.filter((c) => c === 'uint.FanSpeed').length,
     gpm: calls.filter((c) => c === 'gpmMetrics').length,
     // Settings whose calls were timed at a 250 ms cadence on an H200 host: 0.5 ms for the MIG mode
-    // (asked by the MIG reader too), 0.12 ms for the link width, 0.035 ms for the two modes.
+    // (asked by the MIG reader too, and once more before the first read's GPM window), 0.12 ms for
+    // the link width, 0.035 ms for the two modes.
     mig: calls.filter((c) => c === 'twoModes.mig').length,
     width: calls.filter((c) => c === 'uint.CurrPcieLinkWidth').length,
     modes: calls.filter((c) => c === 'uint.PersistenceMode' || c === 'uint.ComputeMode').length,
@@ -67,13 +68,13 @@ it('compares GPM every second, reads the energy counter every 10 s, settings and
     seen.push(counted());
   }
   expect(seen).toEqual([
-    { power: 1, energy: 1, headroom: 1, fan: 1, gpm: 1, mig: 1, width: 1, modes: 2 },
-    { power: 2, energy: 1, headroom: 1, fan: 1, gpm: 1, mig: 1, width: 1, modes: 2 },
-    { power: 3, energy: 1, headroom: 1, fan: 1, gpm: 2, mig: 1, width: 1, modes: 2 },
-    { power: 4, energy: 1, headroom: 1, fan: 1, gpm: 3, mig: 1, width: 1, modes: 2 },
-    { power: 5, energy: 2, headroom: 1, fan: 1, gpm: 4, mig: 1, width: 1, modes: 2 },
-    { power: 6, energy: 2, headroom: 1, fan: 1, gpm: 5, mig: 1, width: 1, modes: 2 },
-    { power: 7, energy: 3, headroom: 2, fan: 2, gpm: 6, mig: 2, width: 2, modes: 4 },
+    { power: 1, energy: 1, headroom: 1, fan: 1, gpm: 1, mig: 2, width: 1, modes: 2 },
+    { power: 2, energy: 1, headroom: 1, fan: 1, gpm: 1, mig: 2, width: 1, modes: 2 },
+    { power: 3, energy: 1, headroom: 1, fan: 1, gpm: 2, mig: 2, width: 1, modes: 2 },
+    { power: 4, energy: 1, headroom: 1, fan: 1, gpm: 3, mig: 2, width: 1, modes: 2 },
+    { power: 5, energy: 2, headroom: 1, fan: 1, gpm: 4, mig: 2, width: 1, modes: 2 },
+    { power: 6, energy: 2, headroom: 1, fan: 1, gpm: 5, mig: 2, width: 1, modes: 2 },
+    { power: 7, energy: 3, headroom: 2, fan: 2, gpm: 6, mig: 3, width: 2, modes: 4 },
   ]);
   // Between comparisons the sample repeats the last one's ratios (the fake's 50 %).
   const read = await readGpus(nvml, plan, { knownGpus: [] }, kept, timing);
