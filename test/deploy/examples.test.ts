@@ -253,9 +253,14 @@ describe('the examples on a real Prometheus scraping a default install', () => {
 
   it('GpuTextfileMissing goes pending for a node_exporter without nvidia_gpu.prom under every job of prometheus.yml, and only there', async () => {
     expect(jobs.length).toBeGreaterThan(0);
-    const pending = await query('ALERTS{alertname="GpuTextfileMissing"}');
-    const got = pending.map((s) => `${s.metric.job} ${s.metric.instance}`).sort();
-    expect(got).toEqual(jobs.map((job) => `${job} ${without}`).sort());
+    const expected = jobs.map((job) => `${job} ${without}`).sort();
+    let got: string[] = [];
+    // Waited for, not assumed: the alert rules may not have run since the first scrape yet.
+    await eventually(async () => {
+      got = (await query('ALERTS{alertname="GpuTextfileMissing"}')).map((s) => `${s.metric.job} ${s.metric.instance}`).sort();
+      return JSON.stringify(got) === JSON.stringify(expected);
+    }, 30_000);
+    expect(got).toEqual(expected);
   });
 
   // Panels that show nothing on a healthy default host, by design: each says a failure or a label
