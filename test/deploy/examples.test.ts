@@ -1,11 +1,17 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIELDS } from '../../src/fields.js';
 import { metricCatalog } from '../../src/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
-import { ROOT, tempDir } from '../helpers.js';
+import { startNodeExporter } from '../e2e/node-exporter.js';
+import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../helpers.js';
+
+const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
 
 const EXAMPLES = join(ROOT, 'examples');
 const promtool = (...args: string[]) => execa('promtool', args, { cwd: EXAMPLES, reject: false });
@@ -144,5 +150,158 @@ describe('examples', () => {
     await writeFile(join(dir, 'dashboard.test.yml'), JSON.stringify(file));
     const result = await execa('promtool', ['test', 'rules', join(dir, 'dashboard.test.yml')], { reject: false });
     expect({ exit: result.exitCode, out: result.stdout + result.stderr }).toMatchObject({ exit: 0 });
+  });
+});
+
+/** A free port on 127.0.0.1 (closed again: the server given it binds it next). */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/**
+ * The stack as an operator runs it: a default install's textfile (the built program, the stand-in
+ * nvidia-smi, no option but the directories) served by a real node_exporter, beside a node_exporter
+ * without gpu-textfile; a real Prometheus scraping both under examples/prometheus.yml's job names, with
+ * examples/'s rules loaded (evaluated every second instead of every minute).
+ */
+describe('the examples on a real Prometheus scraping a default install', () => {
+  let dir: string;
+  const stops: (() => Promise<void>)[] = [];
+  let query: (expr: string) => Promise<Sample[]>;
+  let withGpus = '';
+  let without = '';
+  let jobs: string[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-examples-'));
+    const collected = await runCli(
+      ['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
+      { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') },
+    );
+    expect([collected.exitCode, collected.stderr]).toEqual([0, '']);
+    await mkdir(join(dir, 'empty'));
+    const gpuHost = await startNodeExporter(join(dir, 'textfile'));
+    stops.push(gpuHost.stop);
+    const bareHost = await startNodeExporter(join(dir, 'empty'));
+    stops.push(bareHost.stop);
+    withGpus = new URL(gpuHost.url).host;
+    without = new URL(bareHost.url).host;
+
+    const rules = [];
+    for (const file of ['alerts.yml', 'recording-rules.yml']) {
+      const text = await readFile(join(EXAMPLES, file), 'utf8');
+      await writeFile(join(dir, file), text.replaceAll(/^(\s+interval:) \S+$/gm, '$1 1s'));
+      rules.push(join(dir, file));
+    }
+    jobs = [...(await readFile(join(EXAMPLES, 'prometheus.yml'), 'utf8')).matchAll(/job_name:\s*(\S+)/g)].map((m) => m[1]!);
+    const config = {
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      rule_files: rules,
+      scrape_configs: jobs.map((job) => ({ job_name: job, static_configs: [{ targets: [withGpus, without] }] })),
+    };
+    // JSON is YAML.
+    await writeFile(join(dir, 'prometheus.yml'), JSON.stringify(config));
+    const port = await freePort();
+    let log = '';
+    const prometheus = spawn(
+      PROMETHEUS,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    prometheus.stdout.on('data', (chunk) => (log += chunk));
+    prometheus.stderr.on('data', (chunk) => (log += chunk));
+    const exited = new Promise<void>((resolve) => prometheus.once('exit', () => resolve()));
+    stops.push(async () => {
+      if (prometheus.exitCode === null && prometheus.signalCode === null) prometheus.kill('SIGTERM');
+      await exited;
+    });
+    query = async (expr) => {
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
+      const body = (await response.json()) as { status: string; error?: string; data?: { resultType: string; result: Sample[] } };
+      if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
+      return body.data!.resultType === 'vector' ? body.data!.result : [];
+    };
+    // Three scrapes of every target (a rate needs two), and the rules evaluated since.
+    const ready = await eventually(async () => {
+      const scrapes = await query('count_over_time(up[1m]) >= 3').catch(() => []);
+      const recorded = await query('instance_gpu:nvidia_gpu_utilization_ratio:avg1h').catch(() => []);
+      return scrapes.length === 2 * jobs.length && recorded.length > 0;
+    }, 90_000);
+    expect(ready, log).toBe(true);
+  }, 150_000);
+
+  afterAll(async () => {
+    for (const stop of stops.reverse()) await stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GpuTextfileMissing goes pending for a node_exporter without nvidia_gpu.prom under every job of prometheus.yml, and only there', async () => {
+    expect(jobs.length).toBeGreaterThan(0);
+    const expected = jobs.map((job) => `${job} ${without}`).sort();
+    let got: string[] = [];
+    // Waited for, not assumed: the alert rules may not have run since the first scrape yet.
+    await eventually(async () => {
+      got = (await query('ALERTS{alertname="GpuTextfileMissing"}')).map((s) => `${s.metric.job} ${s.metric.instance}`).sort();
+      return JSON.stringify(got) === JSON.stringify(expected);
+    }, 30_000);
+    expect(got).toEqual(expected);
+  });
+
+  // Panels that show nothing on a healthy default host, by design: each says a failure or a label
+  // that only a container, unit, Slurm job or Kubernetes pod gives.
+  const EMPTY_WHEN_HEALTHY = new Map([
+    ['Collector errors', 'rows only for a failed collection'],
+    ['Field errors', 'rows only for a field the driver could not read'],
+    ['Xid errors (10 min), by GPU and code (see docs/metrics.md#xid-errors)', 'lines only after an Xid'],
+    ['GPU memory by container, systemd unit and Slurm job', 'processes in no container, unit or job'],
+    ['GPU memory by Kubernetes pod', 'no pod, no kube-state-metrics'],
+  ]);
+
+  it('every dashboard panel shows data from a default install, but those that speak only of failures or attribution', async () => {
+    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { title: string; targets?: { expr: string }[] }[];
+    };
+    const panels = dashboard.panels.filter((panel) => (panel.targets ?? []).length > 0);
+    expect(panels.map((p) => p.title)).toEqual(expect.arrayContaining([...EMPTY_WHEN_HEALTHY.keys()]));
+    const empty: string[] = [];
+    for (const panel of panels) {
+      const results = await Promise.all(
+        panel.targets!.map((t) =>
+          query(t.expr.replaceAll('$instance', '.*').replaceAll('$gpu', '.*').replaceAll('$__rate_interval', '1m')),
+        ),
+      );
+      if (results.every((r) => r.length === 0)) empty.push(panel.title);
+    }
+    expect(empty.sort()).toEqual([...EMPTY_WHEN_HEALTHY.keys()].sort());
+  });
+
+  // A rule's level (before the first ':') names the labels it keeps: instance_gpu keeps instance and gpu.
+  it('every recording rule over the GPUs answers, carrying the labels its name promises', async () => {
+    const text = await readFile(join(EXAMPLES, 'recording-rules.yml'), 'utf8');
+    const gpuGroup = text.slice(0, text.indexOf('- name: gpu-textfile-attribution'));
+    const records = [...gpuGroup.matchAll(/- record: (\S+)/g)].map((m) => m[1]!);
+    expect(records.length).toBeGreaterThan(0);
+    for (const record of records) {
+      const samples = await query(record);
+      const promised = record.split(':')[0]!.split('_');
+      expect([record, samples.length > 0]).toEqual([record, true]);
+      for (const s of samples) expect([record, promised.filter((label) => !s.metric[label])]).toEqual([record, []]);
+    }
   });
 });

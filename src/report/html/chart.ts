@@ -56,6 +56,41 @@ export function segments(values: readonly (number | undefined)[], x: (i: number)
   return d;
 }
 
+/**
+ * A generous width of a tick label in px (10 px text; bold for a day): wide fonts such as DejaVu Sans
+ * draw "Mon 23 Nov" in bold 67 px wide. Generous, since the reader's font is not known here.
+ */
+const labelWidth = (label: string, major: boolean) => label.length * (major ? 7.2 : 6.6);
+
+interface XLabel {
+  x: number;
+  label: string;
+  major: boolean;
+}
+interface PlacedLabel extends XLabel {
+  anchor: 'start' | 'middle' | 'end';
+}
+
+/**
+ * Which time labels to draw, and anchored how: each stays whole inside the chart (anchored inwards at
+ * an edge) and clear of its neighbours; day labels are placed first, hour labels where room is left.
+ * Gridlines are drawn for every tick all the same.
+ */
+function placeLabels(ticks: readonly XLabel[], width: number): PlacedLabel[] {
+  const GAP = 6;
+  const boxed = ticks.map((t) => {
+    const w = labelWidth(t.label, t.major);
+    const anchor: PlacedLabel['anchor'] = t.x - w / 2 < 1 ? 'start' : t.x + w / 2 > width - 1 ? 'end' : 'middle';
+    const left = anchor === 'start' ? t.x : anchor === 'end' ? t.x - w : t.x - w / 2;
+    return { label: { x: t.x, label: t.label, major: t.major, anchor }, left, right: left + w };
+  });
+  const kept: typeof boxed = [];
+  for (const major of [true, false])
+    for (const box of boxed.filter((b) => b.label.major === major))
+      if (kept.every((k) => box.right + GAP <= k.left || k.right + GAP <= box.left)) kept.push(box);
+  return kept.map((k) => k.label).sort((a, b) => a.x - b.x);
+}
+
 const round2 = (v: number | undefined) => (v === undefined ? null : Math.round(v * 100) / 100);
 
 /** One time-series chart as inline SVG: round ticks with units, day and hour ticks, gridlines, gaps shaded and broken. */
@@ -81,12 +116,17 @@ export function chartSvg(spec: ChartSpec): string {
       `<line class="grid" x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${px(y(v))}" y2="${px(y(v))}"/><text class="tick" x="${MARGIN.left - 4}" y="${px(y(v) + 3)}" text-anchor="end">${escapeHtml(formatValue(v, spec.unit))}</text>`,
   );
   const xTicks = timeTicks(grid.x0, grid.x0 + grid.n * grid.step, Math.max(2, Math.floor(plotW / 64)));
-  // A label at either edge is anchored inwards so that it is not cut off.
-  const anchor = (x: number) => (x > width - MARGIN.right - 28 ? 'end' : x < MARGIN.left + 28 ? 'start' : 'middle');
-  const xGrid = xTicks.map((t) => {
-    const x = timeX(t.time);
-    return `<line class="grid${t.major ? ' major' : ''}" x1="${px(x)}" x2="${px(x)}" y1="${MARGIN.top}" y2="${bottom}"/><text class="tick${t.major ? ' major' : ''}" x="${px(x)}" y="${height - 6}" text-anchor="${anchor(x)}">${escapeHtml(t.label)}</text>`;
-  });
+  const xGrid = xTicks.map(
+    (t) =>
+      `<line class="grid${t.major ? ' major' : ''}" x1="${px(timeX(t.time))}" x2="${px(timeX(t.time))}" y1="${MARGIN.top}" y2="${bottom}"/>`,
+  );
+  const xLabels = placeLabels(
+    xTicks.map((t) => ({ ...t, x: timeX(t.time) })),
+    width,
+  ).map(
+    (l) =>
+      `<text class="tick time${l.major ? ' major' : ''}" x="${px(l.x)}" y="${height - 6}" text-anchor="${l.anchor}">${escapeHtml(l.label)}</text>`,
+  );
   // Values sit in the middle of their bucket.
   const lines = spec.lines.map(
     (l) =>
@@ -105,7 +145,7 @@ export function chartSvg(spec: ChartSpec): string {
   return `<figure class="chart" id="${spec.id}"><figcaption>${escapeHtml(spec.title)}</figcaption>
 <svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(spec.title)}" data-chart="${escapeHtml(JSON.stringify(hover))}">
 ${yGrid.join('')}
-${xGrid.join('')}
+${xGrid.join('')}${xLabels.join('')}
 ${shade(spec.gaps, 'gap').join('')}${shade(spec.errors, 'failed').join('')}
 <line class="axis" x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${bottom}" y2="${bottom}"/>
 ${lines.join('\n')}

@@ -6,6 +6,7 @@ import { dayLabel, hourLabel, zoneOffsets } from './axis.js';
 import { errorShares, gapShares, gridFor, memoryGiB, onGrid, power, utilization, values, type Grid } from './buckets.js';
 import { chartSvg, type ChartLine } from './chart.js';
 import { escapeHtml } from './escape.js';
+import { inGiB } from './finding-text.js';
 import { summaryHtml } from './summary.js';
 import type { Report } from '../build.js';
 
@@ -28,7 +29,7 @@ const where = (f: Finding) =>
 
 function findingItem(f: Finding, anchor: string | undefined): string {
   const link = anchor ? ` <a href="#${anchor}">charts ↓</a>` : '';
-  return `<li class="${f.kind}"><b>${escapeHtml(f.kind.replace('_', ' '))}</b> ${where(f)}: ${escapeHtml(f.summary)}${link}</li>`;
+  return `<li class="${f.kind}"><b>${escapeHtml(f.kind.replace('_', ' '))}</b> ${where(f)}: ${escapeHtml(inGiB(f.summary))}${link}</li>`;
 }
 
 const legend = (lines: readonly ChartLine[]) =>
@@ -100,13 +101,13 @@ function hostSection(
     const own = found.filter((f) => f.host === s.host && f.task_id === s.task && f.gpu_id === s.gpu && f.gpu_uuid === s.uuid);
     const small = { width: 400, height: 150, grid, ...shade };
     return `<section class="gpu panel" id="${id}-gpu-${g}"><h3>GPU ${escapeHtml(s.gpu)} <small>${escapeHtml(s.uuid)}</small></h3>
-${own.map((f) => `<p class="finding ${f.kind}">${escapeHtml(f.summary)}</p>`).join('\n')}
+${own.map((f) => `<p class="finding ${f.kind}">${escapeHtml(inGiB(f.summary))}</p>`).join('\n')}
 <div class="charts">${chartSvg({ ...small, id: `${id}-gpu-${g}-utilization`, title: 'Utilization (hourly average)', unit: '%', max: 100, lines: line(utilization) })}
 ${chartSvg({ ...small, id: `${id}-gpu-${g}-memory`, title: 'Memory used (hourly peak)', unit: 'GiB', lines: line(memoryGiB) })}
 ${chartSvg({ ...small, id: `${id}-gpu-${g}-power`, title: 'Power draw (hourly average)', unit: 'W', lines: line(power) })}</div></section>`;
   });
   return `<section class="host" id="${id}"><h2>${escapeHtml(host.host)} · ${escapeHtml(host.task)} <small>${gpus.length} GPU${gpus.length === 1 ? '' : 's'}</small></h2>
-<div class="panel overview">${hostFindings.map((f) => `<p class="finding ${f.kind}">${escapeHtml(f.summary)}</p>`).join('\n')}
+<div class="panel overview">${hostFindings.map((f) => `<p class="finding ${f.kind}">${escapeHtml(inGiB(f.summary))}</p>`).join('\n')}
 ${legend(overviewLines(utilization))}<div class="charts">${overview.join('\n')}</div>${KEY}</div>
 ${gpuSections.join('\n')}</section>`;
 }

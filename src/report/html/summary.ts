@@ -15,7 +15,8 @@ const COLUMNS: Column[] = [
   ],
   ['Idle holding memory', 'Hours under 2 % utilization while holding at least 1 GiB', (r) => `${num(r.idle_with_memory_hours, 1)} h`],
   ['Energy', 'Power x time over the good samples; gaps and failed samples add nothing', (r) => `${num(r.energy_kwh, 2)} kWh`],
-  ['Missed', 'GPU-hours lost in collection gaps', (r) => `${num(r.missed_gpu_hours, 1)} h`],
+  // Named as the text report's "missed GPU-h" column and the JSON's missed_gpu_hours.
+  ['Missed GPU-hours', 'GPU-hours lost in collection gaps: no sample from the GPU', (r) => num(r.missed_gpu_hours, 1)],
   [
     'Peak memory',
     'Highest memory used on any one GPU',

@@ -48,3 +48,24 @@ describe('memory growth over long spans', () => {
     expect(binned(year.slice(0, 168))).toHaveLength(168);
   });
 });
+
+describe('findings on the page, in GiB', () => {
+  // Sentences as src/report/memory-growth.ts and idle-gpus.ts write them.
+  const cases: [title: string, input: string, expected: string][] = [
+    [
+      'a range names its unit once',
+      'memory used grows 1400 MiB a day (6010 to 10220 MiB over 71 h, trend consistency 0.92): a leak?',
+      'memory used grows 1.4 GiB a day (5.9 to 10.0 GiB over 71 h, trend consistency 0.92): a leak?',
+    ],
+    [
+      'one amount',
+      'idle for 5 h (0.0 % utilization) while holding at least 30000 MiB',
+      'idle for 5 h (0.0 % utilization) while holding at least 29.3 GiB',
+    ],
+    ['no memory in it', 'every GPU missed 12 samples', 'every GPU missed 12 samples'],
+  ];
+  it.each(cases)('%s', async (_title, input, expected) => {
+    const { inGiB } = await import('../../../src/report/html/finding-text.js');
+    expect(inGiB(input)).toBe(expected);
+  });
+});

@@ -58,8 +58,13 @@ describe('the HTML report in headless Chromium', () => {
     // Self-contained: no URL to fetch, no external script, style or image.
     expect(html).not.toMatch(/https?:\/\/|\/\/[a-z0-9.-]+\.[a-z]{2,}\/|<link|src=/i);
     const json = await runCli(['report', '--csv-dir', dir, '--format', 'json', '--by', 'task'], { TZ: 'UTC' });
-    const summary = (JSON.parse(json.stdout) as { summary: { gpu_hours: number; energy_kwh: number; missed_gpu_hours: number }[] })
-      .summary[0]!;
+    const parsed = JSON.parse(json.stdout) as {
+      summary: { gpu_hours: number; energy_kwh: number; missed_gpu_hours: number }[];
+      findings: { kind: string; mib_per_day?: number; from_mib?: number; to_mib?: number }[];
+    };
+    const summary = parsed.summary[0]!;
+    const growth = parsed.findings.find((f) => f.kind === 'memory_growth')!;
+    const text = await runCli(['report', '--csv-dir', dir, '--format', 'table', '--by', 'task'], { TZ: 'UTC' });
 
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -85,6 +90,13 @@ describe('the HTML report in headless Chromium', () => {
       expect(findings.map((f) => f.kind).sort()).toEqual(['collection_gaps', 'imbalance', 'memory_growth']);
       expect(findings.find((f) => f.kind === 'collection_gaps')!.text).toContain('every GPU missed');
       for (const f of findings) expect(await tab.locator(f.target).count()).toBe(1);
+      // In the page's unit, GiB, as its charts and table are: the leak's numbers are the JSON's MiB / 1024.
+      const pageFindings = [...findings.map((f) => f.text), ...(await tab.$$eval('p.finding', (ps) => ps.map((p) => p.textContent ?? '')))];
+      expect(pageFindings.filter((f) => f.includes('MiB'))).toEqual([]);
+      const gib = (mib: number) => (mib / 1024).toFixed(1);
+      expect(findings.find((f) => f.kind === 'memory_growth')!.text).toContain(
+        `grows ${gib(growth.mib_per_day!)} GiB a day (${gib(growth.from_mib!)} to ${gib(growth.to_mib!)} GiB`,
+      );
       expect(await tab.locator('p.finding.imbalance').count()).toBe(1);
 
       // Charts: 2 overview charts with every GPU, 3 per GPU; each line broken at the gap into two stretches.
@@ -147,7 +159,12 @@ describe('the HTML report in headless Chromium', () => {
       const cells = await tab.$$eval('table.summary:not(.by-gpu) tbody td', (tds) => tds.map((td) => td.textContent));
       expect(cells.slice(0, 4)).toEqual(['gpu-node-01', 'train', '4', summary.gpu_hours.toFixed(1)]);
       expect(cells).toContain(`${summary.energy_kwh.toFixed(2)} kWh`);
-      expect(cells).toContain(`${summary.missed_gpu_hours.toFixed(1)} h`);
+      // Each column named as the text report names it ("missed GPU-h" there is "Missed GPU-hours" here).
+      const headers = await tab.$$eval('table.summary:not(.by-gpu) thead th', (ths) => ths.map((th) => th.textContent ?? ''));
+      const missed = headers.findIndex((h) => h.toLowerCase().startsWith('missed'));
+      expect(headers[missed]!.toLowerCase().replace('hours', 'h')).toBe('missed gpu-h');
+      expect(text.stdout).toContain('missed GPU-h');
+      expect(cells[missed]).toBe(summary.missed_gpu_hours.toFixed(1));
       expect(summary.missed_gpu_hours).toBeCloseTo(4 * 3, 0);
 
       expect(requests.every((url) => url.startsWith('file://'))).toBe(true);
