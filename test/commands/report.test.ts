@@ -56,4 +56,14 @@ describe('a trail written with --source demo', () => {
     ]);
     expect(report.stdout).toContain(`demo:${hostname()}`);
   });
+
+  it('is marked by run --source demo too', { timeout: 60_000 }, async () => {
+    const csv = await tempDir();
+    const run = await runCli(['run', '--source', 'demo', '--csv-dir', csv, '--task', 't', '--interval', '100ms', '--', 'sleep', '1']);
+    expect(run.exitCode).toBe(0);
+    const [header, ...rows] = (await readFile(join(csv, 't.csv'), 'utf8')).trim().split('\n');
+    const host = header!.split(',').indexOf('host');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((row) => row.split(',')[host]))).toEqual(new Set([`demo:${hostname()}`]));
+  });
 });
