@@ -26,6 +26,26 @@ const HEX64 = '[0-9a-f]{64}';
 const HEX = '[0-9a-f]{12,64}';
 // A pod uid: the API server's UUID, or a static pod's 32-hex hash; the systemd driver writes '_' for '-'.
 const POD_UID = '[0-9a-f]{8}(?:[-_][0-9a-f]{4}){3}[-_][0-9a-f]{12}|[0-9a-f]{32}';
+// A Slurm job id is a uint32: at most 10 digits.
+const JOB_ID = '\\d{1,10}';
+/** No value is longer: a unit name's most (systemd's UNIT_NAME_MAX, 256 with the NUL) and a cgroup directory's (NAME_MAX). */
+export const MAX_ATTRIBUTION_CHARS = 255;
+
+// Anchoring. Below user@UID.service systemd hands the subtree to that user, who may make any
+// directory there (app.slice/job_4242/step_0, docker-<id>.scope): a name means what its manager
+// says only where that manager makes it, and every such place is owned by root from the top of
+// the path down. So each pattern starts at the path's root, with the slices above the scope
+// (system.slice, kubepods.slice/kubepods-<qos>.slice) optional: a path read through a cgroup
+// namespace (an exporter in a container) starts below them, see cgroupPath.
+const SLICE = '(?:(?:system|machine)\\.slice/)?';
+/** The systemd driver's pod slice; `uid` says whether the uid is group 1. */
+const podSlice = (uid: boolean) =>
+  `(?:kubepods\\.slice/)?(?:kubepods-(?:besteffort|burstable)\\.slice/)?kubepods(?:-(?:besteffort|burstable))?-pod(${uid ? '' : '?:'}${POD_UID})\\.slice`;
+/** The cgroupfs driver's pod directory; `uid` says whether the uid is group 1. */
+const podDir = (uid: boolean) => `(?:kubepods/)?(?:(?:besteffort|burstable)/)?pod(${uid ? '' : '?:'}${POD_UID})`;
+/** Where a container runtime's scope may sit: a root-owned slice, or a pod's slice. */
+const SCOPE_PARENT = `(?:${SLICE}|${podSlice(false)}/)`;
+const END = '(?:/|$)';
 
 /**
  * Every way of naming a cgroup that attribution knows, first match per label wins. Sources:
@@ -34,32 +54,30 @@ const POD_UID = '[0-9a-f]{8}(?:[-_][0-9a-f]{4}){3}[-_][0-9a-f]{12}|[0-9a-f]{32}'
  * (kubernetes.io/docs/concepts/architecture/cgroups/, pkg/kubelet/cm/cgroup_manager_linux.go:
  * `kubepods-<qos>-pod<uid>.slice` with systemd, `/kubepods/<qos>/pod<uid>/<container id>` with
  * cgroupfs); containerd's CRI plugin (`cri-containerd-<id>.scope`), CRI-O (`crio-<id>.scope`, its
- * `crio-conmon-<id>.scope` being the monitor, not the container), Podman (`libpod-<id>.scope`,
+ * `crio-conmon-<id>.scope` being the monitor, not the container), Podman (`machine.slice/libpod-<id>.scope`,
  * `libpod-conmon-…` likewise); systemd's unit names (systemd.unit(5): `.service`, `.scope`,
  * `run-r<hex>.scope` from systemd-run --scope); Slurm's cgroup plugins (slurm.schedmd.com/cgroups.html:
- * `/slurm/uid_<uid>/job_<id>/step_<id>` with cgroup/v1, `slurmstepd.scope/job_<id>/step_<id>` with v2).
+ * `/slurm/uid_<uid>/job_<id>/step_<id>` with cgroup/v1, `system.slice/slurmstepd.scope/job_<id>/step_<id>`
+ * with v2, `<node>_slurmstepd.scope` with several slurmd on one host).
  */
 const PATTERNS: readonly Pattern[] = [
-  { label: 'container_id', by: 'Docker, systemd driver', regex: new RegExp(`/docker-(${HEX64})\\.scope(?:/|$)`) },
-  { label: 'container_id', by: 'Docker, cgroupfs driver', regex: new RegExp(`/docker/(${HEX64})(?:/|$)`) },
-  { label: 'container_id', by: 'containerd CRI, systemd driver', regex: new RegExp(`/cri-containerd-(${HEX})\\.scope(?:/|$)`) },
-  { label: 'container_id', by: 'CRI-O, systemd driver', regex: new RegExp(`/crio-(${HEX})\\.scope(?:/|$)`) },
-  { label: 'container_id', by: 'Podman', regex: new RegExp(`/libpod-(${HEX})\\.scope(?:/|$)`) },
+  { label: 'container_id', by: 'Docker, systemd driver', regex: new RegExp(`^/${SCOPE_PARENT}docker-(${HEX64})\\.scope${END}`) },
+  { label: 'container_id', by: 'Docker, cgroupfs driver', regex: new RegExp(`^/docker/(${HEX64})${END}`) },
   {
     label: 'container_id',
-    by: 'kubelet, cgroupfs driver',
-    regex: new RegExp(`/kubepods/(?:[a-z]+/)?pod(?:${POD_UID})/(?:crio-)?(${HEX64})(?:/|$)`),
+    by: 'containerd CRI, systemd driver',
+    regex: new RegExp(`^/${SCOPE_PARENT}cri-containerd-(${HEX})\\.scope${END}`),
   },
-  {
-    label: 'pod_uid',
-    by: 'kubelet, systemd driver',
-    regex: new RegExp(`/kubepods(?:-[a-z]+)?-pod(${POD_UID})\\.slice(?:/|$)`),
-    value: dashes,
-  },
-  { label: 'pod_uid', by: 'kubelet, cgroupfs driver', regex: new RegExp(`/kubepods/(?:[a-z]+/)?pod(${POD_UID})(?:/|$)`), value: dashes },
-  { label: 'slurm_job', by: 'Slurm, cgroup/v1', regex: /\/slurm[^/]*\/uid_\d+\/job_(\d+)(?:\/|$)/ },
-  { label: 'slurm_job', by: 'Slurm, cgroup/v2', regex: /\/job_(\d+)\/step_[^/]+(?:\/|$)/ },
-  // The deepest unit: user@1000.service/app.slice/train.service is train.service.
+  { label: 'container_id', by: 'CRI-O, systemd driver', regex: new RegExp(`^/${SCOPE_PARENT}crio-(${HEX})\\.scope${END}`) },
+  { label: 'container_id', by: 'Podman, rootful', regex: new RegExp(`^/${SCOPE_PARENT}libpod-(${HEX})\\.scope${END}`) },
+  { label: 'container_id', by: 'kubelet, cgroupfs driver', regex: new RegExp(`^/${podDir(false)}/(?:crio-)?(${HEX64})${END}`) },
+  { label: 'pod_uid', by: 'kubelet, systemd driver', regex: new RegExp(`^/${podSlice(true)}${END}`), value: dashes },
+  { label: 'pod_uid', by: 'kubelet, cgroupfs driver', regex: new RegExp(`^/${podDir(true)}${END}`), value: dashes },
+  { label: 'slurm_job', by: 'Slurm, cgroup/v1', regex: new RegExp(`^/slurm[^/]*/uid_\\d+/job_(${JOB_ID})${END}`) },
+  { label: 'slurm_job', by: 'Slurm, cgroup/v2', regex: new RegExp(`^/${SLICE}(?:[\\w.-]+_)?slurmstepd\\.scope/job_(${JOB_ID})${END}`) },
+  // The deepest unit: user@1000.service/app.slice/train.service is train.service. Not anchored:
+  // systemd makes units at every depth, and one below user@UID.service is named by that user,
+  // whose name the `user` label carries beside it.
   { label: 'systemd_unit', by: 'systemd', regex: /.*\/([\w:.@\\-]+\.(?:service|scope))(?:\/|$)/ },
 ];
 
@@ -74,7 +92,14 @@ export function cgroupPath(line: string): string | undefined {
   const second = first < 0 ? -1 : line.indexOf(':', first + 1);
   if (second < 0 || !/^\d+$/.test(line.slice(0, first))) return undefined;
   // A cgroup removed while the process is in it reads "/path (deleted)".
-  const path = line.slice(second + 1).replace(/ \(deleted\)$/, '');
+  // Read through a cgroup namespace (an exporter in a container, `docker run --cgroupns=private`,
+  // the default on cgroup v2), a cgroup outside it reads "/../../kubepods.slice/…": up from the
+  // namespace's root to an ancestor of it, then down. What follows the climb starts at a child of
+  // that ancestor, a root-owned cgroup, as a path from the root does: so it is read as one.
+  const path = line
+    .slice(second + 1)
+    .replace(/ \(deleted\)$/, '')
+    .replace(/^\/(?:\.\.(?:\/|$))+/, '/');
   return path.startsWith('/') ? path : undefined;
 }
 
@@ -91,7 +116,7 @@ export function parseCgroup(text: string): Attribution {
     if (found[pattern.label] !== undefined) continue;
     for (const path of paths) {
       const match = pattern.regex.exec(path)?.[1];
-      if (match === undefined) continue;
+      if (match === undefined || match.length > MAX_ATTRIBUTION_CHARS) continue;
       found[pattern.label] = pattern.value ? pattern.value(match) : match;
       break;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../src/duration.js';
+import { parseDays, parseDuration } from '../src/duration.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -11,4 +11,15 @@ describe('parseDuration', () => {
     ['1h', 3_600_000],
   ])('%s -> %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
   it.each(['', 'ten', '5 parsecs', '-1', '1s2'])('rejects %j', (text) => expect(parseDuration(text)).toBeUndefined());
+});
+
+describe('parseDays', () => {
+  it.each([
+    ['7', 7],
+    ['0.5', 0.5],
+    ['7d', 7],
+    ['36h', 1.5],
+    ['1440m', 1],
+  ])('%s -> %d days', (text, days) => expect(parseDays(text)).toBe(days));
+  it.each(['', '7x', 'week', '-1'])('rejects %j', (text) => expect(parseDays(text)).toBeUndefined());
 });

@@ -33,6 +33,23 @@ export function buildStandIn(): string {
   return library;
 }
 
+/**
+ * The stand-in built without one export (-DWITHOUT_<function>; the source says which it can leave
+ * out), as an older driver's library lacks the functions added after it. Built once per source.
+ */
+export function buildStandInWithout(fn: string): string {
+  const hash = createHash('sha256').update(readFileSync(SOURCE)).update(fn).digest('hex').slice(0, 12);
+  const library = join(tmpdir(), `gpu-textfile-nvml-stand-in-without-${hash}`, 'libnvidia-ml.so.1');
+  if (existsSync(library)) return library;
+  mkdirSync(join(library, '..'), { recursive: true });
+  const temp = `${library}.${process.pid}.tmp`;
+  execFileSync('gcc', ['-shared', '-fPIC', '-O1', '-Wall', '-Werror', `-DWITHOUT_${fn}`, '-o', temp, SOURCE]);
+  const symbols = execFileSync('nm', ['-D', '--defined-only', temp], { encoding: 'utf8' });
+  if (new RegExp(`\\b${fn}\\b`).test(symbols)) throw new Error(`the stand-in cannot leave out ${fn}: no WITHOUT_${fn} in its source`);
+  renameSync(temp, library);
+  return library;
+}
+
 const MIB = 1024 * 1024;
 type Convert = (cell: string) => string | undefined;
 const same: Convert = (cell) => cell;
@@ -230,8 +247,8 @@ export async function servedByNodeExporter(config: string): Promise<ParsedSample
 }
 
 /** `collect --interval 100ms --source nvml` with the stand-in answering from the file `config`: textfile in DIR/t, state in DIR/s. */
-export function startDaemonWithStandIn(config: string, dir: string) {
-  const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', standInLibrary()];
+export function startDaemonWithStandIn(config: string, dir: string, library = standInLibrary()) {
+  const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', library];
   return execa(process.execPath, [CLI, ...args, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
     env: cliEnv({ NVML_STAND_IN: config }),
     extendEnv: false,

@@ -19,11 +19,14 @@ const formats: [tree: string, attribution: Record<string, string>][] = [
   ['attribution-k8s-containerd-systemd-v2', { container_id: ID, pod_uid: UID }],
   ['attribution-k8s-crio-systemd-v2', { container_id: ID2, pod_uid: UID }],
   ['attribution-k8s-cgroupfs-v1', { container_id: ID2, pod_uid: UID }],
-  ['attribution-podman-rootless-v2', { container_id: ID2 }],
+  // Rootless: the scope is in the user's delegated subtree, where the user may name a cgroup anything.
+  ['attribution-podman-rootless-v2', { systemd_unit: `libpod-${ID2}.scope` }],
   ['attribution-systemd-service-v2', { systemd_unit: 'train.service' }],
   ['attribution-systemd-user-service-v1', { systemd_unit: 'train.service' }],
   ['attribution-slurm-v1', { slurm_job: '4242' }],
   ['attribution-slurm-v2', { slurm_job: '4242' }],
+  // A Slurm-like cgroup the user made below user@1000.service is no job.
+  ['attribution-spoof-user-slurm-v2', { systemd_unit: 'user@1000.service' }],
 ];
 
 describe('describeProcesses reads /proc/PID/cgroup under the host root', () => {

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { csvHost } from '../csvlog/columns.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -15,7 +16,7 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   fileName: plan.fileName,
   dryRun: plan.dryRun,
   labels: plan.labels,
-  csv: plan.csv ? { ...plan.csv, host: hostname(), knownGpus: () => state.gpus ?? [] } : undefined,
+  csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
   out,
 });
 

@@ -1,4 +1,5 @@
 import { archiveDirectory } from '../csvlog/rotate.js';
+import { parseDays } from '../duration.js';
 import { archiveArgsProblem } from './arg-checks.js';
 
 import type { ARCHIVE_OPTIONS, ArgsOf } from './options.js';
@@ -12,8 +13,9 @@ export async function runArchive(args: ArchiveArgs, io = { out: process.stdout, 
     say('--keep must be a whole number');
     return 2;
   }
-  if (args.maxAge !== undefined && !(args.maxAge >= 0)) {
-    say('--max-age must be a number of days');
+  const maxAgeDays = args.maxAge === undefined ? undefined : parseDays(args.maxAge);
+  if (maxAgeDays === undefined && args.maxAge !== undefined) {
+    say(`--max-age takes days (7) or a span (7d, 36h), not ${JSON.stringify(args.maxAge)}`);
     return 2;
   }
   const problem = await archiveArgsProblem(args);
@@ -23,7 +25,7 @@ export async function runArchive(args: ArchiveArgs, io = { out: process.stdout, 
   }
   const result = await archiveDirectory(args.csvDir, {
     keep: args.keep,
-    maxAgeDays: args.maxAge,
+    maxAgeDays,
     compress: args.compress,
     delayCompress: args.delayCompress,
     minSize: args.minSize,

@@ -150,9 +150,9 @@ export const ARCHIVE_OPTIONS = {
   'csv-dir': { type: 'string', placeholder: 'DIR', demandOption: true, describe: 'Directory holding the live <task>.csv files' },
   keep: { type: 'number', placeholder: 'N', default: 14, describe: 'Archives kept per task' },
   'max-age': {
-    type: 'number',
-    placeholder: 'DAYS',
-    describe: 'Remove archives rotated more than this many days ago (no row younger than that is removed)',
+    type: 'string',
+    placeholder: 'AGE',
+    describe: 'Remove archives rotated longer ago than this: days (7), or a span as --since takes (7d, 36h); no row younger is removed',
   },
   compress: { type: 'boolean', default: true, describe: 'gzip archives (--no-compress to keep them plain)' },
   'delay-compress': { type: 'boolean', default: false, describe: 'Leave the newest archive plain until the next run' },

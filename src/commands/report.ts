@@ -1,10 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
-import { buildReport } from '../report/build.js';
+import { buildReport, type ReportQuery } from '../report/build.js';
 import { reportCsv, reportJson, reportTable } from '../report/formats.js';
+import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from '../duration.js';
 import { taskNameProblem } from '../task-name.js';
 import { reportArgsProblem } from './arg-checks.js';
@@ -12,12 +13,20 @@ import type { ArgsOf, REPORT_OPTIONS } from './options.js';
 
 export type ReportArgs = ArgsOf<typeof REPORT_OPTIONS>;
 
-/** "2026-11-28T00:00:00+01:00", "2026-11-28" (local midnight), or a span back from now ("24h", "7d"). */
+/**
+ * "2026-11-28T00:00:00+01:00", "2026-11-28" (local midnight), or a span back from now ("24h", "7d").
+ * A time starts with its date, and a date that is no day of the calendar (2026-13-45, 2026-02-30)
+ * is refused: JavaScript's Date would roll it over into another month.
+ */
 export function parseWhen(text: string, now: number): number | undefined {
   const ago = /^\d/.test(text) && !text.includes('-') ? parseDuration(text) : undefined;
   if (ago !== undefined) return now - ago;
-  const dateOnly = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (dateOnly) return new Date(+dateOnly[1]!, +dateOnly[2]! - 1, +dateOnly[3]!).getTime();
+  const date = /^(\d{4})-(\d{2})-(\d{2})(?=$|[T ])/.exec(text);
+  if (!date) return undefined;
+  const [year, month, day] = [+date[1]!, +date[2]!, +date[3]!];
+  // Day 0 of the next month is this month's last day.
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined;
+  if (text.length === 10) return new Date(year, month - 1, day).getTime();
   const time = Date.parse(text);
   return Number.isNaN(time) ? undefined : time;
 }
@@ -51,24 +60,41 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     );
     return 2;
   }
-  let csvDir = args.csvDir;
-  if (args.demo) {
-    csvDir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
-    const rows = writeDemoHistory(csvDir, now);
-    say(`demo: ${rows} generated rows of a 4-GPU host (not this host) in ${csvDir}`);
+  const query: Omit<ReportQuery, 'csvDir'> = { task: args.task, host: args.host, since, until, by: args.by };
+  if (!args.demo) return reportOn(args.csvDir!, query, args, io);
+  // The generated trail is the report's own: removed when it is done, whatever happened.
+  const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
+  try {
+    const rows = writeDemoHistory(dir, now);
+    say(`demo: ${rows} generated rows of a 4-GPU host (not this host), in a temporary directory removed afterwards`);
+    return await reportOn(dir, query, args, io);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
-  const problem = await reportArgsProblem({ csvDir: csvDir! }, since, until);
+}
+
+/** The report on the trail in `csvDir`, printed or written to --out. Returns the exit status. */
+async function reportOn(
+  csvDir: string,
+  query: Omit<ReportQuery, 'csvDir'>,
+  args: ReportArgs,
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
+): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
+  const problem = await reportArgsProblem({ csvDir }, query.since, query.until);
   if (problem) {
     say(problem);
     return 2;
   }
-  const report = await buildReport({ csvDir: csvDir!, task: args.task, host: args.host, since, until, by: args.by });
+  const report = await buildReport({ csvDir, ...query });
   if ('error' in report) {
     say(report.error);
     return 1;
   }
   // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
+  for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))
+    if (isDemoHost(host)) say(`host ${host} is demo data (written by --source demo: recorded GPUs, not this host's)`);
   const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   const text =
     args.format === 'json'

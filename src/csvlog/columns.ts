@@ -34,3 +34,16 @@ export function localIsoTime(date: Date): string {
     `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
   );
 }
+
+// A hostname holds letters, digits, '-' and '.', never ':': no real host can be named like this.
+const DEMO_HOST_PREFIX = 'demo:';
+
+/**
+ * The `host` cell of a row: the hostname, or `demo:<hostname>` for rows of `--source demo`, whose
+ * GPUs are recordings, not this host's. The columns stay the same, so every old file reads as before
+ * and a demo row is counted apart from the host's own, under a name that says what it is.
+ */
+export const csvHost = (hostname: string, source: string): string => (source === 'demo' ? `${DEMO_HOST_PREFIX}${hostname}` : hostname);
+
+/** Whether a row's `host` says it was written by `--source demo`. */
+export const isDemoHost = (host: string): boolean => host.startsWith(DEMO_HOST_PREFIX);

@@ -68,9 +68,10 @@ export async function takeCollection(
   const problems: string[] = [];
   if (plan.csvDir) {
     const { appendCsvSample } = await import('../csvlog/append.js');
+    const { csvHost } = await import('../csvlog/columns.js');
     const mark = state.lastMark;
     const csvError = await appendCsvSample(plan.csvDir, plan.task, ofJob, {
-      host: hostname(),
+      host: csvHost(hostname(), plan.collect.source),
       now: new Date(now),
       knownGpus: chosen.gpus,
       extra: { header: RUN_COLUMNS, cells: [mark?.step === undefined ? '' : String(mark.step), marksCell(mark?.marks ?? [])] },

@@ -1,5 +1,6 @@
 import type { GpuSample, KnownGpu, Reading } from '../../collection.js';
 import { FIELDS, type FieldSpec } from '../../fields.js';
+import type { Result } from './api.js';
 import type { DeviceCalls, FieldReader } from './device-calls.js';
 import { FIELD_READERS } from './field-readers.js';
 import { NVML_ONLY_READERS } from './nvml-only-readers.js';
@@ -64,6 +65,13 @@ const SETTINGS = new Set([
   'compute_mode',
 ]);
 
+/**
+ * Whether a result is kept as the field's answer: a value, or NVML saying the GPU has none. An error
+ * (a failed call, or an answer out of range: field-readers.ts) is asked again next time.
+ */
+const keepable = (result: Result<Reading>): boolean =>
+  result.rc === 0 ? result.value?.kind !== 'error' : fieldOutcome(result.rc).kind === 'absent';
+
 /** A field's reading, from what was kept when it is fixed or a setting read recently. */
 function readField(calls: DeviceCalls, field: FieldSpec) {
   if (calls.settingsEveryMs > 0 && !FIXED.has(field.query))
@@ -73,8 +81,7 @@ function readField(calls: DeviceCalls, field: FieldSpec) {
   let result = fixed.get(field.query);
   if (!result) {
     result = READERS[field.query]!(calls, field);
-    // Only answers are kept: an error is asked again next time.
-    if (result.rc === 0 || fieldOutcome(result.rc).kind === 'absent') fixed.set(field.query, result);
+    if (keepable(result)) fixed.set(field.query, result);
   }
   return result;
 }
@@ -84,8 +91,7 @@ function readSetting(calls: DeviceCalls, field: FieldSpec) {
   const kept = settings.get(field.query);
   if (kept && calls.now - kept.at < calls.settingsEveryMs) return kept.result;
   const result = READERS[field.query]!(calls, field);
-  // As with fixed fields, only answers are kept: an error is asked again next sample.
-  if (result.rc === 0 || fieldOutcome(result.rc).kind === 'absent') settings.set(field.query, { at: calls.now, result });
+  if (keepable(result)) settings.set(field.query, { at: calls.now, result });
   else settings.delete(field.query);
   return result;
 }

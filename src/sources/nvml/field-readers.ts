@@ -17,18 +17,45 @@ const uint =
       c.once(name, () => c.nvml.uint(name, c.device)),
       reading,
     );
-const percent = (value: number) => number(value / 100, String(value));
-const watts = (milliwatts: number) => number(milliwatts / 1000, (milliwatts / 1000).toFixed(2));
-const megahertz = (mhz: number) => number(mhz * 1e6, String(mhz));
-const plain = (value: number) => number(value, String(value));
-// koffi gives a 64-bit integer as a number when it fits in one, else as a BigInt.
-const bytes = (value: bigint | number) => number(Number(value), String(BigInt(value) / BigInt(MIB)));
-const word = (yes: string, no: string) => (value: number) => number(value ? 1 : 0, value ? yes : no);
+/**
+ * An answer that is no value of its kind: a getter that writes 0xFFFFFFFF (or 2^64 - 1, NVML's
+ * NVML_VALUE_NOT_AVAILABLE) for "not available" while returning SUCCESS, or a number past what the
+ * quantity can be (a utilization of 4294967295 %). Reported as the field's error, never clamped.
+ */
+export const OUT_OF_RANGE: Reading = { kind: 'error', error: 'unrecognized' };
+const UINT32_NONE = 0xffffffff;
+const UINT64_NONE = 0xffffffffffffffffn;
+/** `reading` for an answer in 0..max (and not the 32-bit "none"); the error otherwise. */
+const upTo =
+  (max: number, reading: (value: number) => Reading) =>
+  (value: number): Reading =>
+    value >= 0 && value <= max && value !== UINT32_NONE ? reading(value) : OUT_OF_RANGE;
+/** A 64-bit answer, unless it is NVML's "not available". koffi gives one as a number when it fits, else a BigInt. */
+const u64 =
+  (reading: (value: bigint | number) => Reading) =>
+  (value: bigint | number): Reading =>
+    BigInt(value) === UINT64_NONE ? OUT_OF_RANGE : reading(value);
+
+// The bounds: a percentage is at most 100 (the fan's may pass it, NVML says: only its "none" is
+// refused); a temperature (°C) at most 200, a board's power 20 kW, a clock 100 GHz, a PCIe
+// generation 16 and a link 64 lanes: each far past any GPU's, and far below the 32-bit "none".
+const SOME = UINT32_NONE - 1;
+const percent = upTo(100, (value) => number(value / 100, String(value)));
+const fanPercent = upTo(SOME, (value) => number(value / 100, String(value)));
+const watts = upTo(20_000_000, (milliwatts) => number(milliwatts / 1000, (milliwatts / 1000).toFixed(2)));
+const megahertz = upTo(100_000, (mhz) => number(mhz * 1e6, String(mhz)));
+const plainNumber = (value: number) => number(value, String(value));
+const plain = upTo(SOME, plainNumber);
+const celsius = upTo(200, plainNumber);
+const bytes = u64((value) => number(Number(value), String(BigInt(value) / BigInt(MIB))));
+/** A yes/no answer: 0 or 1, nothing else. */
+const word = (yes: string, no: string) => upTo(1, (value) => number(value ? 1 : 0, value ? yes : no));
 const enabled = word('Enabled', 'Disabled');
 const yesNo = word('Yes', 'No');
 const text = (value: string): Reading => ({ kind: 'text', text: value });
 /** A state field's text from NVML's enum value; a value past the known ones is shown as its number. */
-const state = (field: FieldSpec, value: number): Reading => text(field.states?.[value] ?? String(value));
+const state = (field: FieldSpec, value: number): Reading =>
+  value === UINT32_NONE ? OUT_OF_RANGE : text(field.states?.[value] ?? String(value));
 
 /** nvmlDeviceGetFieldValues ids (nvml.h NVML_FI_DEV_*): read together in one call per sample. */
 export const FIELD_IDS = { memoryTemperature: 82, powerInstant: 186, recoveryAction: 230 } as const;
@@ -92,7 +119,7 @@ const ecc =
   (c) =>
     then(
       c.once(`ecc.${error}.${counter}`, () => c.nvml.eccErrors(c.device, error, counter)),
-      (n) => number(Number(n), String(n)),
+      u64((n) => number(Number(n), String(n))),
     );
 const remapped =
   (index: 0 | 1 | 2 | 3, reading: (value: number) => Reading): FieldReader =>
@@ -145,9 +172,10 @@ export const FIELD_READERS: Readonly<Record<string, FieldReader>> = {
       c.once('constraints', () => c.nvml.powerLimits(c.device)),
       ([, max]) => watts(max),
     ),
-  'temperature.gpu': (c) => then(c.nvml.temperature(c.device), plain),
-  'temperature.memory': fieldValue(FIELD_IDS.memoryTemperature, plain),
-  'temperature.gpu.tlimit': (c) => then(c.nvml.marginTemperature(c.device), plain),
+  'temperature.gpu': (c) => then(c.nvml.temperature(c.device), celsius),
+  'temperature.memory': fieldValue(FIELD_IDS.memoryTemperature, celsius),
+  // A margin is signed: below 0 the GPU is past its slowdown temperature.
+  'temperature.gpu.tlimit': (c) => then(c.nvml.marginTemperature(c.device), (m) => (Math.abs(m) <= 200 ? plainNumber(m) : OUT_OF_RANGE)),
   'clocks.current.graphics': clock('current', 0),
   'clocks.current.sm': clock('current', 1),
   'clocks.current.memory': clock('current', 2),
@@ -155,7 +183,7 @@ export const FIELD_READERS: Readonly<Record<string, FieldReader>> = {
   'clocks.max.graphics': clock('max', 0),
   'clocks.max.sm': clock('max', 1),
   'clocks.max.memory': clock('max', 2),
-  'fan.speed': uint('FanSpeed', percent),
+  'fan.speed': uint('FanSpeed', fanPercent),
   // nvmlPstates_t: 0..15, and 32 for "unknown", which nvidia-smi prints as [N/A].
   pstate: (c) => {
     const result = c.nvml.uint('PerformanceState', c.device);
@@ -167,10 +195,10 @@ export const FIELD_READERS: Readonly<Record<string, FieldReader>> = {
   'mig.mode.pending': mode('mig', 1),
   'ecc.mode.current': mode('ecc', 0),
   gpu_recovery_action: fieldValue(FIELD_IDS.recoveryAction, (value, field) => state(field, value)),
-  'pcie.link.gen.current': uint('CurrPcieLinkGeneration', plain),
-  'pcie.link.gen.max': uint('MaxPcieLinkGeneration', plain),
-  'pcie.link.width.current': uint('CurrPcieLinkWidth', plain),
-  'pcie.link.width.max': uint('MaxPcieLinkWidth', plain),
+  'pcie.link.gen.current': uint('CurrPcieLinkGeneration', upTo(16, plainNumber)),
+  'pcie.link.gen.max': uint('MaxPcieLinkGeneration', upTo(16, plainNumber)),
+  'pcie.link.width.current': uint('CurrPcieLinkWidth', upTo(64, plainNumber)),
+  'pcie.link.width.max': uint('MaxPcieLinkWidth', upTo(64, plainNumber)),
   ...Object.fromEntries(Object.entries(CLOCK_EVENT_REASON_BITS).map(([name, bit]) => [`clocks_event_reasons.${name}`, reason(bit)])),
   'ecc.errors.corrected.volatile.total': ecc(0, 0),
   'ecc.errors.uncorrected.volatile.total': ecc(1, 0),

@@ -2,6 +2,7 @@ import type { Reading } from '../../collection.js';
 import type { FieldSpec } from '../../fields.js';
 import type { Nvml, Result } from './api.js';
 import type { DeviceCalls, DeviceState, FieldReader } from './device-calls.js';
+import { OUT_OF_RANGE } from './field-readers.js';
 
 // The fields only NVML answers (FieldSpec.nvml in src/fields.ts): the energy counter, PCIe replays and
 // GPM's activity ratios.
@@ -17,11 +18,10 @@ const GPM_IDS = Object.values(GPM_METRICS);
 
 // Divided rather than multiplied by the field's factor: 14.25 / 100 is 0.1425, 14.25 * 0.01 is not quite.
 const scaled = (value: number, field: FieldSpec): number => value / Math.round(1 / (field.factor ?? 1));
-const counter = (value: bigint | number, field: FieldSpec): Reading => ({
-  kind: 'number',
-  value: scaled(Number(value), field),
-  shown: String(value),
-});
+/** NVML's "not available" in a 32-bit or a 64-bit answer: never a count (field-readers.ts). */
+const isNone = (value: bigint | number, bits: 32 | 64): boolean => BigInt(value) === (1n << BigInt(bits)) - 1n;
+const counter = (value: bigint | number, field: FieldSpec, bits: 32 | 64): Reading =>
+  isNone(value, bits) ? OUT_OF_RANGE : { kind: 'number', value: scaled(Number(value), field), shown: String(value) };
 
 /**
  * Energy in millijoules (a 64-bit counter). Measured at 4.5 ms per GPU per call on an H200 host, so the
@@ -32,7 +32,7 @@ const energy: FieldReader = (c, field) => {
   const kept = c.state.energy;
   if (kept && c.now - kept.at < c.energyEveryMs) return kept.result;
   const read = c.nvml.energy(c.device);
-  const result: Result<Reading> = read.rc === 0 ? { rc: 0, value: counter(read.value!, field) } : { rc: read.rc };
+  const result: Result<Reading> = read.rc === 0 ? { rc: 0, value: counter(read.value!, field, 64) } : { rc: read.rc };
   c.state.energy = { at: c.now, result };
   return result;
 };
@@ -63,22 +63,24 @@ const gpm = (c: DeviceCalls, field: FieldSpec): Result<Reading> => {
   const one = all.value![GPM_IDS.indexOf(GPM_METRICS[field.query]!)]!;
   if (one.rc !== 0) return { rc: one.rc };
   const percent = one.value!;
+  // A ratio of two samples: a value that is no number, or below 0, is no activity.
+  if (!Number.isFinite(percent) || percent < 0) return { rc: 0, value: OUT_OF_RANGE };
   return { rc: 0, value: { kind: 'number', value: scaled(percent, field), shown: percent.toFixed(1) } };
 };
 
 /** nvmlDeviceGetPcieThroughput's counter 0 (TX) or 1 (RX), in KB/s. */
 function pcieThroughput(c: DeviceCalls, field: FieldSpec, counter: 0 | 1): Result<Reading> {
   const read = c.nvml.pcieThroughput(c.device, counter);
-  return read.rc === 0
-    ? { rc: 0, value: { kind: 'number', value: read.value! * (field.factor ?? 1), shown: String(read.value) } }
-    : { rc: read.rc };
+  if (read.rc !== 0) return { rc: read.rc };
+  if (isNone(read.value!, 32)) return { rc: 0, value: OUT_OF_RANGE };
+  return { rc: 0, value: { kind: 'number', value: read.value! * (field.factor ?? 1), shown: String(read.value) } };
 }
 
 export const NVML_ONLY_READERS: Readonly<Record<string, FieldReader>> = {
   'nvml.energy': energy,
   'nvml.pcie.replay_counter': (c, field) => {
     const read = c.nvml.uint('PcieReplayCounter', c.device);
-    return read.rc === 0 ? { rc: 0, value: counter(read.value!, field) } : { rc: read.rc };
+    return read.rc === 0 ? { rc: 0, value: counter(read.value!, field, 32) } : { rc: read.rc };
   },
   ...Object.fromEntries(Object.keys(GPM_METRICS).map((query) => [query, gpm])),
   'nvml.pcie.throughput.transmit': (c, field) => pcieThroughput(c, field, 0),

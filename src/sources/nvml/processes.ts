@@ -25,6 +25,9 @@ export function devices(nvml: Nvml): Handles | Failure {
 /** NVML reports a process's memory as this when it cannot tell (NVML_VALUE_NOT_AVAILABLE). */
 const NOT_AVAILABLE = 0xffffffffffffffffn;
 
+/** A percentage as a ratio; a sample past 100 % (0xFFFFFFFF: none) is no value, never clamped. */
+const ratio = (percent: number): number | undefined => (percent >= 0 && percent <= 100 ? percent / 100 : undefined);
+
 /** The compute processes of every GPU that answers, with their utilization since the previous read (`reads`). */
 export function readProcesses(nvml: Nvml, reads: UtilizationReads = new Map(), now = Date.now()): ProcessRead {
   const all = devices(nvml);
@@ -48,8 +51,8 @@ export function readProcesses(nvml: Nvml, reads: UtilizationReads = new Map(), n
         ...(BigInt(process.usedGpuMemory) === NOT_AVAILABLE ? {} : { memoryBytes: Number(process.usedGpuMemory) }),
         // A listed process without a sample in the window had none of its work sampled there: 0.
         ...(utilization && {
-          smUtilization: (utilization.get(process.pid)?.sm ?? 0) / 100,
-          memoryUtilization: (utilization.get(process.pid)?.memory ?? 0) / 100,
+          smUtilization: ratio(utilization.get(process.pid)?.sm ?? 0),
+          memoryUtilization: ratio(utilization.get(process.pid)?.memory ?? 0),
         }),
       });
     }

@@ -1,0 +1,69 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli, tempDir } from '../helpers.js';
+
+describe('report --since/--until', () => {
+  // Date would roll these over into another month: they are no day of the calendar.
+  it.each(['2026-13-45', '2026-02-30', '2026-00-10', '2026-04-31T06:00:00Z', '2027-02-29', 'March 7', '2026-1-5'])(
+    '%s is a usage error, one line',
+    async (when) => {
+      const result = await runCli(['report', '--csv-dir', await tempDir(), '--since', when], { TZ: 'UTC' });
+      expect({ exit: result.exitCode, lines: result.stderr.split('\n').length, stderr: result.stderr }).toEqual({
+        exit: 2,
+        lines: 2,
+        stderr: expect.stringMatching(/^gpu-textfile: --since and --until take a time/),
+      });
+    },
+  );
+
+  it.each(['2028-02-29', '2026-04-30T06:00:00Z', '2026-11-28T06:00:00+01:00', '2026-11-28 06:00', '7d'])('%s is a time', async (when) => {
+    const result = await runCli(['report', '--csv-dir', await tempDir(), '--since', when], { TZ: 'UTC' });
+    expect([result.exitCode, result.stderr]).toEqual([0, expect.stringMatching(/^gpu-textfile: no samples in \S+ match\n$/)]);
+  });
+});
+
+describe('report --demo', () => {
+  it('removes its generated trail when done', { timeout: 60_000 }, async () => {
+    const tmp = await tempDir();
+    const result = await runCli(['report', '--demo', '--format', 'csv'], { TMPDIR: tmp }, 50_000);
+    expect([result.exitCode, await readdir(tmp)]).toEqual([0, []]);
+  });
+
+  it('removes it when the report fails too', { timeout: 60_000 }, async () => {
+    const tmp = await tempDir();
+    const result = await runCli(['report', '--demo', '--out', join(tmp, 'no-such-dir', 'report.txt')], { TMPDIR: tmp }, 50_000);
+    expect([result.exitCode, result.stderr, await readdir(tmp)]).toEqual([1, expect.stringContaining('cannot write'), []]);
+  });
+});
+
+describe('a trail written with --source demo', () => {
+  it('is marked in its host cell, and report says it is demo data', { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    const csv = join(dir, 'csv');
+    await mkdir(join(dir, 'textfile'));
+    const collect = await runCli(['collect', '--source', 'demo', '--textfile-dir', join(dir, 'textfile'), '--csv-dir', csv, '--task', 't']);
+    expect([collect.exitCode, collect.stderr]).toEqual([0, '']);
+    const [header, ...rows] = (await readFile(join(csv, 't.csv'), 'utf8')).trim().split('\n');
+    const host = header!.split(',').indexOf('host');
+    expect(rows.map((row) => row.split(',')[host])).toEqual(rows.map(() => `demo:${hostname()}`));
+
+    const report = await runCli(['report', '--csv-dir', csv, '--format', 'csv']);
+    expect([report.exitCode, report.stderr]).toEqual([
+      0,
+      `gpu-textfile: host demo:${hostname()} is demo data (written by --source demo: recorded GPUs, not this host's)\n`,
+    ]);
+    expect(report.stdout).toContain(`demo:${hostname()}`);
+  });
+
+  it('is marked by run --source demo too', { timeout: 60_000 }, async () => {
+    const csv = await tempDir();
+    const run = await runCli(['run', '--source', 'demo', '--csv-dir', csv, '--task', 't', '--interval', '100ms', '--', 'sleep', '1']);
+    expect(run.exitCode).toBe(0);
+    const [header, ...rows] = (await readFile(join(csv, 't.csv'), 'utf8')).trim().split('\n');
+    const host = header!.split(',').indexOf('host');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((row) => row.split(',')[host]))).toEqual(new Set([`demo:${hostname()}`]));
+  });
+});
