@@ -26,6 +26,8 @@ export interface GpuSummary {
   energyWh?: number;
   /** Where energyWh comes from: the board's counter (NVML) or power x time. */
   energyFrom?: 'counter' | 'power';
+  /** Seconds of the run counted by power x time, the counter's reading not covering them. */
+  energyEstimatedSeconds?: number;
   verdict?: PulseVerdict;
   explanation?: string;
 }
@@ -48,6 +50,8 @@ export interface RunSummary {
   idleShare?: number;
   energyWh?: number;
   energyFrom?: 'counter' | 'power' | 'mixed';
+  /** GPU-seconds counted by power x time where the energy is the counters' (no reading covered them). */
+  energyEstimatedSeconds?: number;
   steps?: StepSummary;
   nextSteps: string[];
 }
@@ -75,7 +79,7 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
   const gpus: GpuSummary[] = chosen.map((totals) => {
     const series = totals.series.items();
     const pulse = series.length >= 5 ? classifyPulse(series) : undefined;
-    const energy = gpuEnergy(totals);
+    const energy = gpuEnergy(totals, input);
     return {
       gpu: totals.gpu,
       uuid: totals.uuid,
@@ -85,7 +89,7 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
       utilizationP95: histogramPercentile(totals.utilizationHistogram, 95)!,
       idleShare: totals.idleSamples / totals.samples,
       ...(totals.peakMemoryMiB !== undefined ? { peakMemoryMiB: totals.peakMemoryMiB } : {}),
-      ...(energy ? { energyWh: energy.joules / 3600, energyFrom: energy.from } : {}),
+      ...(energy ? { energyWh: energy.joules / 3600, energyFrom: energy.from, energyEstimatedSeconds: energy.estimatedSeconds } : {}),
       ...(pulse ? { verdict: pulse.verdict, explanation: pulse.explanation } : {}),
     };
   });
@@ -124,7 +128,11 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
         }
       : {}),
     ...(energies.length > 0
-      ? { energyWh: energies.reduce((a, b) => a + b, 0), energyFrom: energyFroms.size === 1 ? [...energyFroms][0]! : 'mixed' }
+      ? {
+          energyWh: energies.reduce((a, b) => a + b, 0),
+          energyFrom: energyFroms.size === 1 ? [...energyFroms][0]! : 'mixed',
+          energyEstimatedSeconds: gpus.reduce((n, gpu) => n + (gpu.energyFrom === 'counter' ? (gpu.energyEstimatedSeconds ?? 0) : 0), 0),
+        }
       : {}),
     ...(steps ? { steps } : {}),
     nextSteps: [...new Set(verdicts.filter((v) => v !== 'saturated' || verdicts.length === 1).flatMap((v) => NEXT_STEPS[v]))],
