@@ -81,11 +81,12 @@ describe('the summary, against numbers computed by hand', () => {
     // line between samples: 0-1 s averages 150 W (150 J), 1-3 s 300 W (600 J); before the first sample
     // 1 s at 100 W, after the last 2 s at 400 W (900 J): 1650 J. A left-rectangle sum would give
     // 100 + 400 + 900 = 1400 J, a right-rectangle one 200 + 800 + 900 = 1900 J.
-    [
+    for (const [second, watts] of [
       [0, 100],
       [1, 200],
       [3, 400],
-    ].forEach(([second, watts]) => addSample(t, sample('0', second!, 50, watts!, 1), 5 * S));
+    ])
+      addSample(t, sample('0', second!, 50, watts!, 1), 5 * S);
     const summary = summarize(t, { ...input(['0']), startedAt: -1 * S, endedAt: 5 * S });
     expect(summary.energyWh! * 3600).toBeCloseTo(1650, 9);
     expect([summary.energyFrom, summary.gpus[0]!.energyEstimatedSeconds]).toEqual(['power', 6]);
