@@ -1,4 +1,4 @@
-import { classifyPulse } from '../pulse/classify.js';
+import { classifyPulse, type Pulse } from '../pulse/classify.js';
 import { NEXT_STEPS, type PulseVerdict } from '../pulse/verdicts.js';
 import { gpuEnergy, histogramPercentile, type RunTotals } from './accumulate.js';
 import { summarizeSteps, type StepSummary } from './steps.js';
@@ -90,7 +90,7 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
       idleShare: totals.idleSamples / totals.samples,
       ...(totals.peakMemoryMiB !== undefined ? { peakMemoryMiB: totals.peakMemoryMiB } : {}),
       ...(energy ? { energyWh: energy.joules / 3600, energyFrom: energy.from, energyEstimatedSeconds: energy.estimatedSeconds } : {}),
-      ...(pulse ? { verdict: pulse.verdict, explanation: pulse.explanation } : {}),
+      ...(pulse ? { verdict: pulse.verdict, explanation: explainOverRun(pulse, series.length, totals.samples) } : {}),
     };
   });
   const samples = chosen.reduce((n, gpu) => n + gpu.samples, 0);
@@ -137,6 +137,19 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
     ...(steps ? { steps } : {}),
     nextSteps: [...new Set(verdicts.filter((v) => v !== 'saturated' || verdicts.length === 1).flatMap((v) => NEXT_STEPS[v]))],
   };
+}
+
+/**
+ * Pulse's explanation as the run's summary prints it under the GPU's own line (mean, p95, idle over
+ * every sample): one set of numbers. Where pulse's figures are over other samples (idle ones left out
+ * at the start or end, or the series thinned on a long run), the line says which; where pulse read
+ * every sample, its opening "utilization X % on average" is the line above's mean again, left out.
+ */
+export function explainOverRun(pulse: Pulse, read: number, samples: number): string {
+  if (pulse.trimmed > 0)
+    return `without the ${pulse.trimmed} idle samples at the start or end (${pulse.evidence.samples} of ${read}): ${pulse.explanation}`;
+  if (read < samples) return `over ${read} of the ${samples} samples, kept evenly: ${pulse.explanation}`;
+  return pulse.explanation.replace(/^utilization \d+(\.\d)? % on average, /, '');
 }
 
 /** Why a run has no GPU numbers, in one line. */

@@ -166,6 +166,34 @@ describe('the summary, against numbers computed by hand', () => {
   });
 });
 
+describe("one set of numbers: pulse's explanation under the GPU's line", () => {
+  /** GPU 0: `idle` samples at 0 % and 80 W, then `busy` at 100 % and 650 W of 700 W, one a second. */
+  function run(idle: number, busy: number) {
+    const t = newTotals();
+    for (let i = 0; i < idle + busy; i++) {
+      const loaded = i >= idle;
+      addSample(t, { ...sample('0', i, loaded ? 100 : 0, loaded ? 650 : 80, 1000), powerLimitW: 700 }, 5 * S);
+    }
+    return formatSummary(summarize(t, input(['0'], (idle + busy) * S)));
+  }
+
+  it('idle samples pulse leaves out at the start: its figures differ from the line above, and it says why', () => {
+    // The job's mean over 30 samples is 20 x 100 / 30 = 66.7 %; pulse reads the 20 busy ones only.
+    const text = run(10, 20);
+    expect(text).toContain('  GPU 0           mean 66.7 %, p95 100 %, peak memory 1000 MiB, 30 samples: saturated\n');
+    expect(text).toContain(
+      '                  without the 10 idle samples at the start or end (20 of 30): utilization 100 % on average, 100 % of samples at 90 % or more\n',
+    );
+  });
+
+  it('pulse read every sample: the mean is printed once', () => {
+    const text = run(0, 20);
+    expect(text).toContain('  GPU 0           mean 100.0 %, p95 100 %, peak memory 1000 MiB, 20 samples: saturated\n');
+    expect(text).toContain('                  100 % of samples at 90 % or more\n');
+    expect(text).not.toContain('on average');
+  });
+});
+
 describe('histogramPercentile', () => {
   it('nearest rank over whole percents', () => {
     const histogram = new Array(101).fill(0);
