@@ -131,7 +131,14 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
       ? {
           energyWh: energies.reduce((a, b) => a + b, 0),
           energyFrom: energyFroms.size === 1 ? [...energyFroms][0]! : 'mixed',
-          energyEstimatedSeconds: gpus.reduce((n, gpu) => n + (gpu.energyFrom === 'counter' ? (gpu.energyEstimatedSeconds ?? 0) : 0), 0),
+          ...(energyFroms.has('counter')
+            ? {
+                energyEstimatedSeconds: gpus.reduce(
+                  (n, gpu) => n + (gpu.energyFrom === 'counter' ? (gpu.energyEstimatedSeconds ?? 0) : 0),
+                  0,
+                ),
+              }
+            : {}),
         }
       : {}),
     ...(steps ? { steps } : {}),
