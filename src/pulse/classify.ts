@@ -41,6 +41,8 @@ export interface Pulse {
   notes: string[];
   nextSteps: string[];
   evidence: PulseEvidence;
+  /** Idle samples left out at the start or end (trimIdleEnds): the evidence is over the rest. */
+  trimmed: number;
 }
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
@@ -219,5 +221,5 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
   }
   if (evidence.intervalMs >= 400 && verdict !== 'data_starved')
     notes.push(`sampled every ${evidence.intervalMs} ms: short stalls can hide between samples (--interval 100ms sees them)`);
-  return { gpu, verdict, explanation, notes, nextSteps: NEXT_STEPS[verdict], evidence };
+  return { gpu, verdict, explanation, notes, nextSteps: NEXT_STEPS[verdict], evidence, trimmed };
 }

@@ -23,10 +23,31 @@ export interface GpuTotals {
   /** Power integrated over the time between samples (trapezoids), in joules, and the seconds that covers. */
   energyJ: number;
   poweredSeconds: number;
-  /** The energy counter's first and last readings (NVML); `meterBroken` when it went back (driver reloaded). */
-  meter?: { firstJ: number; lastJ: number; broken: boolean };
+  /** The first and the latest sample with power: the job's first and last moments, which no sample covers, are counted at their power. */
+  firstPowered?: { time: number; powerW: number };
+  lastPowered?: { time: number; powerW: number };
+  /** The longest gap bridged between two samples (the last one given): also the most held at either end of the job. */
+  maxGapMs: number;
+  meter?: Meter;
   last?: RunSample;
   series: Thinned<RunSample>;
+}
+
+/**
+ * The energy counter (NVML). The daemon mode reads it every 10 s and repeats that reading in between,
+ * so only a sample whose counter moved holds a fresh reading: `lastAt` is the latest of those.
+ * `powerJAtFirst` and `powerJAtLast` are the power x time integral when the first and the latest
+ * fresh readings were taken: what lies outside the two is covered by power x time alone.
+ */
+export interface Meter {
+  firstJ: number;
+  firstAt: number;
+  lastJ: number;
+  lastAt: number;
+  powerJAtFirst: number;
+  powerJAtLast: number;
+  /** The counter went back (the driver reloaded): not trusted. */
+  broken: boolean;
 }
 
 /** A line of the job's output with a step number, and when it was read. */
@@ -62,6 +83,7 @@ export function addSample(totals: RunTotals, sample: RunSample, maxGapMs: number
       idleSamples: 0,
       energyJ: 0,
       poweredSeconds: 0,
+      maxGapMs,
       series: new Thinned(SERIES_CAP),
     };
     totals.gpus.set(sample.gpu, gpu);
@@ -72,29 +94,84 @@ export function addSample(totals: RunTotals, sample: RunSample, maxGapMs: number
   gpu.utilizationHistogram[Math.max(0, Math.min(100, Math.round(sample.utilization)))]!++;
   if (sample.utilization <= PULSE_THRESHOLDS.nearZero) gpu.idleSamples++;
   if (sample.memoryUsedMiB !== undefined) gpu.peakMemoryMiB = Math.max(gpu.peakMemoryMiB ?? 0, sample.memoryUsedMiB);
-  const last = gpu.last;
-  if (last?.powerW !== undefined && sample.powerW !== undefined && sample.time > last.time && sample.time - last.time <= maxGapMs) {
-    const seconds = (sample.time - last.time) / 1000;
-    gpu.energyJ += ((last.powerW + sample.powerW) / 2) * seconds;
-    gpu.poweredSeconds += seconds;
+  gpu.maxGapMs = maxGapMs;
+  const last = gpu.lastPowered;
+  if (sample.powerW !== undefined) {
+    if (last && sample.time > last.time && sample.time - last.time <= maxGapMs) {
+      const seconds = (sample.time - last.time) / 1000;
+      gpu.energyJ += ((last.powerW + sample.powerW) / 2) * seconds;
+      gpu.poweredSeconds += seconds;
+    }
+    const powered = { time: sample.time, powerW: sample.powerW };
+    gpu.firstPowered ??= powered;
+    if (!last || sample.time >= last.time) gpu.lastPowered = powered;
   }
-  if (sample.energyCounterJ !== undefined) {
-    const meter = (gpu.meter ??= { firstJ: sample.energyCounterJ, lastJ: sample.energyCounterJ, broken: false });
-    if (sample.energyCounterJ < meter.lastJ) meter.broken = true;
-    meter.lastJ = sample.energyCounterJ;
-  }
+  if (sample.energyCounterJ !== undefined) addReading(gpu, sample.energyCounterJ, sample.time);
   gpu.last = sample;
   gpu.series.push(sample);
 }
 
+/** A counter reading; one equal to the last is the daemon's repeat of it, not a new reading. */
+function addReading(gpu: GpuTotals, joules: number, time: number): void {
+  const meter = gpu.meter;
+  if (!meter) {
+    gpu.meter = {
+      firstJ: joules,
+      firstAt: time,
+      lastJ: joules,
+      lastAt: time,
+      powerJAtFirst: gpu.energyJ,
+      powerJAtLast: gpu.energyJ,
+      broken: false,
+    };
+    return;
+  }
+  if (joules === meter.lastJ) return;
+  if (joules < meter.lastJ) meter.broken = true;
+  meter.lastJ = joules;
+  meter.lastAt = time;
+  meter.powerJAtLast = gpu.energyJ;
+}
+
+/** Energy over a job's span, and where it came from; `estimatedSeconds`: the part of the span power x time covered. */
+export interface Energy {
+  joules: number;
+  from: 'counter' | 'power';
+  estimatedSeconds: number;
+}
+
+/** The longest stretch held at the first or last sample's power at each end of the job (nvidia-smi's start-up can take seconds). */
+export const EDGE_MAX_MS = 10_000;
+
 /**
- * A GPU's energy over the run: the board's own counter where the source reads it (NVML) and it never
- * went back, else power integrated over time; undefined with neither.
+ * A GPU's energy over the job (from `startedAt` to `endedAt`): the board's own counter between its
+ * first and latest readings where the source reads it (NVML) and it never went back; power x time
+ * (trapezoids) for what no reading covers: all of it without a counter, and the moments before the
+ * first and after the last sample at those samples' power (at most EDGE_MAX_MS, or the longest gap
+ * bridged, at each end). Undefined without power or counter.
  */
-export function gpuEnergy(gpu: GpuTotals): { joules: number; from: 'counter' | 'power' } | undefined {
-  if (gpu.meter && !gpu.meter.broken && gpu.meter.lastJ > gpu.meter.firstJ)
-    return { joules: gpu.meter.lastJ - gpu.meter.firstJ, from: 'counter' };
-  return gpu.poweredSeconds > 0 ? { joules: gpu.energyJ, from: 'power' } : undefined;
+export function gpuEnergy(gpu: GpuTotals, span: { startedAt: number; endedAt: number }): Energy | undefined {
+  const first = gpu.firstPowered;
+  const last = gpu.lastPowered;
+  if (!first || !last) return undefined;
+  const cap = Math.max(EDGE_MAX_MS, gpu.maxGapMs);
+  const before = Math.min(cap, Math.max(0, first.time - span.startedAt)) / 1000;
+  const after = Math.min(cap, Math.max(0, span.endedAt - last.time)) / 1000;
+  const edgesJ = before * first.powerW + after * last.powerW;
+  const meter = gpu.meter;
+  if (meter && !meter.broken && meter.lastJ > meter.firstJ) {
+    const outsideJ = meter.powerJAtFirst + (gpu.energyJ - meter.powerJAtLast);
+    const countedSeconds = (meter.lastAt - meter.firstAt) / 1000;
+    return {
+      joules: meter.lastJ - meter.firstJ + outsideJ + edgesJ,
+      from: 'counter',
+      estimatedSeconds: Math.max(0, gpu.poweredSeconds - countedSeconds) + before + after,
+    };
+  }
+  const joules = gpu.energyJ + edgesJ;
+  return joules > 0 || gpu.poweredSeconds > 0
+    ? { joules, from: 'power', estimatedSeconds: gpu.poweredSeconds + before + after }
+    : undefined;
 }
 
 /** Adds a step mark. */

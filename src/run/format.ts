@@ -25,6 +25,15 @@ const SELECTION_TEXT: Record<RunSummary['selection'], string> = {
 
 const ENERGY_FROM_TEXT = { counter: "the boards' energy counters", power: 'power x time', mixed: 'counters where read, else power x time' };
 
+/** Where the energy figure comes from; with the counters, how much of it no counter reading covered. */
+function energySource(summary: RunSummary): string {
+  const from = ENERGY_FROM_TEXT[summary.energyFrom ?? 'power'];
+  const estimated = summary.energyEstimatedSeconds ?? 0;
+  return summary.energyFrom !== 'power' && estimated >= 0.05
+    ? `${from}; power x time for the ${one(estimated)} GPU-s no reading covers`
+    : from;
+}
+
 /** How the job ended, in words. */
 const exitText = (summary: RunSummary) =>
   summary.exit.signal ? `killed by ${summary.exit.signal} (status ${summary.exit.status})` : `exit status ${summary.exit.status}`;
@@ -37,9 +46,7 @@ export function formatSummary(summary: RunSummary): string {
     lines.push(
       `  GPUs            ${summary.gpus.map((g) => g.gpu).join(', ')} (${SELECTION_TEXT[summary.selection]}), ${summary.gpuHours.toFixed(3)} GPU-hours`,
       `  utilization     mean ${one(summary.utilizationMean!)} %, p95 ${summary.utilizationP95} %, idle ${pct(summary.idleShare!)} of samples`,
-      ...(summary.energyWh !== undefined
-        ? [`  energy          ${energyText(summary.energyWh)} (${ENERGY_FROM_TEXT[summary.energyFrom ?? 'power']})`]
-        : []),
+      ...(summary.energyWh !== undefined ? [`  energy          ${energyText(summary.energyWh)} (${energySource(summary)})`] : []),
     );
     for (const gpu of summary.gpus) {
       const memory = gpu.peakMemoryMiB !== undefined ? `, peak memory ${Math.round(gpu.peakMemoryMiB)} MiB` : '';
@@ -88,6 +95,7 @@ export function summaryJson(summary: RunSummary): object {
     idle_share: round(summary.idleShare, 4),
     energy_wh: round(summary.energyWh, 4),
     energy_from: summary.energyFrom,
+    energy_estimated_gpu_seconds: round(summary.energyEstimatedSeconds, 1),
     gpus: summary.gpus.map((gpu) => ({
       gpu: gpu.gpu,
       uuid: gpu.uuid,

@@ -11,7 +11,7 @@ import type { JobIdentity } from './job-info.js';
 import { startJob } from './job.js';
 import { readMark } from './marks.js';
 import type { RunIo, RunPlan } from './plan.js';
-import { newSamplerState, takeCollection } from './sampler.js';
+import { newSamplerState, takeCollection, takeFinalCollection } from './sampler.js';
 import { summarize } from './summary.js';
 
 /** How often the job's processes are looked for on the GPUs (to find its GPUs when CUDA_VISIBLE_DEVICES is not set). */
@@ -60,6 +60,8 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
   const endedAt = Date.now();
   stop.abort();
   await sampling;
+  // The energy counter read at the job's end (NVML), not only at the daemon's 10 s cadence.
+  for (const problem of await takeFinalCollection(sampler, { plan, job: identity, host: plan.collect.host })) say(problem);
   if (plan.textfileDir) {
     const { removeTextfile } = await import('../publish/publish.js');
     const error = removeTextfile(plan.textfileDir, plan.fileName);

@@ -1,4 +1,4 @@
-import { classifyPulse } from '../pulse/classify.js';
+import { classifyPulse, type Pulse } from '../pulse/classify.js';
 import { NEXT_STEPS, type PulseVerdict } from '../pulse/verdicts.js';
 import { gpuEnergy, histogramPercentile, type RunTotals } from './accumulate.js';
 import { summarizeSteps, type StepSummary } from './steps.js';
@@ -26,6 +26,8 @@ export interface GpuSummary {
   energyWh?: number;
   /** Where energyWh comes from: the board's counter (NVML) or power x time. */
   energyFrom?: 'counter' | 'power';
+  /** Seconds of the run counted by power x time, the counter's reading not covering them. */
+  energyEstimatedSeconds?: number;
   verdict?: PulseVerdict;
   explanation?: string;
 }
@@ -48,6 +50,8 @@ export interface RunSummary {
   idleShare?: number;
   energyWh?: number;
   energyFrom?: 'counter' | 'power' | 'mixed';
+  /** GPU-seconds counted by power x time where the energy is the counters' (no reading covered them). */
+  energyEstimatedSeconds?: number;
   steps?: StepSummary;
   nextSteps: string[];
 }
@@ -75,7 +79,7 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
   const gpus: GpuSummary[] = chosen.map((totals) => {
     const series = totals.series.items();
     const pulse = series.length >= 5 ? classifyPulse(series) : undefined;
-    const energy = gpuEnergy(totals);
+    const energy = gpuEnergy(totals, input);
     return {
       gpu: totals.gpu,
       uuid: totals.uuid,
@@ -85,8 +89,8 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
       utilizationP95: histogramPercentile(totals.utilizationHistogram, 95)!,
       idleShare: totals.idleSamples / totals.samples,
       ...(totals.peakMemoryMiB !== undefined ? { peakMemoryMiB: totals.peakMemoryMiB } : {}),
-      ...(energy ? { energyWh: energy.joules / 3600, energyFrom: energy.from } : {}),
-      ...(pulse ? { verdict: pulse.verdict, explanation: pulse.explanation } : {}),
+      ...(energy ? { energyWh: energy.joules / 3600, energyFrom: energy.from, energyEstimatedSeconds: energy.estimatedSeconds } : {}),
+      ...(pulse ? { verdict: pulse.verdict, explanation: explainOverRun(pulse, series.length, totals.samples) } : {}),
     };
   });
   const samples = chosen.reduce((n, gpu) => n + gpu.samples, 0);
@@ -124,11 +128,35 @@ export function summarize(totals: RunTotals, input: SummaryInput): RunSummary {
         }
       : {}),
     ...(energies.length > 0
-      ? { energyWh: energies.reduce((a, b) => a + b, 0), energyFrom: energyFroms.size === 1 ? [...energyFroms][0]! : 'mixed' }
+      ? {
+          energyWh: energies.reduce((a, b) => a + b, 0),
+          energyFrom: energyFroms.size === 1 ? [...energyFroms][0]! : 'mixed',
+          ...(energyFroms.has('counter')
+            ? {
+                energyEstimatedSeconds: gpus.reduce(
+                  (n, gpu) => n + (gpu.energyFrom === 'counter' ? (gpu.energyEstimatedSeconds ?? 0) : 0),
+                  0,
+                ),
+              }
+            : {}),
+        }
       : {}),
     ...(steps ? { steps } : {}),
     nextSteps: [...new Set(verdicts.filter((v) => v !== 'saturated' || verdicts.length === 1).flatMap((v) => NEXT_STEPS[v]))],
   };
+}
+
+/**
+ * Pulse's explanation as the run's summary prints it under the GPU's own line (mean, p95, idle over
+ * every sample): one set of numbers. Where pulse's figures are over other samples (idle ones left out
+ * at the start or end, or the series thinned on a long run), the line says which; where pulse read
+ * every sample, its opening "utilization X % on average" is the line above's mean again, left out.
+ */
+export function explainOverRun(pulse: Pulse, read: number, samples: number): string {
+  if (pulse.trimmed > 0)
+    return `without the ${pulse.trimmed} idle samples at the start or end (${pulse.evidence.samples} of ${read}): ${pulse.explanation}`;
+  if (read < samples) return `over ${read} of the ${samples} samples, kept evenly: ${pulse.explanation}`;
+  return pulse.explanation.replace(/^utilization \d+(\.\d)? % on average, /, '');
 }
 
 /** Why a run has no GPU numbers, in one line. */

@@ -1,10 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { buildReport } from '../../src/report/build.js';
 import { HEADER, generateRows, type HistoryOptions, type Profile } from '../../src/report/history-generator.js';
-import { tempDir } from '../helpers.js';
+import { CAPTURES, tempDir } from '../helpers.js';
 
 // The report's thresholds (src/report/findings.ts) were tuned on generated histories: the TUNING set
 // below, i.e. the histories of test/report/build.test.ts, report --demo's week (src/report/demo.ts) and the
@@ -146,4 +147,39 @@ describe('report findings on the held-out generated histories (thresholds never 
       // Weeks of 30-second samples: generous, for a busy machine.
     }, 120_000);
   }
+});
+
+// A REAL trail, held out too: collect --interval 1s with the real nvidia-smi on an H200 while
+// bench/load.py ran eight 25 s loads (test/fixtures/captures/h200__580.159.04__load-trail/SOURCE.md).
+// Four minutes of one GPU holding ~1 GiB: nothing there lasts the hours a finding needs, so the report
+// finds nothing, and its sums are checked against ones worked out here from the rows.
+describe('a real H200 trail under known loads (held out)', () => {
+  const TRAIL = join(CAPTURES, 'h200__580.159.04__load-trail');
+
+  it('no findings; GPU-hours, busy share and energy as the rows give them', async () => {
+    const dir = await tempDir();
+    const text = readFileSync(join(TRAIL, 'h200-load.csv'), 'utf8');
+    await writeFile(join(dir, 'h200-load.csv'), text);
+    const report = await buildReport({ csvDir: dir, by: 'task' });
+    if ('error' in report) throw new Error(report.error);
+    const [header, ...rows] = text
+      .trim()
+      .split('\n')
+      .map((line) => line.split(','));
+    const at = (name: string) => header!.indexOf(name);
+    const times = rows.map((row) => Date.parse(row[at('time')]!));
+    const util = rows.map((row) => Number(row[at('utilization_percent')]));
+    const power = rows.map((row) => Number(row[at('power_draw_w')]));
+    // Power in a straight line between rows (trapezoids), in kWh; the mean utilization over the rows (1 s apart).
+    let joules = 0;
+    for (let i = 1; i < rows.length; i++) joules += ((power[i - 1]! + power[i]!) / 2) * ((times[i]! - times[i - 1]!) / 1000);
+    const meanUtil = util.reduce((a, b) => a + b, 0) / util.length;
+    expect(report.findings).toEqual([]);
+    const [summary] = report.summary;
+    expect(summary).toMatchObject({ host: 'vm', task_id: 'h200-load', samples: rows.length, error_samples: 0 });
+    expect(summary!.gpu_hours).toBeCloseTo((rows.length * 1) / 3600, 2);
+    expect(Math.abs(summary!.busy_percent! - meanUtil)).toBeLessThan(0.1);
+    // energy_kwh has 3 decimals: within one of them (the trail holds about 0.02 kWh).
+    expect(Math.abs(summary!.energy_kwh! - joules / 3.6e6)).toBeLessThanOrEqual(0.0011);
+  });
 });

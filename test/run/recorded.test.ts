@@ -77,3 +77,59 @@ describe('a recorded run with a slow input pipeline in its second half', () => {
     expect(recorded.steps.finding).toMatchObject({ kind: 'slowdown', cause: 'data_starved' });
   });
 });
+
+// The same job on an H200 measured by both sources at once, beside a 100 ms NVML trace of the board's
+// energy counter (SOURCE.md there): the nvidia-smi trail replayed through the summary (power x time)
+// must give what the counter says over the run's own span, an independent measurement.
+describe('energy on a real H200: power x time against the board counter', () => {
+  const ENERGY = join(CAPTURES, 'h200__580.159.04__run-energy');
+  const trace = readFileSync(join(ENERGY, 'nvml-trace.csv'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(',').map(Number) as [number, number, number]);
+  /** The counter (J) at `ms`, in a straight line between the two readings around it. */
+  const counterAt = (ms: number) => {
+    const i = trace.findIndex(([seconds]) => seconds * 1000 >= ms);
+    const [t1, , e1] = trace[i]!;
+    const [t0, , e0] = trace[i - 1]!;
+    return (e0 + ((e1 - e0) * (ms - t0 * 1000)) / ((t1 - t0) * 1000)) / 1000;
+  };
+
+  it.each(['saturated', 'starved-60'])('%s: within 1 % of the counter', (load) => {
+    const recorded = JSON.parse(readFileSync(join(ENERGY, `summary-${load}-smi.json`), 'utf8'));
+    const startedAt = Date.parse(recorded.started_at);
+    const endedAt = startedAt + recorded.duration_seconds * 1000;
+    const [header, ...rows] = readFileSync(join(ENERGY, `smi-${load}.csv`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => csvCells(line)!);
+    const at = (name: string) => header!.indexOf(name);
+    const totals = newTotals();
+    for (const row of rows)
+      addSample(
+        totals,
+        {
+          time: Date.parse(row[at('time')]!),
+          gpu: row[at('gpu_id')]!,
+          uuid: row[at('gpu_uuid')]!,
+          utilization: Number(row[at('utilization_percent')]),
+          powerW: Number(row[at('power_draw_w')]),
+        },
+        5000,
+      );
+    const summary = summarize(totals, {
+      task: load,
+      command: ['python3', 'bench/load.py', '40', load],
+      startedAt,
+      endedAt,
+      exit: { status: 0, code: 0 },
+      selection: 'process tree',
+      gpus: ['0'],
+      notes: [],
+    });
+    const counterJ = counterAt(endedAt) - counterAt(startedAt);
+    expect(summary.energyFrom).toBe('power');
+    expect(Math.abs((summary.energyWh! * 3600) / counterJ - 1)).toBeLessThan(0.01);
+  });
+});
