@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -142,7 +142,7 @@ describe('collect --interval (daemon mode)', () => {
     expect(result.stderr).toMatch(/nvidia-smi -lms stopped: unparsable_output: .*\(3 batches in a row\)/);
   });
 
-  it('SIGTERM while nvidia-smi is mid-line leaves the last good sample, not unparsable_output', async () => {
+  it('SIGTERM while nvidia-smi is mid-line says the collector stopped, not unparsable_output; the trail keeps good samples', async () => {
     const dir = await tempDir();
     const mark = join(dir, 'mid-line');
     const child = execa(
@@ -176,8 +176,7 @@ describe('collect --interval (daemon mode)', () => {
     const result = await child;
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     const samples = checkExposition(await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8')).samples;
-    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_error')).toBeUndefined();
-    expect(samples.find((s) => s.name === 'nvidia_gpu_collector_success')?.value).toBe(1);
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_collector_error').map((s) => s.labels.reason)).toEqual(['collector_stopped']);
     expect(
       (await readFile(join(dir, 'c/default.csv'), 'utf8'))
         .trim()
@@ -301,5 +300,54 @@ describe('collect --interval with one GPU lost', () => {
     expect(back, stderr).toBe(true);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).not.toMatch(/restarting in/);
+  });
+});
+
+// Issue 33: after systemctl stop the file kept collector_success 1 and every GPU series, served as
+// current until the staleness alert fired minutes later.
+describe('collect --interval stopped cleanly', () => {
+  const start = (dir: string, ...more: string[]) =>
+    execa(
+      process.execPath,
+      [CLI, 'collect', '--interval', '200ms', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...more],
+      { env: cliEnv({ FAKE_SMI_CAPTURE: H200 }), extendEnv: false, reject: false, stdin: 'ignore' },
+    );
+
+  it('says collector_stopped with the health block only, and a restart publishes the GPUs again', { timeout: 90_000 }, async () => {
+    const dir = await tempDir();
+    await symlink(FAKE_SMI, join(dir, 'nvidia-smi'));
+    await mkdir(join(dir, 't'));
+    const exporter = await startNodeExporter(join(dir, 't'));
+    onTestFinished(() => exporter.stop());
+    const scrape = async () => {
+      const scraped = checkExposition(await exporter.scrape()).samples;
+      expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
+      return served(scraped.filter((s) => s.name.startsWith('nvidia_gpu_')));
+    };
+    const running = 'success 1 error - gpus 0=1+power 1=1+power';
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const child = start(dir, '--nvidia-smi', join(dir, 'nvidia-smi'));
+      expect(await eventually(async () => (await scrape()) === running), `${signal}: ${await scrape()}`).toBe(true);
+      child.kill(signal);
+      const result = await child;
+      expect([result.exitCode, result.stderr]).toEqual([0, '']);
+      expect(await scrape()).toBe('success 0 error collector_stopped gpus ');
+      const text = await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8');
+      // The last good sample's time is kept: how long ago the collector last saw the GPUs.
+      const lastSuccess = checkExposition(text).samples.find((s) => s.name === 'nvidia_gpu_collector_last_success_timestamp_seconds');
+      expect(lastSuccess?.value).toBeGreaterThan(0);
+    }
+  });
+
+  it('--dry-run prints no stop: it wrote nothing to take back', { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    const child = start(dir, '--dry-run', '--nvidia-smi', FAKE_SMI);
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += String(chunk)));
+    expect(await eventually(async () => (stdout.match(/^nvidia_gpu_collector_success 1$/gm)?.length ?? 0) >= 2)).toBe(true);
+    child.kill('SIGTERM');
+    const result = await child;
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    expect(stdout).not.toMatch(/collector_stopped|nvidia_gpu_collector_success 0/);
   });
 });
