@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calendarMarks, meanInterval, parseJournal, parseShownSpan, parseShownTime, runsOf } from './journal.js';
+import { calendarMarks, parseJournal, parseShownSpan, parseShownTime, runsOf } from './journal.js';
 
 // The first two entries are copied from the booted Debian's `journalctl -o json` (fields the parser does
 // not read left out); the others are written the same way: a failed run, a run still going, and a
@@ -29,20 +29,6 @@ describe('journal entries', () => {
       [1796125590.2897, undefined],
     ]);
     expect(runsOf(parseJournal(recorded), 'gpu-textfile-daemon.service')).toEqual([]);
-  });
-});
-
-describe('the mean interval between starts', () => {
-  // Starts recorded under OnUnitActiveSec=15s with AccuracySec=1s: each period counted from the last run.
-  it('is 16 s for a timer that counts from each run', () => {
-    expect(meanInterval([1796126209.799807, 1796126225.800085, 1796126241.799543, 1796126257.787947])).toBeCloseTo(15.996, 3);
-  });
-  it('stays near 15 s when one start of a calendar timer comes a second late', () => {
-    expect(meanInterval([1796126400.31, 1796126415.31, 1796126431.4, 1796126445.31])).toBeCloseTo(15, 5);
-    expect(meanInterval([1796126400.31, 1796126415.31, 1796126430.31, 1796126446.4])).toBeCloseTo(15.363, 3);
-  });
-  it('needs two starts', () => {
-    expect(() => meanInterval([1])).toThrow('an interval needs two starts, got 1');
   });
 });
 

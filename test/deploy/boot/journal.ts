@@ -62,16 +62,6 @@ export function runsOf(entries: readonly JournalEntry[], unit: string): Run[] {
 }
 
 /**
- * The mean time between consecutive starts: (last - first) / count. A late start moves only its own
- * two intervals, while a timer that counts each period from the last run adds its lateness to every
- * period after it, which the mean shows.
- */
-export function meanInterval(starts: readonly number[]): number {
-  if (starts.length < 2) throw new Error(`an interval needs two starts, got ${starts.length}`);
-  return (starts[starts.length - 1]! - starts[0]!) / (starts.length - 1);
-}
-
-/**
  * Where each start falls against a calendar that fires every `periodS` seconds from the minute
  * (OnCalendar=*:*:0/15): its mark (periods since the epoch, whose minutes are whole in every time
  * zone) and how long after that mark it came, in seconds.
