@@ -27,6 +27,8 @@ export const FAILURE_REASONS = {
   write_failed:
     'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
   internal_error: 'gpu-textfile itself failed (a bug: please report it).',
+  collector_stopped:
+    'The daemon (collect --interval) was stopped cleanly (SIGTERM, SIGINT: systemctl stop): no GPU values until it runs again.',
 } as const;
 
 export type FailureReason = keyof typeof FAILURE_REASONS;

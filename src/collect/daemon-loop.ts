@@ -1,10 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { failedCollection, isSample, toCollection, type Collection, type Failure, type GpuSample, type RowProblem } from '../collection.js';
 import type { FieldSpec } from '../fields.js';
 import type { RowStream } from '../sources/source.js';
 import type { CollectorState } from '../state.js';
 import type { CollectOutput } from './collect.js';
+import { backoffMs, hasLostGpu, sampleSeconds } from './daemon-rules.js';
 import { latestOnly } from './latest-only.js';
+
+export { backoffMs, hasLostGpu, sampleSeconds } from './daemon-rules.js';
 
 /** What the daemon mode's loop is given: its cadence, and every effect as a function (tests pass fakes). */
 export interface DaemonLoopInput {
@@ -26,21 +28,6 @@ export interface DaemonLoopInput {
   signal: AbortSignal;
   initialState: CollectorState;
   initialSuccessSeconds?: number;
-}
-
-/** Restart delays after the stream breaks: from one interval (at least 1 s), doubling up to a minute. */
-export const backoffMs = (intervalMs: number, failures: number): number =>
-  Math.min(60_000, Math.max(1000, intervalMs) * 2 ** Math.max(0, failures - 1));
-
-/**
- * What one sample of the daemon mode cost, in seconds: from the moment the source took it (its
- * earliest row's takenAt: nvidia-smi's query start) to the collection, so the query and our own
- * work; without takenAt, our own work from the batch's first row.
- */
-export function sampleSeconds(batch: { samples: readonly GpuSample[]; startedAt: number }, now: number): number {
-  const taken = batch.samples.flatMap((sample) => (sample.takenAt === undefined ? [] : [sample.takenAt]));
-  const from = taken.length > 0 ? Math.min(...taken) : batch.startedAt;
-  return Math.max(0, now - from) / 1000;
 }
 
 /** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
@@ -65,7 +52,9 @@ interface Batch {
  * -lms N` child); each batch of rows (one per GPU) is published as it arrives. Processes are queried
  * on their own, slower cadence. A reader that exits, stalls or prints garbage is stopped and
  * restarted with back-off; meanwhile a one-shot collection publishes what is true (a failure, or a
- * lost GPU).
+ * lost GPU). While a GPU is lost no reader can run (nvidia-smi -lms exits 15 at once, NVML's reader
+ * ends at its first sample): a one-shot collection then publishes every interval instead, the
+ * healthy GPUs with their values and the lost one as nvidia_gpu_up 0, as a one-shot run does.
  */
 export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
   const { signal } = input;
@@ -95,6 +84,8 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
     input.processesIntervalMs === undefined ? undefined : setInterval(() => void refreshProcesses(), input.processesIntervalMs);
   signal.addEventListener('abort', () => clearInterval(processTimer), { once: true });
 
+  // A warning repeated by the next one-shot (a GPU still lost, each interval) is said once.
+  let said = new Set<string>();
   const recover = async () => {
     const result = await input.oneShot(state, lastSuccessSeconds);
     state = result.state;
@@ -102,27 +93,59 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
     processes = result.collection.processes ?? processes;
     lastSuccessSeconds = result.collection.health.lastSuccessSeconds;
     await publish(result.collection);
-    for (const warning of result.warnings) input.say(warning);
+    for (const warning of result.warnings) if (!said.has(warning)) input.say(warning);
+    said = new Set(result.warnings);
     return result;
+  };
+  // An abort ends a wait early: the loop then stops.
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, signal.aborted ? 0 : Math.max(0, ms));
+      signal.addEventListener('abort', done, { once: true });
+    });
+
+  /** A one-shot collection every interval, on the interval's cadence, while it finds a GPU lost. */
+  const whileLost = async (first: CollectOutput) => {
+    let result = first;
+    for (let due = input.now(); !signal.aborted && hasLostGpu(result.collection); ) {
+      due = Math.max(due + input.intervalMs, input.now());
+      await wait(due - input.now());
+      if (signal.aborted) break;
+      result = await recover();
+      if (!hasLostGpu(result.collection) && !result.collection.health.failure)
+        input.say(`every GPU answers again; restarting ${streamName}`);
+    }
   };
 
   try {
-    await recover();
+    let last = await recover();
     while (!signal.aborted) {
+      if (hasLostGpu(last.collection)) await whileLost(last);
+      if (signal.aborted) break;
       const names = state.names;
       const fields = names ? input.fields.filter((field) => names[field.query]) : [];
       const failure = names ? await streamUntilBroken(fields, names) : undefined;
       if (signal.aborted) break;
       failures++;
       const delay = backoffMs(input.intervalMs, failures);
-      if (failure) {
-        await publish(failedCollection(failure, 0, lastSuccessSeconds));
-        input.say(`${streamName} stopped: ${failure.reason}: ${failure.message}; restarting in ${delay / 1000} s`);
-      }
-      // An abort ends the wait early (AbortError): the loop then stops.
-      await sleep(delay, undefined, { signal }).catch(() => undefined);
+      if (failure?.reason === 'gpu_lost') {
+        // A lost GPU ends the reader of every GPU: a one-shot read at once names it, and the others
+        // keep reporting. Its failure is not published over that: the one-shot's picture is the true one.
+        last = await recover();
+        if (hasLostGpu(last.collection)) {
+          input.say(`${streamName} stopped: ${failure.message}; a GPU is lost: one-shot reads every interval while it stays lost`);
+          continue;
+        }
+      } else if (failure) await publish(failedCollection(failure, 0, lastSuccessSeconds));
+      if (failure) input.say(`${streamName} stopped: ${failure.reason}: ${failure.message}; restarting in ${delay / 1000} s`);
+      await wait(delay);
       if (signal.aborted) break;
-      await recover();
+      last = await recover();
     }
   } finally {
     clearInterval(processTimer);
@@ -210,7 +233,9 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
         }
       }
       if (broken || signal.aborted) return broken;
-      flush();
+      // Lines without a sample just before the child exited are its last words (nvidia-smi prints its
+      // errors on stdout): its exit says what happened, they are not garbage.
+      if (batch?.samples.length) flush();
       const ended = await child.ended;
       if (broken || signal.aborted) return broken;
       return ended;

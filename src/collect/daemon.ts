@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { failedCollection } from '../collection.js';
 import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from '../state.js';
@@ -37,7 +38,11 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
   const source = await openSource(plan.source, { ...plan, deadline: watchdog });
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
+  let stoppedBy: NodeJS.Signals = 'SIGTERM';
+  const onSignal = (signal: NodeJS.Signals) => {
+    stoppedBy = signal;
+    stop.abort();
+  };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   let saved = state;
@@ -47,6 +52,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   // The reader now running: NVML's tells of Xid events, which count while the kernel log cannot be read.
   let reader: RowStream | undefined;
   let cudaVersion = state.cuda?.version || undefined;
+  let lastSuccessSeconds = await previousSuccessSeconds(publishTarget);
   let lastLook: { at: number; poll: XidPoll } | undefined;
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
@@ -74,6 +80,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         return reader;
       },
       publish: async (sampled) => {
+        lastSuccessSeconds = sampled.health.lastSuccessSeconds;
         // A streamed sample has no Xid counts of its own: look at the kernel log now, and keep what
         // was counted, so a restart does not count it again.
         let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
@@ -96,8 +103,17 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       now: Date.now,
       signal: stop.signal,
       initialState: state,
-      initialSuccessSeconds: await previousSuccessSeconds(publishTarget),
+      initialSuccessSeconds: lastSuccessSeconds,
     });
+    // Stopped cleanly: the last sample must not be served as current until the staleness alert
+    // fires. The health block says so at once; the next start publishes within one interval. No CSV
+    // row: the trail holds samples, and a stop is none.
+    if (!plan.dryRun) {
+      const message = `collect --interval was stopped by ${stoppedBy}`;
+      const stopped = failedCollection({ reason: 'collector_stopped', message }, 0, lastSuccessSeconds);
+      const { textfileError } = await publish(stopped, { ...publishTarget, csv: undefined }, new Date());
+      if (textfileError) say(textfileError);
+    }
   } finally {
     xid?.close();
     watchdog?.stop();

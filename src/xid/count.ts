@@ -35,10 +35,11 @@ export const MAX_COUNTS = 1024;
  * reset only with the state.
  */
 export function countXids(before: XidState | undefined, records: readonly KmsgRecord[], bootId: string | undefined): XidState {
-  const restarted =
-    before !== undefined &&
-    ((bootId !== undefined && before.bootId !== undefined && bootId !== before.bootId) ||
-      (records.length > 0 && records[records.length - 1]!.seq < before.seq));
+  const knownBoots = bootId !== undefined && before?.bootId !== undefined;
+  const behind = before !== undefined && records.length > 0 && records[records.length - 1]!.seq < before.seq;
+  // The same boot's log never goes back: a cursor ahead of it is garbage (a state restored or edited).
+  if (behind && knownBoots && bootId === before.bootId) return rederived(before, records, bootId);
+  const restarted = before !== undefined && ((knownBoots && bootId !== before.bootId) || behind);
   const cursor = before && !restarted ? before.seq : -1;
   // Counted from NVML's events while the log could not be read: never twice. (An Xid logged before
   // NVML began counting and not yet read from the log is missed: the log cannot tell which is which.)
@@ -56,6 +57,29 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
   if (before && !restarted && fresh.length === 0 && (bootId ?? before.bootId) === before.bootId) return before;
   const seq = fresh.reduce((last, event) => Math.max(last, event.seq), cursor);
   return { bootId: bootId ?? before?.bootId, seq, counts: addXidEvents(before?.counts ?? [], fresh) };
+}
+
+/**
+ * A state whose cursor is ahead of its own boot's log, re-derived from the log: each count is the
+ * larger of the state's and the log's own (every Xid it holds, once), the cursor its last Xid.
+ * Adding the log on top, as after a reboot, doubled every count: an increase the alerts fire on. The
+ * larger of the two never goes down either, which Prometheus would take for a reset (and increase()
+ * for the whole count again); Xids the state may have missed still count.
+ */
+function rederived(before: XidState, records: readonly KmsgRecord[], bootId: string): XidState {
+  const logged = records.flatMap((record) => {
+    const line = parseXidLine(record.message);
+    return line ? [{ ...line, seq: record.seq }] : [];
+  });
+  const fromLog = new Map(addXidEvents([], logged).map((c) => [`${c.bus}/${c.xid}`, c]));
+  const counts = before.counts.map((c) => ({ ...c, count: Math.max(c.count, fromLog.get(`${c.bus}/${c.xid}`)?.count ?? 0) }));
+  const kept = new Set(counts.map((c) => `${c.bus}/${c.xid}`));
+  const added = [...fromLog.entries()].filter(([key]) => !kept.has(key)).map(([, c]) => c);
+  return {
+    bootId,
+    seq: logged.reduce((last, event) => Math.max(last, event.seq), -1),
+    counts: [...counts, ...added].slice(0, MAX_COUNTS),
+  };
 }
 
 /**

@@ -202,6 +202,53 @@ describe('daemonLoop', () => {
     await run.stop();
   });
 
+  it('while a GPU is lost, a one-shot read publishes every interval on its cadence, and the reader waits until it answers', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const lostOne: Collection = { ...good(1), down: [{ gpu: '1', uuid: 'GPU-1', reason: 'gpu_lost' }] };
+    let lost = true;
+    const reads: number[] = [];
+    const run = loop({
+      oneShot: async (state) => {
+        reads.push(Date.now());
+        return { collection: lost ? lostOne : good(2), state, warnings: lost ? ['GPU 1 (GPU-1) did not answer'] : [] };
+      },
+    });
+    await vi.advanceTimersByTimeAsync(1000);
+    // One read at the start, then one each 200 ms interval; no reader started meanwhile, no failure published.
+    expect(reads.map((at) => at - reads[0]!)).toEqual([0, 200, 400, 600, 800, 1000]);
+    expect(run.children).toEqual([]);
+    expect(run.published.every((c) => c.down.length === 1 && !c.health.failure)).toBe(true);
+    expect(run.said).toEqual(['GPU 1 (GPU-1) did not answer']);
+    lost = false;
+    await vi.advanceTimersByTimeAsync(200);
+    expect(run.children.length).toBe(1);
+    expect(run.said.at(-1)).toMatch(/^every GPU answers again/);
+    await run.stop();
+  });
+
+  it('a reader that ends on a lost GPU publishes the one-shot read that names it, not its failure', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const lostOne: Collection = { ...good(1), down: [{ gpu: '1', uuid: 'GPU-1', reason: 'gpu_lost' }] };
+    let reads = 0;
+    const run = loop({
+      oneShot: async (state) => ({ collection: ++reads > 1 ? lostOne : good(1), state, warnings: [] }),
+      child: () => {
+        const child = fakeChild();
+        child.stream.ended = Promise.resolve({ kind: 'exit', code: 15, output: 'Unable to determine the device handle for GPU 1' });
+        return child;
+      },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    run.children[0]!.feed(...ROWS);
+    run.children[0]!.stream.stop();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(reasons(run.published).filter((r) => r !== 'sample' && r !== 'start')).toEqual([]);
+    expect(run.published.at(-1)?.down).toEqual(lostOne.down);
+    expect(reads).toBeGreaterThanOrEqual(6);
+    expect(run.said[0]).toMatch(/^nvidia-smi -lms stopped: .*a GPU is lost: one-shot reads every interval while it stays lost$/);
+    await run.stop();
+  });
+
   it('stopping while the child is mid-line publishes nothing more: stopping is not a failure', async () => {
     const run = loop({ child: () => fakeChild([ROWS[0]!.slice(0, 12)]) });
     await until(() => run.children.length === 1, 'the child');

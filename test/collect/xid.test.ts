@@ -69,6 +69,30 @@ describe('Xid errors from the kernel log, one-shot', () => {
     expect(await xids(dir)).toEqual({ counts: ['gpu 0 xid 79: 2', 'gpu 1 xid 13: 2'], up: 1 });
   });
 
+  it('a quiet host: a second run over exactly the same log, its newest record an Xid already counted, adds nothing', async () => {
+    const { dir, args, kmsg } = await hostCopy();
+    // The log as it was when the Xid 79 was its newest record.
+    const text = await readFile(kmsg, 'utf8');
+    await writeFile(kmsg, text.slice(0, text.indexOf('\n6,609,') + 1));
+    await collect(args);
+    const state = await readFile(join(dir, 's/state.json'), 'utf8');
+    expect(JSON.parse(state).xid.seq).toBe(608);
+    await collect(args);
+    expect(await xids(dir)).toEqual({ counts: ['gpu 0 xid 79: 1', 'gpu 1 xid 13: 2'], up: 1 });
+    expect(await readFile(join(dir, 's/state.json'), 'utf8')).toBe(state);
+  });
+
+  // Issue 33: taken for a reboot, the whole log was counted again on top: every count doubled.
+  it("a cursor in the state ahead of the same boot's log is garbage: the counts are re-derived, not doubled", async () => {
+    const { dir, args } = await hostCopy();
+    await collect(args);
+    const state = JSON.parse(await readFile(join(dir, 's/state.json'), 'utf8'));
+    await writeFile(join(dir, 's/state.json'), JSON.stringify({ ...state, xid: { ...state.xid, seq: 900_000 } }));
+    await collect(args);
+    expect(await xids(dir)).toEqual({ counts: ['gpu 0 xid 79: 1', 'gpu 1 xid 13: 2'], up: 1 });
+    expect(JSON.parse(await readFile(join(dir, 's/state.json'), 'utf8')).xid.seq).toBe(608);
+  });
+
   it('an unreadable log: the source gauge says 0, the counts so far stay, and nothing is said on stderr', async () => {
     const { dir, args, kmsg } = await hostCopy();
     await collect(args);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor, type Container } from './boot/container.js';
 import { bootWithPackage, csvRows, FAILING_CAPTURE, journal, sampleValue, scrape, useCapture } from './boot/deployment.js';
-import { meanInterval, runsOf, type Run } from './boot/journal.js';
+import { calendarMarks, parseShownSpan, parseShownTime, runsOf, type Run } from './boot/journal.js';
 
 // The units as a user deploys them: a minimal Debian (systemd, Debian's node_exporter) booted by
 // systemd-nspawn, gpu-textfile installed from its npm tarball, `gpu-textfile install` run inside.
@@ -51,13 +51,27 @@ describe('the deployment, booted under systemd', () => {
     const rows = await csvRows(box(), `${CSV_DIR}/testhost.csv`);
     const withoutRow = runs.filter((run) => !rows.some((row) => row.time >= run.start - 0.001 && row.time <= run.result!.time));
     expect(withoutRow).toEqual([]);
-    // Starts come from systemd's own "Starting" lines. A period counted from each activation, with
-    // AccuracySec=1s, lands runs 16 s apart, and the mean over three periods keeps that 16; a run that
-    // starts late on a busy machine moves the mean by a third of its lateness at most.
+    // What the timer promises, not a duration: OnCalendar=*:*:0/15 fires on each quarter minute, one
+    // run per mark, none skipped or doubled, none early (starts from systemd's own "Starting" lines,
+    // logged when the run began, however busy the machine). A period counted from each activation
+    // (OnUnitActiveSec) slips a second further past its mark each run.
     const starts = runs.map((run) => run.start);
-    const mean = meanInterval(starts);
-    expect(mean, `starts ${starts.join(', ')}`).toBeGreaterThan(14.5);
-    expect(mean, `starts ${starts.join(', ')}`).toBeLessThan(15.5);
+    const marks = calendarMarks(starts, 15);
+    expect(
+      marks.map((m) => m.mark - marks[0]!.mark),
+      `starts ${starts.join(', ')}`,
+    ).toEqual([0, 1, 2, 3]);
+    expect(marks.filter((m) => m.after < 0)).toEqual([]);
+    // And AccuracySec: systemd's own record of when the timer fired (not when journald got the line)
+    // lies within it after a quarter-minute mark, and the next elapse it plans is on a mark.
+    const timerShows = (property: string) => box().sh(`systemctl show --timestamp=us+utc -p ${property} --value gpu-textfile.timer`);
+    const accuracy = parseShownSpan(await timerShows('AccuracyUSec'));
+    expect(accuracy).toBe(1);
+    const [fired] = calendarMarks([parseShownTime(await timerShows('LastTriggerUSec')) ?? Number.NaN], 15);
+    expect(fired!.after).toBeGreaterThanOrEqual(0);
+    expect(fired!.after).toBeLessThanOrEqual(accuracy!);
+    const next = parseShownTime(await timerShows('NextElapseUSecRealtime'));
+    expect(calendarMarks([next ?? Number.NaN], 15)[0]!.after).toBe(0);
   }, 180_000);
 
   it('node_exporter, inside the container on 127.0.0.1, scrapes the fresh file', async () => {

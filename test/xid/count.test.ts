@@ -32,6 +32,32 @@ describe('countXids', () => {
     expect(countXids(first, [], 'another-boot')).not.toBe(first);
   });
 
+  it('a quiet host: a second run over exactly the same log, its newest record the one counted, adds nothing', () => {
+    const first = countXids(undefined, log, BOOT);
+    expect(first.seq).toBe(log.at(-1)!.seq);
+    expect(countXids(first, log, BOOT)).toBe(first);
+  });
+
+  // Issue 33: a cursor ahead of the same boot's log was taken for a reboot: the whole log was counted
+  // again on top, doubling every count.
+  it("a cursor ahead of its own boot's log is garbage: re-derived from the log, nothing counted twice", () => {
+    const first = countXids(undefined, log, BOOT);
+    const garbage = { ...first, seq: 5000 };
+    expect(countXids(garbage, log, BOOT)).toEqual(first);
+    // The counts never go down (a reset to Prometheus): the larger of the state's and the log's.
+    const more = { ...garbage, counts: [{ bus: '0000:00:06', xid: 79, count: 3 }] };
+    expect(countXids(more, log, BOOT).counts).toEqual([
+      { bus: '0000:00:06', xid: 79, count: 3 },
+      { bus: '0000:00:07', xid: 13, count: 1 },
+    ]);
+    // Then the next line counts once.
+    expect(countXids(countXids(garbage, log, BOOT), [...log, xid(6, 79)], BOOT).counts).toContainEqual({
+      bus: '0000:00:06',
+      xid: 79,
+      count: 2,
+    });
+  });
+
   it('a new Xid line adds one', () => {
     const first = countXids(undefined, log, BOOT);
     const second = countXids(first, [...log, other(5), xid(6, 79)], BOOT);

@@ -10,10 +10,16 @@ import { spawn } from 'node:child_process';
 // once instead of at the deadline; and nvidia-smi stays our direct child, so its exit status and
 // a missing binary (ENOENT) reach us as before. It ignores the signals a terminal or a unit's stop
 // sends (it has its own session): only the pipe decides.
-// The guard starts before the child and learns its group from the pipe, written in the same tick as
-// the spawn returns: were it started after, a gpu-textfile killed while the guard's own fork ran
-// would leave the child unguarded (a busy machine's fork takes milliseconds). One fork more before
-// nvidia-smi starts (under a millisecond) is the price.
+// The guard starts before the child and learns its group from the pipe: were it started after, a
+// gpu-textfile killed while the guard's own fork ran would leave the child unguarded.
+// The race that remained (issue 33, seen once in six loaded runs): the group's id is the child's
+// pid, known only once the spawn returns, and the child is running by then. A gpu-textfile killed
+// between the child's exec and our write of its group (a busy machine deschedules us there for
+// milliseconds) left the guard with no group to kill: it exited, and nvidia-smi -lms ran on, silent,
+// for ever. So the child is gated: it starts as a sh (GATE) that waits for "go" on its stdin, which
+// we send only after the guard has its group, and only then execs nvidia-smi (same pid, same group,
+// its exit status ours). Killed before the guard knows the group, we never send "go": the gate
+// reads EOF and exits without running nvidia-smi. The price: one sh exec more per nvidia-smi run.
 // (dash's kill takes neither `--` nor `-s KILL` before a negative pid; `-9 -PGID` works in every sh.)
 const GUARD = `trap '' HUP INT TERM QUIT
 read -r pgid || exit 0
@@ -52,3 +58,24 @@ export function startGuard(): GroupGuard {
     release: () => guard.stdin.end(watching ? 'done\n' : '0\ndone\n'),
   };
 }
+
+/**
+ * Waits for "go" on stdin, then execs the command ($0) with its arguments, stdin from /dev/null;
+ * EOF first (we died before the guard knew the group) ends it without running anything. A
+ * command that cannot be run makes the sh exit 127 (not found) or 126 (not executable).
+ */
+const GATE = 'read -r go || exit 0; exec "$0" "$@" </dev/null';
+
+/** How to start `command args` gated: the file and arguments to spawn, with a pipe as its stdin. */
+export const gated = (command: string, args: readonly string[]): [string, string[]] => ['/bin/sh', ['-c', GATE, command, ...args]];
+
+/** Opens the gate (once the guard watches the child's group): the command runs now. */
+export function openGate(stdin: NodeJS.WritableStream | null | undefined): void {
+  // EPIPE: the gate is gone (killed by someone); the child's outcome says so.
+  stdin?.on('error', ignorable);
+  stdin?.end('go\n');
+}
+
+/** The sh's own exit statuses when the command could not be run (POSIX: 127 not found, 126 not executable). */
+export const GATE_NOT_FOUND = 127;
+export const GATE_NOT_EXECUTABLE = 126;

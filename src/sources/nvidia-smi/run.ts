@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { boundedLines } from './lines.js';
-import { startGuard } from './orphan-guard.js';
+import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, gated, openGate, startGuard } from './orphan-guard.js';
 
 /** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
 export type SmiOutcome =
@@ -38,16 +38,17 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
 export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
   const graceMs = options.graceMs ?? 1000;
   const guard = startGuard();
-  const child = execa(command, args, {
+  const child = execa(...gated(command, args), {
     reject: false,
     detached: true,
-    stdin: 'ignore',
+    stdin: 'pipe',
     stripFinalNewline: false,
     maxBuffer: 64 * 1024 * 1024,
     // nvidia-smi's messages are English already; keep any locale from changing number formats.
     env: { ...options.env, LC_ALL: 'C' },
   });
   guard.watch(child.pid);
+  openGate(child.stdin);
   const releaseGroup = guard.release;
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
@@ -64,12 +65,16 @@ export async function runSmi(command: string, args: readonly string[], options: 
   const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
   const code = (result as { code?: string }).code;
-  if (code === 'ENOENT') return { kind: 'not-found', command };
+  if (code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
   if (code === 'EACCES') return { kind: 'not-executable', command, message: result.message ?? 'EACCES' };
+  if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
   if (result.signal) return { kind: 'killed', signal: result.signal, output };
   if (result.exitCode === 0) return { kind: 'ok', stdout: String(result.stdout ?? '') };
   return { kind: 'exit', code: result.exitCode ?? -1, output };
 }
+
+/** The sh's message when it could not run the command ("sh: 1: exec: /x/nvidia-smi: Permission denied"), from its last colon. */
+const lastWords = (output: string): string => output.trim().split('\n')[0]?.split(': ').at(-1) ?? 'cannot be executed';
 
 /** The runner for one nvidia-smi binary and deadline. */
 export const smiRunner =
@@ -95,14 +100,15 @@ export function streamSmi(
   options: { graceMs?: number; env?: Record<string, string> } = {},
 ): SmiStream {
   const guard = startGuard();
-  const child = execa(command, args, {
+  const child = execa(...gated(command, args), {
     reject: false,
     detached: true,
-    stdin: 'ignore',
+    stdin: 'pipe',
     buffer: { stdout: false, stderr: true },
     env: { ...options.env, LC_ALL: 'C' },
   });
   guard.watch(child.pid);
+  openGate(child.stdin);
   const releaseGroup = guard.release;
   const tail: string[] = [];
   let stopped = false;
@@ -129,7 +135,7 @@ export function streamSmi(
     releaseGroup();
     // Newest first: the line nvidia-smi printed last says why it stopped.
     const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
-    if ((result as { code?: string }).code === 'ENOENT') return { kind: 'not-found', command };
+    if ((result as { code?: string }).code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
     if (result.signal) return { kind: 'killed', signal: result.signal, output };
     return { kind: 'exit', code: result.exitCode ?? -1, output };
   });

@@ -59,8 +59,8 @@ export function nvmlStream({ open, read: readAll, intervalMs, deadline }: NvmlSt
           return;
         }
         if (read.lost.length > 0) {
-          // As when nvidia-smi -lms exits 15: the loop's one-shot recovery then names the lost GPU
-          // (nvidia_gpu_up 0) while the others keep reporting, and the reader restarts with back-off.
+          // As when nvidia-smi -lms exits 15: the loop's one-shot reads then name the lost GPU
+          // (nvidia_gpu_up 0) each interval while the others keep reporting, until it answers again.
           stopped = true;
           end({ reason: 'gpu_lost', message: `GPU ${read.lost[0]!.gpu}: ${read.lost[0]!.message}` });
           return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { meanInterval, parseJournal, runsOf } from './journal.js';
+import { calendarMarks, parseJournal, parseShownSpan, parseShownTime, runsOf } from './journal.js';
 
 // The first two entries are copied from the booted Debian's `journalctl -o json` (fields the parser does
 // not read left out); the others are written the same way: a failed run, a run still going, and a
@@ -32,16 +32,29 @@ describe('journal entries', () => {
   });
 });
 
-describe('the mean interval between starts', () => {
-  // Starts recorded under OnUnitActiveSec=15s with AccuracySec=1s: each period counted from the last run.
-  it('is 16 s for a timer that counts from each run', () => {
-    expect(meanInterval([1796126209.799807, 1796126225.800085, 1796126241.799543, 1796126257.787947])).toBeCloseTo(15.996, 3);
+describe('calendarMarks', () => {
+  it('puts each start on its quarter minute, and says how long after it came', () => {
+    const marks = calendarMarks([1796126400.31, 1796126415.31, 1796126431.4, 1796126445.0], 15);
+    expect(marks.map((m) => m.mark - marks[0]!.mark)).toEqual([0, 1, 2, 3]);
+    expect(marks.map((m) => Number(m.after.toFixed(2)))).toEqual([0.31, 0.31, 1.4, 0]);
   });
-  it('stays near 15 s when one start of a calendar timer comes a second late', () => {
-    expect(meanInterval([1796126400.31, 1796126415.31, 1796126431.4, 1796126445.31])).toBeCloseTo(15, 5);
-    expect(meanInterval([1796126400.31, 1796126415.31, 1796126430.31, 1796126446.4])).toBeCloseTo(15.363, 3);
+  it('a timer counting from each run (16 s apart) comes a second later after its mark each time', () => {
+    const marks = calendarMarks([1796126209.799807, 1796126225.800085, 1796126241.799543, 1796126257.787947], 15);
+    expect(marks.map((m) => m.mark - marks[0]!.mark)).toEqual([0, 1, 2, 3]);
+    expect(marks.map((m) => Math.round(m.after))).toEqual([5, 6, 7, 8]);
   });
-  it('needs two starts', () => {
-    expect(() => meanInterval([1])).toThrow('an interval needs two starts, got 1');
-  });
+});
+
+describe("systemctl show's timestamps and spans", () => {
+  it.each([
+    ['Tue 2026-12-01 23:40:15.123456 UTC', 1796168415.123456],
+    ['Tue 2026-12-01 23:40:15 UTC', 1796168415],
+    ['n/a', undefined],
+  ])('%s', (text, expected) => expect(parseShownTime(text)).toBe(expected));
+  it.each([
+    ['1s', 1],
+    ['250ms', 0.25],
+    ['1min 30s', 90],
+    ['', undefined],
+  ])('%s', (text, expected) => expect(parseShownSpan(text)).toBe(expected));
 });

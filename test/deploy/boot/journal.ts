@@ -62,11 +62,25 @@ export function runsOf(entries: readonly JournalEntry[], unit: string): Run[] {
 }
 
 /**
- * The mean time between consecutive starts: (last - first) / count. A late start moves only its own
- * two intervals, while a timer that counts each period from the last run adds its lateness to every
- * period after it, which the mean shows.
+ * Where each start falls against a calendar that fires every `periodS` seconds from the minute
+ * (OnCalendar=*:*:0/15): its mark (periods since the epoch, whose minutes are whole in every time
+ * zone) and how long after that mark it came, in seconds.
  */
-export function meanInterval(starts: readonly number[]): number {
-  if (starts.length < 2) throw new Error(`an interval needs two starts, got ${starts.length}`);
-  return (starts[starts.length - 1]! - starts[0]!) / (starts.length - 1);
+export const calendarMarks = (starts: readonly number[], periodS: number): { mark: number; after: number }[] =>
+  starts.map((start) => {
+    const mark = Math.floor(start / periodS);
+    return { mark, after: start - mark * periodS };
+  });
+
+/** A timestamp as `systemctl show --timestamp=us+utc` prints it ("Tue 2026-12-01 23:40:15.123456 UTC"), in seconds since the epoch. */
+export function parseShownTime(text: string): number | undefined {
+  const match = /(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(\.\d+)? UTC/.exec(text);
+  return match ? Date.parse(`${match[1]}T${match[2]}Z`) / 1000 + Number(match[3] ?? 0) : undefined;
+}
+
+/** A span as `systemctl show` prints it ("1s", "250ms", "1min 30s"), in seconds. */
+export function parseShownSpan(text: string): number | undefined {
+  const units: Record<string, number> = { us: 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600 };
+  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)(us|ms|s|min|h)/g)];
+  return parts.length === 0 ? undefined : parts.reduce((sum, [, n, unit]) => sum + Number(n) * units[unit!]!, 0);
 }

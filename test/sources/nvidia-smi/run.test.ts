@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, copyFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi } from '../../../src/sources/nvidia-smi/run.js';
 import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../../helpers.js';
 
@@ -85,6 +87,32 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
       env: { FAKE_SMI_CAPTURE: H200 },
     });
     expect(outcome).toEqual({ kind: 'ok', stdout: expect.stringMatching(/^0, GPU-d9041e44/) });
+  });
+
+  // Issue 33: gpu-textfile killed between the child's start and the guard learning its group left
+  // the guard nothing to kill. The child now waits at a gate until the guard knows: killed before
+  // that, we never open it, and nvidia-smi never runs.
+  it('a gate never opened (gpu-textfile killed before its guard knew the group) runs no nvidia-smi', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'argv.log');
+    const [file, args] = gated(FAKE_SMI, ['--query-gpu=index', '--format=csv', '-lms', '100']);
+    const gate = spawn(file, args, { stdio: ['pipe', 'ignore', 'ignore'], env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOG: log }) });
+    const exited = new Promise<number | null>((resolve) => gate.once('exit', resolve));
+    // What the kernel does to our end of the pipe when we are killed.
+    gate.stdin!.destroy();
+    expect(await exited).toBe(0);
+    expect(existsSync(log)).toBe(false);
+  });
+
+  it('an nvidia-smi that cannot be executed is reported so', async () => {
+    const dir = await tempDir();
+    await copyFile(FAKE_SMI, join(dir, 'nvidia-smi'));
+    await chmod(join(dir, 'nvidia-smi'), 0o644);
+    expect(await runSmi(join(dir, 'nvidia-smi'), [], { timeoutMs: 20_000 })).toEqual({
+      kind: 'not-executable',
+      command: join(dir, 'nvidia-smi'),
+      message: 'Permission denied',
+    });
   });
 
   it('a missing nvidia-smi is still reported as missing', async () => {
