@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAILURE_REASONS } from '../../src/collection.js';
 import { FIELDS } from '../../src/fields.js';
 import { metricCatalog } from '../../src/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
@@ -42,6 +43,18 @@ describe('examples', () => {
     const alerts = await readFile(join(EXAMPLES, 'alerts.yml'), 'utf8');
     const watched = /nvidia_gpu_xid_errors_total\{xid=~"([\d|]+)"\}/.exec(alerts)?.[1]?.split('|').map(Number);
     expect(watched).toEqual([...HARDWARE_XIDS]);
+  });
+
+  it('every collector_error reason the rules and the dashboard name is one the collector writes (src/collection.ts)', async () => {
+    const texts = await Promise.all(
+      ['alerts.yml', 'recording-rules.yml', 'grafana-dashboard.json'].map((file) => readFile(join(EXAMPLES, file), 'utf8')),
+    );
+    // reason="x" or reason=~"x|y" on nvidia_gpu_collector_error: a renamed reason would silently never match.
+    const named = texts.flatMap((text) =>
+      [...text.matchAll(/nvidia_gpu_collector_error\{[^}]*reason=~?\\?"([^"\\]+)\\?"/g)].flatMap((m) => (m[1] ?? '').split('|')),
+    );
+    expect(named).toContain('collector_stopped');
+    expect(named.filter((reason) => !(reason in FAILURE_REASONS))).toEqual([]);
   });
 
   it('rules and the dashboard use only metrics the collector emits', async () => {
