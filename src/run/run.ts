@@ -1,21 +1,16 @@
 import { basename, dirname } from 'node:path';
-import { daemonLoop } from '../collect/daemon-loop.js';
-import { queryProcesses } from '../collect/collect.js';
-import { collectOnce } from '../collect/one-shot.js';
-import { openSource } from '../sources/sources.js';
+import { type Collection, failedCollection } from '../collection.js';
 import { describeFileError, isFileError, pinDir, replaceFile } from '../safe-fs.js';
-import { readState } from '../state.js';
 import { addStep, newTotals } from './accumulate.js';
 import { formatSummary, summaryJson } from './format.js';
 import type { JobIdentity } from './job-info.js';
 import { startJob } from './job.js';
 import { readMark } from './marks.js';
 import type { RunIo, RunPlan } from './plan.js';
+import { readCollections } from './read-loop.js';
+import { readerRequest, startReader } from './reader.js';
 import { newSamplerState, takeCollection } from './sampler.js';
 import { summarize } from './summary.js';
-
-/** How often the job's processes are looked for on the GPUs (to find its GPUs when CUDA_VISIBLE_DEVICES is not set). */
-const PROCESSES_INTERVAL_MS = 5000;
 
 /** The status of a job that could not be started, as a shell's for a command it cannot run. */
 export const NOT_STARTED_STATUS = 127;
@@ -84,7 +79,12 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
   return exit.status;
 }
 
-/** The daemon mode's loop, reading every GPU, each collection handed to the sampler; until `signal`. */
+/**
+ * Samples the job's GPUs until `signal`: the daemon mode's loop, each collection taken by the sampler.
+ * NVML's calls block the thread that makes them, so with NVML the loop runs in a reader process of
+ * its own (src/run/reader.ts): a hung call stops the sampling (its failure is published), never the
+ * job's output, its signals or its exit status. The reader may die any time: what was read counts.
+ */
 async function sample(
   plan: RunPlan,
   job: JobIdentity,
@@ -92,30 +92,34 @@ async function sample(
   signal: AbortSignal,
   say: (line: string) => void,
 ) {
-  const collectPlan = plan.collect;
-  // The state collect keeps (the driver's field names) spares a --help-query-gpu; run only reads it.
-  const state = readState(collectPlan.stateDir);
-  // The source is chosen by sources.ts, as collect's is: a new source (NVML) serves run unchanged.
-  const source = await openSource(collectPlan.source, collectPlan);
-  await daemonLoop({
-    fields: collectPlan.fields,
-    intervalMs: plan.intervalMs,
-    startupGraceMs: collectPlan.timeoutMs,
-    processesIntervalMs: collectPlan.processes ? PROCESSES_INTERVAL_MS : undefined,
-    oneShot: (current, previous) => collectOnce(collectPlan, current, previous),
-    queryProcesses: () => queryProcesses(source.reads(), collectPlan),
-    stream: (fields, names) => source.stream(fields, names, plan.intervalMs),
-    publish: async (collection) => {
-      const now = Date.now();
-      for (const problem of await takeCollection(collection, sampler, { plan, job, host: collectPlan.host, now })) say(problem);
+  // One collection at a time, in order: each adds to the totals and appends to the trail.
+  let taking = Promise.resolve();
+  const take = (collection: Collection) => {
+    taking = taking.then(async () => {
+      for (const problem of await takeCollection(collection, sampler, { plan, job, host: plan.collect.host, now: Date.now() }))
+        say(problem);
+    });
+    return taking;
+  };
+  if (plan.collect.source !== 'nvml') {
+    await readCollections(plan.collect, plan.intervalMs, { onCollection: take, say, signal });
+    return taking;
+  }
+  const reader = startReader(
+    readerRequest('collections', plan.collect, plan.intervalMs),
+    (message) => {
+      if (message.kind === 'collection') void take(message.collection);
+      else if (message.kind === 'say') say(message.line);
     },
-    saveState: async () => undefined,
-    // The loop's own lines (a reader restarted) are worth one line each; the summary says the rest.
-    say,
-    now: Date.now,
-    signal,
-    initialState: state,
-  });
+    true,
+  );
+  signal.addEventListener('abort', () => reader.stop());
+  const failure = await reader.ended;
+  if (failure) {
+    say(`sampling stopped: ${failure.reason}: ${failure.message}; the job runs on, and its summary covers what was read`);
+    await take(failedCollection(failure, 0));
+  }
+  return taking;
 }
 
 /** Writes --summary-json through safe-fs (no link followed, whole file or none). Returns the one line that says why not. */
