@@ -2,16 +2,16 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { lineScanner } from './line-scanner.js';
+import { passSignals } from './signals.js';
 import type { JobExit } from './summary.js';
-
-/** The signals passed on to the job: what a scheduler, a terminal or `kill` sends to stop it. */
-export const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** After the job exits, how long its output pipes may stay open (a child of the job holding them) before we stop reading. */
 const DRAIN_AFTER_EXIT_MS = 5000;
 
 /** A started job: its pid and how it ended; or why it could not start (exit status 127, as a shell's). */
-export type Job = { kind: 'started'; pid: number; ended: Promise<JobExit> } | { kind: 'not-started'; message: string };
+export type Job =
+  | { kind: 'started'; pid: number; ended: Promise<JobExit>; releaseSignals: () => void }
+  | { kind: 'not-started'; message: string };
 
 export interface JobIo {
   stdout: Writable;
@@ -61,17 +61,27 @@ function copyThrough(from: Readable, to: Writable, onLine: (line: string) => voi
 }
 
 /**
- * Starts `command` (argv) with stdin inherited and stdout/stderr copied through, forwarding SIGINT,
- * SIGTERM and SIGHUP to it while it runs. Resolves once it started (or could not); `ended` once it
- * exited and its output was copied.
+ * Starts `command` (argv) with stdin inherited and stdout/stderr copied through, passing signals to
+ * it while it runs (src/run/signals.ts; from before it starts until run releases them, so none ends
+ * run first). Resolves once it started (or could not); `ended` once it exited and its output was copied.
  */
 export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io: JobIo): Promise<Job> {
+  // A signal before the job started is passed once it has; after it exited, ignored.
+  let state: 'starting' | 'running' | 'exited' = 'starting';
+  const early: NodeJS.Signals[] = [];
+  const signals = passSignals((signal) => {
+    if (state === 'running') child.kill(signal);
+    else if (state === 'starting') early.push(signal);
+  });
   const child = spawn(command[0]!, command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'], env });
   return new Promise((resolve) => {
-    child.once('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'not-started', message: notStarted(command[0]!, error) }));
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      signals.release();
+      resolve({ kind: 'not-started', message: notStarted(command[0]!, error) });
+    });
     child.once('spawn', () => {
-      const forward = (signal: NodeJS.Signals) => child.kill(signal);
-      for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+      state = 'running';
+      for (const signal of early) child.kill(signal);
       const broken = () => child.kill('SIGPIPE');
       const copied = Promise.all([
         copyThrough(child.stdout!, io.stdout, io.onLine, broken),
@@ -79,7 +89,7 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
       ]);
       const exited = new Promise<JobExit>((done) =>
         child.once('exit', (code, signal) => {
-          for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+          state = 'exited';
           done(exitOf(code, signal));
         }),
       );
@@ -97,7 +107,7 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
         await copied;
         return exit;
       });
-      resolve({ kind: 'started', pid: child.pid!, ended });
+      resolve({ kind: 'started', pid: child.pid!, ended, releaseSignals: signals.release });
     });
   });
 }

@@ -51,6 +51,9 @@ async function serve(request: ReaderRequest): Promise<void> {
   }
 }
 
+// Started without the launcher: the same guard against Node's inspector on SIGUSR1 (src/launch/main.ts).
+process.on('SIGUSR1', () => {});
+
 // Its own process group (run starts it so): a Ctrl-C meant for the job does not end the sampling.
 process.once('message', (request: ReaderRequest) => {
   void serve(request).finally(() => process.exit(0));

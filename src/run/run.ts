@@ -76,6 +76,7 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     const error = writeSummaryJson(plan.summaryJson, `${JSON.stringify(summaryJson(summary), null, 2)}\n`);
     if (error) say(error);
   }
+  job.releaseSignals();
   return exit.status;
 }
 
