@@ -18,6 +18,10 @@ export interface JobIo {
   stderr: Writable;
   /** Each line the job prints on either stream (cut at MAX_SCANNED_LINE), as it is read. */
   onLine: (line: string) => void;
+  /** Our stdout or stderr failed (not EPIPE): the job's further output on it fails, as said above copyThrough. */
+  onOutputFailed: (stream: string, error: NodeJS.ErrnoException) => void;
+  /** Each chunk of the job's stderr as it is passed on (our lines that follow start on a new line). */
+  onStderrCopied: (chunk: Buffer) => void;
 }
 
 /** Why spawn failed, as a shell says it. */
@@ -32,21 +36,25 @@ function notStarted(command: string, error: NodeJS.ErrnoException): string {
  * scanned on the side. When ours is slow the job's pipe is paused (the job then blocks, as it would
  * writing to a slow terminal). When ours is closed (EPIPE: `| head`), the job wrote output no one
  * will read: without us that write would have raised SIGPIPE in the job, so `onBroken` sends it
- * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write fail).
+ * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write
+ * fail). When ours fails otherwise (ENOSPC: `> /dev/full`; EIO), the job's pipe is closed: its next
+ * write there fails, as it would have without us, though as a broken pipe (SIGPIPE, or EPIPE where
+ * it ignores that), the one failure a pipe carries; `onFailed` hears the error, for one line of ours.
  */
-function copyThrough(from: Readable, to: Writable, onLine: (line: string) => void, onBroken: () => void): Promise<void> {
-  const scanner = lineScanner(onLine);
+function copyThrough(from: Readable, to: Writable, io: CopyIo): Promise<void> {
+  const scanner = lineScanner(io.onLine);
   let broken = false;
   to.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
     if (broken) return;
     broken = true;
-    onBroken();
+    if (error.code === 'EPIPE') io.onBroken();
+    else io.onFailed(error);
     from.destroy();
   });
   from.on('data', (chunk: Buffer) => {
     scanner.push(chunk);
     if (broken) return;
+    io.onCopied?.(chunk);
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => from.resume());
@@ -58,6 +66,13 @@ function copyThrough(from: Readable, to: Writable, onLine: (line: string) => voi
       resolve();
     });
   });
+}
+
+interface CopyIo {
+  onLine: (line: string) => void;
+  onBroken: () => void;
+  onFailed: (error: NodeJS.ErrnoException) => void;
+  onCopied?: (chunk: Buffer) => void;
 }
 
 /**
@@ -82,10 +97,11 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
     child.once('spawn', () => {
       state = 'running';
       for (const signal of early) child.kill(signal);
-      const broken = () => child.kill('SIGPIPE');
+      const onBroken = () => child.kill('SIGPIPE');
+      const failed = (stream: string) => (error: NodeJS.ErrnoException) => io.onOutputFailed(stream, error);
       const copied = Promise.all([
-        copyThrough(child.stdout!, io.stdout, io.onLine, broken),
-        copyThrough(child.stderr!, io.stderr, io.onLine, broken),
+        copyThrough(child.stdout!, io.stdout, { onLine: io.onLine, onBroken, onFailed: failed('stdout') }),
+        copyThrough(child.stderr!, io.stderr, { onLine: io.onLine, onBroken, onFailed: failed('stderr'), onCopied: io.onStderrCopied }),
       ]);
       const exited = new Promise<JobExit>((done) =>
         child.once('exit', (code, signal) => {

@@ -22,16 +22,25 @@ export const NOT_STARTED_STATUS = 127;
  */
 export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
   const said = new Set<string>();
+  // Our lines share stderr with the job's: one after a job's line that has no newline yet starts a new line.
+  let midLine = false;
+  const newLine = () => (midLine ? '\n' : '');
   const say = (line: string) => {
     if (said.has(line)) return;
     said.add(line);
-    io.stderr.write(`gpu-textfile run: ${line}\n`);
+    io.stderr.write(`${newLine()}gpu-textfile run: ${line}\n`);
+    midLine = false;
   };
   const totals = newTotals();
   const sampler = newSamplerState(totals, plan.env.CUDA_VISIBLE_DEVICES);
   const job = await startJob(plan.command, plan.env, {
     stdout: io.stdout,
     stderr: io.stderr,
+    onOutputFailed: (stream, error) =>
+      say(`cannot write to ${stream}: ${error.code ?? error.message}; the job's further output there fails`),
+    onStderrCopied: (chunk) => {
+      if (chunk.length > 0) midLine = chunk[chunk.length - 1] !== 0x0a;
+    },
     onLine: (line) => {
       const mark = readMark(line, plan.mark);
       if (!mark) return;
@@ -71,7 +80,7 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     gpus: chosen.gpus.map((gpu) => gpu.gpu),
     notes: chosen.notes,
   });
-  io.stderr.write(formatSummary(summary));
+  io.stderr.write(newLine() + formatSummary(summary));
   if (plan.summaryJson) {
     const error = writeSummaryJson(plan.summaryJson, `${JSON.stringify(summaryJson(summary), null, 2)}\n`);
     if (error) say(error);
