@@ -186,4 +186,22 @@ describe('exit status and signals', () => {
     expect(result.exitCode).toBe(0);
     expect(text(result.stderr)).toMatch(/^50% done\ngpu-textfile run: glued: exit status 0 after /);
   });
+
+  it('a --mark that would backtrack for ever on a line: the line is matched in linear time, the job ends as it does', async () => {
+    const dir = await tempDir();
+    const line = `${'a'.repeat(40)}!`;
+    const result = await wrap(dir, ['sh', '-c', `echo ${line}; echo step 3; exit 4`], ['--mark', 'step (?<step>\\d+)|^(a+)+$']);
+    expect([result.exitCode, result.timedOut, text(result.stdout)]).toEqual([4, false, `${line}\nstep 3\n`]);
+    expect(text(result.stderr)).toMatch(/: exit status 4 after /);
+  });
+
+  it('a --mark the linear-time engine cannot run is refused before anything starts', async () => {
+    const dir = await tempDir();
+    const result = await wrap(dir, ['touch', join(dir, 'ran')], ['--mark', '(a+)+\\1$']);
+    expect([result.exitCode, text(result.stderr)]).toEqual([
+      2,
+      'gpu-textfile: --mark: "(a+)+\\\\1$" cannot be matched in linear time (a backreference, a lookahead or lookbehind, or a large {n,m}): write it without\n',
+    ]);
+    await expect(readFile(join(dir, 'ran'))).rejects.toThrow(/ENOENT/);
+  });
 });
