@@ -9,6 +9,7 @@ import { readMark } from './marks.js';
 import type { RunIo, RunPlan } from './plan.js';
 import { readCollections } from './read-loop.js';
 import { readerRequest, startReader } from './reader.js';
+import { lockTextfile } from './textfile-lock.js';
 import { newSamplerState, takeCollection } from './sampler.js';
 import { summarize } from './summary.js';
 
@@ -31,6 +32,12 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     io.stderr.write(`${newLine()}gpu-textfile run: ${line}\n`);
     midLine = false;
   };
+  // The textfile is ours alone while the job runs: taken before the job starts, or the job is not started.
+  const lock = plan.textfileDir ? await lockTextfile(plan.textfileDir, plan.fileName) : undefined;
+  if (typeof lock === 'string') {
+    io.stderr.write(`gpu-textfile run: ${lock}\n`);
+    return 1;
+  }
   const totals = newTotals();
   const sampler = newSamplerState(totals, plan.env.CUDA_VISIBLE_DEVICES);
   const job = await startJob(plan.command, plan.env, {
@@ -49,6 +56,7 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     },
   });
   if (job.kind === 'not-started') {
+    await lock?.release();
     io.stderr.write(`gpu-textfile run: ${job.message}\n`);
     return NOT_STARTED_STATUS;
   }
@@ -68,6 +76,7 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     const { removeTextfile } = await import('../publish/publish.js');
     const error = removeTextfile(plan.textfileDir, plan.fileName);
     if (error) say(`${error}: the file still shows the job as running`);
+    await lock?.release();
   }
   const chosen = sampler.chosen();
   const summary = summarize(totals, {
