@@ -29,7 +29,9 @@ export function startReader(request: ReaderRequest, onMessage: (message: ReaderM
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     detached: ownGroup,
-    execArgv: [],
+    // Never a debugger: no flags of ours passed on, and SIGUSR1's inspector off where Node.js can (22.14+);
+    // before that, the reader's own listener stands in the way (src/run/reader-main.ts).
+    execArgv: process.allowedNodeEnvironmentFlags.has('--disable-sigusr1') ? ['--disable-sigusr1'] : [],
   });
   let stopped = false;
   // Its last line on stderr: the watchdog's, when it fired (a crash's, otherwise): it becomes the failure's message.

@@ -35,7 +35,7 @@ describe('a hung NVML call', () => {
       'echo after the hang',
       'while :; do sleep 0.05; done',
     ].join('\n');
-    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '100ms', '--timeout', '1s', '--task', 'hung'];
+    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '100ms', '--timeout', '2s', '--task', 'hung'];
     const where = ['--textfile-dir', textfiles, '--state-dir', join(dir, 's')];
     const run = execa(process.execPath, [CLI, 'run', ...options, ...where, '--', 'sh', '-c', job], {
       env: cliEnv({ NVML_STAND_IN: config }),
@@ -61,7 +61,7 @@ describe('a hung NVML call', () => {
     const result = await run;
     expect([result.exitCode, result.timedOut, stdout]).toEqual([5, false, 'after the hang\ngot TERM\n']);
     expect(result.stderr).toMatch(
-      /^gpu-textfile run: sampling stopped: timeout: NVML did not return within 1100 ms \(a call into the driver hung\) \(wrote .*hung\.prom with the health block only; stopped the GPU reader; try: gpu-textfile doctor\); the job runs on/m,
+      /^gpu-textfile run: sampling stopped: timeout: NVML did not return within 2100 ms \(a call into the driver hung\) \(wrote .*hung\.prom with the health block only; stopped the GPU reader; try: gpu-textfile doctor\); the job runs on/m,
     );
     expect(result.stderr).toContain('gpu-textfile run: hung: exit status 5');
     // Its file is gone: no "running" job is left behind.
