@@ -66,6 +66,9 @@ const nvmlFields = () =>
       field.query === 'nvml.gpm.tensor_active',
   );
 
+/** The signals that end pulse, and its NVML reader with it. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
  * --source nvml: `seconds` of one GPU (by index or UUID) through NVML, the daemon mode's reader at
  * `intervalMs`, in a reader process of its own (src/run/reader.ts) under collect's watchdog: a call
@@ -111,6 +114,14 @@ async function recordNvml(
     },
     false,
   );
+  // Ctrl-C or a kill of pulse alone: the reader, perhaps stuck in a driver call, ends first; then
+  // pulse ends by the same signal, as it would have without this handler.
+  const onSignal = (signal: NodeJS.Signals) => {
+    reader.stop();
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    process.kill(process.pid, signal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   let timer: NodeJS.Timeout | undefined;
   const elapsed = new Promise<undefined>((done) => {
     timer = setTimeout(() => done(undefined), args.seconds * 1000);
@@ -118,6 +129,7 @@ async function recordNvml(
   const ended = await Promise.race([elapsed, reader.ended]);
   // A reader that ended early leaves nothing to wait for.
   clearTimeout(timer);
+  for (const s of STOP_SIGNALS) process.off(s, onSignal);
   reader.stop();
   failed ??= ended;
   if (failed && samples.length < 5) return { error: `${failed.reason}: ${failed.message}` };

@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -95,4 +95,37 @@ describe('a hung NVML call', () => {
       'gpu-textfile: timeout: NVML did not return within 600 ms (a call into the driver hung) (stopped the GPU reader; try: gpu-textfile doctor)',
     ]);
   }, 120_000);
+
+  it('pulse: SIGINT while the call hangs ends pulse by that signal, and its reader with it', async () => {
+    const dir = await tempDir();
+    const config = await standIn(dir, ['hang.nvmlDeviceGetPowerUsage=1']);
+    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--seconds', '60', '--timeout', '60s'];
+    const pulse = execa(process.execPath, [CLI, 'pulse', ...options], {
+      env: cliEnv({ NVML_STAND_IN: config }),
+      extendEnv: false,
+      reject: false,
+      timeout: 90_000,
+      stdin: 'ignore',
+    });
+    let reader: number | undefined;
+    expect(await eventually(async () => (reader = await childReading(pulse.pid!)) !== undefined)).toBe(true);
+    pulse.kill('SIGINT');
+    const result = await pulse;
+    expect([result.signal, result.timedOut]).toEqual(['SIGINT', false]);
+    expect(await eventually(async () => !(await readFile(`/proc/${reader}/stat`, 'utf8').then(isLive, () => false)))).toBe(true);
+  }, 120_000);
 });
+
+/** Whether a /proc/PID/stat is of a process that still runs (a zombie has ended). */
+const isLive = (stat: string) => !/^\d+ \(.*\) Z /.test(stat);
+
+/** The pid of the reader process (dist/gpu-reader.js) `parent` started, once it is there. */
+async function childReading(parent: number): Promise<number | undefined> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const status = await readFile(join('/proc', entry, 'status'), 'utf8').catch(() => '');
+    const cmdline = await readFile(join('/proc', entry, 'cmdline'), 'utf8').catch(() => '');
+    if (status.includes(`\nPPid:\t${parent}\n`) && cmdline.includes('gpu-reader.js')) return Number(entry);
+  }
+  return undefined;
+}
