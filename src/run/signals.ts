@@ -33,6 +33,8 @@ export const PASSED_SIGNALS: readonly PassedSignal[] = [
  * - SIGPIPE: ignored by Node; a write of run's that fails is handled where it writes (src/run/job.ts).
  * - SIGKILL and SIGSTOP cannot be caught: a SIGKILLed run leaves its job running and its textfile
  *   behind (its reader process, with NVML, ends with it).
+ * - SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGXCPU, SIGXFSZ: faults and limits of
+ *   run's own process; a handler cannot make it go on correctly, so they end it as they would.
  */
 
 /**
