@@ -67,7 +67,12 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     startedAtSeconds: Math.floor(plan.startedAt / 1000),
   };
   const stop = new AbortController();
-  const sampling = sample(plan, identity, sampler, stop.signal, say);
+  // Whatever sampling does, the job's output, status and summary come first: a sampling that throws
+  // (a bug of ours) is said once, and run goes on; left unhandled, it would end run under its job.
+  const sampling = sample(plan, identity, sampler, stop.signal, say).catch((error: unknown) => {
+    if (!(error instanceof Error)) throw error;
+    say(`sampling stopped: internal_error: ${error.message} (a bug: please report it); the job runs on`);
+  });
   const exit = await job.ended;
   const endedAt = Date.now();
   stop.abort();
@@ -114,10 +119,16 @@ async function sample(
   // One collection at a time, in order: each adds to the totals and appends to the trail.
   let taking = Promise.resolve();
   const take = (collection: Collection) => {
-    taking = taking.then(async () => {
-      for (const problem of await takeCollection(collection, sampler, { plan, job, host: plan.collect.host, now: Date.now() }))
-        say(problem);
-    });
+    taking = taking
+      .then(async () => {
+        for (const problem of await takeCollection(collection, sampler, { plan, job, host: plan.collect.host, now: Date.now() }))
+          say(problem);
+      })
+      // A collection taken in a message handler: a throw here would end run under its job.
+      .catch((error: unknown) => {
+        if (!(error instanceof Error)) throw error;
+        say(`a sample was lost: internal_error: ${error.message} (a bug: please report it)`);
+      });
     return taking;
   };
   if (plan.collect.source !== 'nvml') {
