@@ -23,19 +23,34 @@ export const PASSED_SIGNALS: readonly PassedSignal[] = [
   { signal: 'SIGALRM', why: 'a deadline set from outside (timeout -s ALRM): ends the job unless it handles it' },
   { signal: 'SIGVTALRM', why: 'a timer signal: by default it ends the process, so it is the job that should get it' },
   { signal: 'SIGPROF', why: 'a timer signal, as SIGVTALRM (run never profiles itself)' },
+  // Linux ends a process on each of these by default too; none has a use of its own in run.
+  { signal: 'SIGIO', why: 'I/O possible (SIGPOLL, the same signal), which run never asks for: sent only by intent' },
+  { signal: 'SIGPWR', why: 'a power failure (a UPS daemon): the job may save its state first' },
+  { signal: 'SIGSTKFLT', why: 'unused on Linux: sent only by intent' },
 ];
 
-/**
- * Not passed on, left to the kernel's default:
- * - SIGWINCH, SIGTSTP (Ctrl-Z), SIGTTIN, SIGTTOU, SIGCONT: the terminal sends them to its foreground
- *   process group, which holds the job too (run starts it in its own group); passing them would
- *   double each. SIGWINCH is ignored by default; the stop signals stop run and the job alike.
- * - SIGPIPE: ignored by Node; a write of run's that fails is handled where it writes (src/run/job.ts).
- * - SIGKILL and SIGSTOP cannot be caught: a SIGKILLed run leaves its job running and its textfile
- *   behind (its reader process, with NVML, ends with it).
- * - SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGXCPU, SIGXFSZ: faults and limits of
- *   run's own process; a handler cannot make it go on correctly, so they end it as they would.
- */
+/** A signal left to the kernel's default action, and why. */
+export interface LeftSignal {
+  signals: readonly NodeJS.Signals[];
+  why: string;
+}
+
+/** Those not passed on: each stops or ends run as it would any process, or never reaches run's handler. */
+export const LEFT_SIGNALS: readonly LeftSignal[] = [
+  {
+    signals: ['SIGWINCH', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGCONT'],
+    why: 'the terminal sends them to its foreground process group, which holds the job too (run starts it in its own group): passing them would double each; SIGWINCH is ignored by default, the stop signals stop run and the job alike',
+  },
+  { signals: ['SIGPIPE'], why: "ignored by Node.js: a write of run's that fails is handled where it writes (src/run/job.ts)" },
+  {
+    signals: ['SIGKILL', 'SIGSTOP'],
+    why: 'cannot be caught: a SIGKILLed run leaves its job running and its textfile behind (its NVML reader ends with it)',
+  },
+  {
+    signals: ['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGSYS', 'SIGXCPU', 'SIGXFSZ'],
+    why: "faults and limits of run's own process: a handler cannot make it go on correctly",
+  },
+];
 
 /**
  * Passes every PASSED_SIGNALS signal to `target` until release(); `target` says whether the job
@@ -44,5 +59,9 @@ export const PASSED_SIGNALS: readonly PassedSignal[] = [
 export function passSignals(target: (signal: NodeJS.Signals) => void): { release: () => void } {
   const handler = (signal: NodeJS.Signals) => target(signal);
   for (const { signal } of PASSED_SIGNALS) process.on(signal, handler);
-  return { release: () => PASSED_SIGNALS.forEach(({ signal }) => process.off(signal, handler)) };
+  return {
+    release: () => {
+      for (const { signal } of PASSED_SIGNALS) process.off(signal, handler);
+    },
+  };
 }
