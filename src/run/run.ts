@@ -21,7 +21,7 @@ export const NOT_STARTED_STATUS = 127;
  * exits, then prints the summary. Returns the job's exit status (127 when it could not start). The
  * job is never stopped or slowed by us: sampling problems are reported once each, on stderr.
  */
-export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
+export async function runJob(asked: RunPlan, io: RunIo): Promise<number> {
   const said = new Set<string>();
   // Our lines share stderr with the job's: one after a job's line that has no newline yet starts a new line.
   let midLine = false;
@@ -32,12 +32,13 @@ export async function runJob(plan: RunPlan, io: RunIo): Promise<number> {
     io.stderr.write(`${newLine()}gpu-textfile run: ${line}\n`);
     midLine = false;
   };
-  // The textfile is ours alone while the job runs: taken before the job starts, or the job is not started.
-  const lock = plan.textfileDir ? await lockTextfile(plan.textfileDir, plan.fileName) : undefined;
-  if (typeof lock === 'string') {
-    io.stderr.write(`gpu-textfile run: ${lock}\n`);
-    return 1;
-  }
+  // The textfile is ours alone while the job runs (the lock collect takes for it). Held by another
+  // writer, or not to be made, it is left alone: the job runs all the same, as with any sampling problem.
+  const locked = asked.textfileDir ? await lockTextfile(asked.textfileDir, asked.fileName) : undefined;
+  if (typeof locked === 'string') say(`${locked}; the job runs without a textfile`);
+  const lock = typeof locked === 'string' ? undefined : locked;
+  const plan: RunPlan =
+    lock || !asked.textfileDir ? asked : { ...asked, textfileDir: undefined, collect: { ...asked.collect, textfileDir: '' } };
   const totals = newTotals();
   const sampler = newSamplerState(totals, plan.env.CUDA_VISIBLE_DEVICES);
   const job = await startJob(plan.command, plan.env, {

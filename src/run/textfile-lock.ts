@@ -5,7 +5,7 @@ import { describeFileError, isFileError, pinDir, type PinnedDir } from '../safe-
 /**
  * Takes the lock collect takes for a textfile (`DIR/.NAME.lock`, src/collect/lock.ts) for as long as
  * the job runs, so run and another writer never publish one file in turn and run never deletes a
- * file that is not its own. Returns release(), or the one line that says why not (exit 1).
+ * file that is not its own. Returns release(), or the one line that says why not.
  */
 export async function lockTextfile(textfileDir: string, fileName: string): Promise<{ release: () => Promise<void> } | string> {
   let dir: PinnedDir;
@@ -26,6 +26,6 @@ export async function lockTextfile(textfileDir: string, fileName: string): Promi
     };
   dir.close();
   if (lock.kind === 'busy')
-    return `${join(textfileDir, fileName)} is another writer's (pid ${lock.pid} holds its lock): choose another --file-name; the job was not started`;
-  return `${lock.message}; the job was not started`;
+    return `${join(textfileDir, fileName)} is another writer's (pid ${lock.pid} holds its lock): choose another --file-name`;
+  return lock.message;
 }
