@@ -87,7 +87,8 @@ describe('run and signals', () => {
       const run = start([...runArgs(dir, 'sig'), '--', 'sh', '-c', 'echo ready; while :; do sleep 0.05; done']);
       expect(await run.until('ready\n')).toBe(true);
       // Its file is there while it runs.
-      expect(await eventually(async () => (await readdir(join(dir, 't')).catch(() => [])).length === 1)).toBe(true);
+      const file = join(dir, 't', 'gpu-textfile-run-sig.prom');
+      expect(await eventually(async () => (await stat(file).catch(() => undefined)) !== undefined)).toBe(true);
       run.child.kill(signal);
       const status = 128 + constants.signals[signal];
       expect(await ended(run.child)).toEqual({ exit: status, timedOut: false });
