@@ -4,7 +4,7 @@ import { queryProcesses } from '../collect/collect.js';
 import { collectOnce } from '../collect/one-shot.js';
 import type { CollectPlan } from '../collect/plan.js';
 import { openSource } from '../sources/sources.js';
-import type { BlockingDeadline } from '../sources/source.js';
+import type { Source } from '../sources/source.js';
 import { readState } from '../state.js';
 
 /** How often the job's processes are looked for on the GPUs (to find its GPUs when CUDA_VISIBLE_DEVICES is not set). */
@@ -15,8 +15,8 @@ export interface ReadLoopIo {
   onCollection: (collection: Collection) => Promise<void>;
   say: (line: string) => void;
   signal: AbortSignal;
-  /** With --source nvml: the watchdog's deadline on its calls (src/collect/watchdog.ts). */
-  deadline?: BlockingDeadline;
+  /** The source, opened already (the reader process opens NVML under its watchdog); else opened here. */
+  source?: Source;
 }
 
 /**
@@ -27,7 +27,7 @@ export async function readCollections(plan: CollectPlan, intervalMs: number, io:
   // The state collect keeps (the driver's field names) spares a --help-query-gpu; run only reads it.
   const state = readState(plan.stateDir);
   // The source is chosen by sources.ts, as collect's is: a new source (NVML) serves run unchanged.
-  const source = await openSource(plan.source, { ...plan, deadline: io.deadline });
+  const source = io.source ?? (await openSource(plan.source, plan));
   await daemonLoop({
     fields: plan.fields,
     intervalMs,

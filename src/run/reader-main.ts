@@ -1,8 +1,10 @@
 import type { Collection, Failure, GpuSample, RowProblem } from '../collection.js';
 import type { CollectPlan } from '../collect/plan.js';
+import { collectOnce } from '../collect/one-shot.js';
 import { watchdogFor } from '../collect/watchdog.js';
 import { FIELDS } from '../fields.js';
 import { openSource } from '../sources/sources.js';
+import { readState } from '../state.js';
 import { readCollections } from './read-loop.js';
 
 // The GPU reader's process (src/run/reader.ts starts it), bundled as dist/gpu-reader.js. NVML's calls
@@ -21,7 +23,12 @@ export type ReaderMessage =
   | { kind: 'collection'; collection: Collection }
   | { kind: 'row'; row: GpuSample | RowProblem }
   | { kind: 'say'; line: string }
-  | { kind: 'ended'; failure?: Failure };
+  | { kind: 'ended'; failure?: Failure }
+  /** The collection asked for by a `final` message has been sent (run's read at the job's end). */
+  | { kind: 'final-done' };
+
+/** What the starter may ask later: one more collection, now (the energy counter at the job's end). */
+export type ReaderAsk = { kind: 'final' };
 
 const send = (message: ReaderMessage) => new Promise<void>((done) => process.send!(message, undefined, {}, () => done()));
 
@@ -36,12 +43,20 @@ async function serve(request: ReaderRequest): Promise<void> {
   // The starter went away (ended, or killed): nothing is left to read for.
   process.once('disconnect', () => stop.abort());
   try {
+    const source = await openSource(plan.source, { ...plan, deadline: watchdog });
     if (request.kind === 'collections') {
       const onCollection = (collection: Collection) => send({ kind: 'collection', collection });
-      await readCollections(plan, request.intervalMs, { onCollection, say, signal: stop.signal, deadline: watchdog });
+      // A final read under the same source and watchdog: NVML's energy counter at the job's end, rather
+      // than at the daemon mode's last 10 s reading.
+      process.on('message', (ask: ReaderAsk) => {
+        if (ask.kind !== 'final') return;
+        void collectOnce({ ...plan, processes: false }, readState(plan.stateDir), undefined, source)
+          .then((output) => onCollection(output.collection))
+          .then(() => send({ kind: 'final-done' }));
+      });
+      await readCollections(plan, request.intervalMs, { onCollection, say, signal: stop.signal, source });
       return;
     }
-    const source = await openSource(plan.source, { ...plan, deadline: watchdog });
     const stream = source.stream(plan.fields, {}, request.intervalMs);
     stop.signal.addEventListener('abort', () => stream.stop());
     for await (const row of stream.rows) if (row) await send({ kind: 'row', row });

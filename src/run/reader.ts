@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import type { Failure } from '../collection.js';
 import type { CollectPlan } from '../collect/plan.js';
 import { lineScanner } from './line-scanner.js';
-import type { ReaderMessage, ReaderRequest } from './reader-main.js';
+import type { ReaderAsk, ReaderMessage, ReaderRequest } from './reader-main.js';
 
 /** A reader process: stop() ends it (killed at once: it may be stuck in a driver call); `ended` says how it ended. */
 export interface Reader {
   stop(): void;
+  /** Asks it for one more collection now; its `final-done` message says it was sent. */
+  ask(ask: ReaderAsk): void;
   /** Undefined once stopped by stop(); otherwise why it ended on its own. */
   ended: Promise<Failure | undefined>;
 }
@@ -64,6 +66,9 @@ export function startReader(request: ReaderRequest, onMessage: (message: ReaderM
     stop: () => {
       stopped = true;
       killIt();
+    },
+    ask: (ask) => {
+      if (child.connected) child.send(ask);
     },
     ended,
   };

@@ -136,15 +136,25 @@ async function sample(
     await readCollections(plan.collect, plan.intervalMs, { onCollection: take, say, signal });
     return taking;
   }
+  let finalDone = () => {};
   const reader = startReader(
     readerRequest('collections', plan.collect, plan.intervalMs),
     (message) => {
       if (message.kind === 'collection') void take(message.collection);
       else if (message.kind === 'say') say(message.line);
+      else if (message.kind === 'final-done') finalDone();
     },
     true,
   );
-  signal.addEventListener('abort', () => reader.stop());
+  // The job ended: one more read (the energy counter to the job's end), bounded by the reader's
+  // watchdog (a hung read kills the reader, which ends this wait too); then the reader is stopped.
+  signal.addEventListener('abort', () => {
+    const done = new Promise<void>((resolve) => {
+      finalDone = resolve;
+    });
+    reader.ask({ kind: 'final' });
+    void Promise.race([done, reader.ended]).then(() => reader.stop());
+  });
   const failure = await reader.ended;
   if (failure) {
     say(`sampling stopped: ${failure.reason}: ${failure.message}; the job runs on, and its summary covers what was read`);

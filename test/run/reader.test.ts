@@ -68,6 +68,27 @@ describe('a hung NVML call', () => {
     expect(await readdir(textfiles)).toEqual([]);
   }, 120_000);
 
+  it('run: the energy counter is read once more when the job ends, by the reader, under its watchdog', async () => {
+    const dir = await tempDir();
+    const calls = join(dir, 'calls');
+    const config = await standIn(dir, ['0.energy_mj=1000', `calls=${calls}`]);
+    // The job ends once the stream's first sample has read the counter (the one-shot before it reads it
+    // too); with a 10 s interval, no sample of the stream's falls between the job's end and run's.
+    const energyReads = `grep -c '^nvmlDeviceGetTotalEnergyConsumption$' "${calls}"`;
+    const job = `i=0; while [ $i -lt 600 ] && [ "$(${energyReads})" -lt 4 ]; do sleep 0.05; i=$((i+1)); done; echo JOB-ENDED >> "${calls}"`;
+    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '10s', '--task', 'final'];
+    const result = await execa(process.execPath, [CLI, 'run', ...options, '--state-dir', join(dir, 's'), '--', 'sh', '-c', job], {
+      env: cliEnv({ NVML_STAND_IN: config }),
+      extendEnv: false,
+      reject: false,
+      timeout: 90_000,
+      stdin: 'ignore',
+    });
+    expect([result.exitCode, result.timedOut]).toEqual([0, false]);
+    const after = (await readFile(calls, 'utf8')).split('JOB-ENDED\n')[1] ?? '';
+    expect(after.split('\n')).toContain('nvmlDeviceGetTotalEnergyConsumption');
+  }, 120_000);
+
   it('pulse: ends at --timeout with one line and status 1, no verdict', async () => {
     const dir = await tempDir();
     const config = await standIn(dir, ['hang.nvmlDeviceGetPowerUsage=3']);
