@@ -80,6 +80,8 @@ await build({
 });
 // The watchdog thread of collect --source nvml (src/collect/watchdog.ts starts it from this file).
 await build({ ...common, entryPoints: { 'nvml-watchdog': 'src/collect/watchdog-worker.ts' } });
+// The GPU reader of run and pulse with --source nvml: a process of its own (src/run/reader.ts starts it).
+await build({ ...common, plugins: [separateFiles], entryPoints: { 'gpu-reader': 'src/run/reader-main.ts' } });
 // The CSV trail generator, for bench/make-history.mjs (the tests and report --demo use the source).
 await build({ ...common, entryPoints: { 'history-generator': 'src/report/history-generator.ts' } });
 // The package is "type": "module"; these files are CommonJS.

@@ -40,6 +40,10 @@ async function fire(ranMs: number): Promise<void> {
 
 async function publishTimeout(ranMs: number): Promise<void> {
   const failure: Failure = { reason: 'timeout', message: `NVML did not return within ${data.deadlineMs} ms (a call into the driver hung)` };
+  if (data.publishes === false) {
+    writeSync(2, `gpu-textfile: timeout: ${failure.message} (${data.ends ?? 'killed the process'}; try: gpu-textfile doctor)\n`);
+    return;
+  }
   const collection = failedCollection(failure, ranMs / 1000, await previousSuccessSeconds(data));
   const { text } = renderChecked(collection, data.labels);
   const where = join(data.textfileDir, data.fileName);
@@ -52,7 +56,7 @@ async function publishTimeout(ranMs: number): Promise<void> {
     const error = publishTextfile(data.textfileDir, data.fileName, text);
     if (error) done = `${error.reason}: ${error.message}; the previous ${where} stays`;
   }
-  writeSync(2, `gpu-textfile: timeout: ${failure.message} (${done}; killed the process; try: gpu-textfile doctor)\n`);
+  writeSync(2, `gpu-textfile: timeout: ${failure.message} (${done}; ${data.ends ?? 'killed the process'}; try: gpu-textfile doctor)\n`);
 }
 
 /**

@@ -16,6 +16,10 @@ export interface WatchdogData {
   fileName: string;
   dryRun: boolean;
   labels: [string, string][];
+  /** What firing does besides publishing, in its line: "killed the process" unless said. */
+  ends?: string;
+  /** False: fire without publishing (pulse, run without a textfile: no file is theirs, stdout is the job's). */
+  publishes?: boolean;
   /** How long one stretch of calls may take. */
   deadlineMs: number;
   /** Int32 at 0: the stretch's generation, odd while one runs, WATCHDOG_FIRED once the worker fired; float64 at 8: its start (ms). */
@@ -69,7 +73,11 @@ export function startWatchdog(data: Omit<WatchdogData, 'shared'>, say: (line: st
  * The watchdog a run of `plan` needs: one for --source nvml, whose calls block; the deadline is
  * --timeout, plus the GPM window a stretch may sleep through. None for the other sources.
  */
-export const watchdogFor = (plan: CollectPlan, say: (line: string) => void): Watchdog | undefined =>
+export const watchdogFor = (
+  plan: CollectPlan,
+  say: (line: string) => void,
+  firing: Pick<WatchdogData, 'ends' | 'publishes'> = {},
+): Watchdog | undefined =>
   plan.source !== 'nvml'
     ? undefined
     : startWatchdog(
@@ -79,6 +87,7 @@ export const watchdogFor = (plan: CollectPlan, say: (line: string) => void): Wat
           dryRun: plan.dryRun,
           labels: plan.labels,
           deadlineMs: plan.timeoutMs + plan.gpmWindowMs,
+          ...firing,
         },
         say,
       );

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
+import { parseDuration } from '../duration.js';
 
-// Checks of archive's and report's options made before any work starts: each answers with the one
+// Checks of archive's, report's and pulse's options made before any work starts: each answers with the one
 // line that says what is wrong (exit 2), or undefined.
 
 /** A directory option that names nothing. Any other trouble (not a directory, EACCES) is left to the command, which names it. */
@@ -28,4 +29,17 @@ export async function reportArgsProblem(
     return `--since (${new Date(since).toISOString()}) is not before --until (${new Date(until).toISOString()}): no time is left to report on`;
   }
   return directoryProblem('csv-dir', args.csvDir);
+}
+
+/**
+ * pulse: --seconds is a positive number (yargs reads "abc" as NaN, which ran and failed later; 0
+ * and -5 gave a verdict on nothing), --timeout a duration. Returns the deadline, or the one line.
+ */
+export function pulseTimingProblem(args: { seconds: number; timeout: string }): { timeoutMs: number } | string {
+  // A day at most: beyond 2^31 ms Node's timers fire at once (a TimeoutOverflowWarning), and no look is that long.
+  if (!Number.isFinite(args.seconds) || args.seconds <= 0 || args.seconds > 86_400)
+    return `--seconds: "${args.seconds}" must be a number of seconds above 0, at most 86400`;
+  const timeoutMs = parseDuration(args.timeout);
+  if (timeoutMs === undefined || timeoutMs <= 0) return `--timeout: "${args.timeout}" is not a duration (use 10, 10s or 500ms)`;
+  return { timeoutMs };
 }

@@ -207,9 +207,10 @@ export const PULSE_OPTIONS = {
     placeholder: 'nvidia-smi|nvml|demo',
     default: 'nvidia-smi',
     describe:
-      "nvml: sample through the NVIDIA library in-process, with GPM's SM and tensor activity where the GPU has it; demo: replay a recorded H200 series for --seconds instead of sampling a GPU",
+      "nvml: sample through the NVIDIA library (in a reader process, under --timeout), with GPM's SM and tensor activity where the GPU has it; demo: replay a recorded H200 series for --seconds instead of sampling a GPU",
   },
   'nvml-library': COLLECT_OPTIONS['nvml-library'],
+  timeout: { ...COLLECT_OPTIONS.timeout, describe: "With --source nvml: how long one sample's NVML calls may take (500ms, 10s)" },
 } as const satisfies OptionTable;
 
 /** report's options. */

@@ -3,16 +3,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { classifyPulse } from '../pulse/classify.js';
 import { formatPulse, pulseJson } from '../pulse/format.js';
 import { parseSeries, type SeriesSample } from '../sources/nvidia-smi/series-csv.js';
-import { isSample } from '../collection.js';
+import { type Failure, isSample } from '../collection.js';
+import type { CollectPlan } from '../collect/plan.js';
 import { FIELDS } from '../fields.js';
 import { hostAt } from '../host.js';
 import { runSample } from '../run/samples.js';
-import { demoDir, openSource } from '../sources/sources.js';
+import { readerRequest, startReader } from '../run/reader.js';
+import { demoDir } from '../sources/sources.js';
 import { parseDuration } from '../duration.js';
 import { classifyFailure } from '../sources/nvidia-smi/failure.js';
 import { parseHelpQueryGpu } from '../sources/nvidia-smi/help-query-gpu.js';
 import { runSmi, streamSmi } from '../sources/nvidia-smi/run.js';
 import { DEMO_FILES, readRecording } from '../sources/demo/recordings.js';
+import { pulseTimingProblem } from './arg-checks.js';
 import type { ArgsOf, PULSE_OPTIONS } from './options.js';
 
 export type PulseArgs = ArgsOf<typeof PULSE_OPTIONS>;
@@ -63,33 +66,72 @@ const nvmlFields = () =>
       field.query === 'nvml.gpm.tensor_active',
   );
 
+/** The signals that end pulse, and its NVML reader with it. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
- * --source nvml: `seconds` of one GPU (by index or UUID) through NVML in this process, the daemon mode's
- * reader at `intervalMs`. GPM's activity, where the GPU has it, keeps copy-bound work from being
- * called saturated. A call that hangs is ended by Ctrl-C (no handler of ours stands in the way).
+ * --source nvml: `seconds` of one GPU (by index or UUID) through NVML, the daemon mode's reader at
+ * `intervalMs`, in a reader process of its own (src/run/reader.ts) under collect's watchdog: a call
+ * that hangs past --timeout ends the recording with its one line, and Ctrl-C works meanwhile.
+ * GPM's activity, where the GPU has it, keeps copy-bound work from being called saturated.
  */
-async function recordNvml(args: PulseArgs, intervalMs: number, say: (line: string) => void): Promise<SeriesSample[] | { error: string }> {
-  const source = await openSource('nvml', {
-    nvidiaSmi: args.nvidiaSmi,
-    timeoutMs: 10_000,
-    host: hostAt('/'),
+async function recordNvml(
+  args: PulseArgs,
+  timing: { intervalMs: number; timeoutMs: number },
+  say: (line: string) => void,
+): Promise<SeriesSample[] | { error: string }> {
+  const plan: CollectPlan = {
+    source: 'nvml',
     demoHost: 'h200',
     nvmlLibrary: args.nvmlLibrary,
     gpmWindowMs: 100,
-  });
-  say(`sampling GPU ${args.gpu} through NVML every ${intervalMs} ms for ${args.seconds} s…`);
-  const stream = source.stream(nvmlFields(), {}, intervalMs);
+    nvidiaSmi: args.nvidiaSmi,
+    timeoutMs: timing.timeoutMs,
+    host: hostAt('/'),
+    fields: nvmlFields(),
+    processes: false,
+    // Nothing is published: the reader only reads.
+    textfileDir: '',
+    fileName: '',
+    dryRun: true,
+    labels: [],
+    stateDir: '',
+    processesIntervalMs: 0,
+  };
+  say(`sampling GPU ${args.gpu} through NVML every ${timing.intervalMs} ms for ${args.seconds} s…`);
   const samples: SeriesSample[] = [];
-  const reading = (async () => {
-    for await (const row of stream.rows) {
-      if (!row || !isSample(row) || (row.gpu !== args.gpu && row.uuid !== args.gpu)) continue;
+  let failed: Failure | undefined;
+  // Run in the same process group: a Ctrl-C ends the reader with pulse.
+  const reader = startReader(
+    readerRequest('rows', plan, timing.intervalMs),
+    (message) => {
+      if (message.kind === 'ended') failed = message.failure;
+      if (message.kind !== 'row' || !isSample(message.row)) return;
+      const row = message.row;
+      if (row.gpu !== args.gpu && row.uuid !== args.gpu) return;
       const sample = runSample(row, Date.now());
       if (sample) samples.push(sample);
-    }
-  })();
-  const failed = await Promise.race([sleep(args.seconds * 1000).then(() => undefined), stream.ended]);
-  stream.stop();
-  await reading;
+    },
+    false,
+  );
+  // Ctrl-C or a kill of pulse alone: the reader, perhaps stuck in a driver call, ends first; then
+  // pulse ends by the same signal, as it would have without this handler.
+  const onSignal = (signal: NodeJS.Signals) => {
+    reader.stop();
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    process.kill(process.pid, signal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<undefined>((done) => {
+    timer = setTimeout(() => done(undefined), args.seconds * 1000);
+  });
+  const ended = await Promise.race([elapsed, reader.ended]);
+  // A reader that ended early leaves nothing to wait for.
+  clearTimeout(timer);
+  for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  reader.stop();
+  failed ??= ended;
   if (failed && samples.length < 5) return { error: `${failed.reason}: ${failed.message}` };
   return samples;
 }
@@ -115,6 +157,11 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
     say(`--interval: "${args.interval}" must be a duration of at least 20ms`);
     return 2;
   }
+  const timing = pulseTimingProblem(args);
+  if (typeof timing === 'string') {
+    say(timing);
+    return 2;
+  }
   if (args.source !== 'nvidia-smi' && args.source !== 'nvml' && args.source !== 'demo') {
     say(`--source: "${args.source}" is not nvidia-smi, nvml or demo`);
     return 2;
@@ -125,7 +172,7 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
   }
   const text =
     !args.from && args.source === 'nvml'
-      ? await recordNvml(args, intervalMs, say)
+      ? await recordNvml(args, { intervalMs, timeoutMs: timing.timeoutMs }, say)
       : args.from
         ? await readFile(args.from, 'utf8').catch((error: NodeJS.ErrnoException) => ({ error: `cannot read ${args.from}: ${error.code}` }))
         : args.source === 'demo'

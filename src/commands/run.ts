@@ -8,7 +8,7 @@ import { DEFAULT_MARK, parseMarkRegex } from '../run/marks.js';
 import type { RunIo, RunPlan } from '../run/plan.js';
 import { TASK_NAME_MAX_LENGTH, taskNameProblem } from '../task-name.js';
 import { parseSourceArgs } from './collect.js';
-import type { ArgsOf } from './options.js';
+import { type ArgsOf, COLLECT_OPTIONS } from './options.js';
 import type { RUN_OPTIONS } from './run-options.js';
 
 export type RunArgs = ArgsOf<typeof RUN_OPTIONS>;
@@ -44,6 +44,10 @@ export function parseRunArgs(args: RunArgs, command: readonly string[], env: Nod
   const fileName = args.fileName ?? `gpu-textfile-run-${task}.prom`;
   if (!fileName.endsWith('.prom') || fileName.includes('/'))
     return `--file-name: "${fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
+  // collect's file: run would hold its lock for the whole job (collect's timer then publishes nothing),
+  // and delete it at the end. Another collector's custom name is refused when its lock is found held.
+  if (fileName === COLLECT_OPTIONS['file-name'].default)
+    return `--file-name: ${fileName} is collect's file; a job's textfile needs a name of its own (the default is gpu-textfile-run-<task>.prom)`;
   const source = parseSourceArgs(args);
   if (typeof source === 'string') return source;
   const host = hostAt(args.hostRoot);

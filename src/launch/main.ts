@@ -13,6 +13,11 @@ type Cli = { main: (args: readonly string[]) => Promise<number> };
 
 const args = process.argv.slice(2);
 
+// Node opens its inspector, a debugger on 127.0.0.1:9229, on SIGUSR1 unless a listener is installed:
+// any local user could then attach to a process that runs as root. No command of ours ever listens
+// for a debugger, so a listener comes first, for every command (run adds its own: the job gets it).
+process.on('SIGUSR1', () => {});
+
 // A reader that went away (`gpu-textfile install --dry-run | head -1`) is no error worth a stack
 // trace: stop quietly, as other commands in a pipeline do. Not `run`: it passes the broken pipe on
 // to its job (src/run/job.ts), and the job's exit status is still its own.

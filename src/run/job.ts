@@ -2,22 +2,26 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { lineScanner } from './line-scanner.js';
+import { passSignals } from './signals.js';
 import type { JobExit } from './summary.js';
-
-/** The signals passed on to the job: what a scheduler, a terminal or `kill` sends to stop it. */
-export const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** After the job exits, how long its output pipes may stay open (a child of the job holding them) before we stop reading. */
 const DRAIN_AFTER_EXIT_MS = 5000;
 
 /** A started job: its pid and how it ended; or why it could not start (exit status 127, as a shell's). */
-export type Job = { kind: 'started'; pid: number; ended: Promise<JobExit> } | { kind: 'not-started'; message: string };
+export type Job =
+  | { kind: 'started'; pid: number; ended: Promise<JobExit>; releaseSignals: () => void }
+  | { kind: 'not-started'; message: string };
 
 export interface JobIo {
   stdout: Writable;
   stderr: Writable;
   /** Each line the job prints on either stream (cut at MAX_SCANNED_LINE), as it is read. */
   onLine: (line: string) => void;
+  /** Our stdout or stderr failed (not EPIPE): the job's further output on it fails, as said above copyThrough. */
+  onOutputFailed: (stream: string, error: NodeJS.ErrnoException) => void;
+  /** Each chunk of the job's stderr as it is passed on (our lines that follow start on a new line). */
+  onStderrCopied: (chunk: Buffer) => void;
 }
 
 /** Why spawn failed, as a shell says it. */
@@ -32,21 +36,25 @@ function notStarted(command: string, error: NodeJS.ErrnoException): string {
  * scanned on the side. When ours is slow the job's pipe is paused (the job then blocks, as it would
  * writing to a slow terminal). When ours is closed (EPIPE: `| head`), the job wrote output no one
  * will read: without us that write would have raised SIGPIPE in the job, so `onBroken` sends it
- * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write fail).
+ * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write
+ * fail). When ours fails otherwise (ENOSPC: `> /dev/full`; EIO), the job's pipe is closed: its next
+ * write there fails, as it would have without us, though as a broken pipe (SIGPIPE, or EPIPE where
+ * it ignores that), the one failure a pipe carries; `onFailed` hears the error, for one line of ours.
  */
-function copyThrough(from: Readable, to: Writable, onLine: (line: string) => void, onBroken: () => void): Promise<void> {
-  const scanner = lineScanner(onLine);
+function copyThrough(from: Readable, to: Writable, io: CopyIo): Promise<void> {
+  const scanner = lineScanner(io.onLine);
   let broken = false;
   to.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
     if (broken) return;
     broken = true;
-    onBroken();
+    if (error.code === 'EPIPE') io.onBroken();
+    else io.onFailed(error);
     from.destroy();
   });
   from.on('data', (chunk: Buffer) => {
     scanner.push(chunk);
     if (broken) return;
+    io.onCopied?.(chunk);
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => from.resume());
@@ -60,26 +68,44 @@ function copyThrough(from: Readable, to: Writable, onLine: (line: string) => voi
   });
 }
 
+interface CopyIo {
+  onLine: (line: string) => void;
+  onBroken: () => void;
+  onFailed: (error: NodeJS.ErrnoException) => void;
+  onCopied?: (chunk: Buffer) => void;
+}
+
 /**
- * Starts `command` (argv) with stdin inherited and stdout/stderr copied through, forwarding SIGINT,
- * SIGTERM and SIGHUP to it while it runs. Resolves once it started (or could not); `ended` once it
- * exited and its output was copied.
+ * Starts `command` (argv) with stdin inherited and stdout/stderr copied through, passing signals to
+ * it while it runs (src/run/signals.ts; from before it starts until run releases them, so none ends
+ * run first). Resolves once it started (or could not); `ended` once it exited and its output was copied.
  */
 export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io: JobIo): Promise<Job> {
+  // A signal before the job started is passed once it has; after it exited, ignored.
+  let state: 'starting' | 'running' | 'exited' = 'starting';
+  const early: NodeJS.Signals[] = [];
+  const signals = passSignals((signal) => {
+    if (state === 'running') child.kill(signal);
+    else if (state === 'starting') early.push(signal);
+  });
   const child = spawn(command[0]!, command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'], env });
   return new Promise((resolve) => {
-    child.once('error', (error: NodeJS.ErrnoException) => resolve({ kind: 'not-started', message: notStarted(command[0]!, error) }));
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      signals.release();
+      resolve({ kind: 'not-started', message: notStarted(command[0]!, error) });
+    });
     child.once('spawn', () => {
-      const forward = (signal: NodeJS.Signals) => child.kill(signal);
-      for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
-      const broken = () => child.kill('SIGPIPE');
+      state = 'running';
+      for (const signal of early) child.kill(signal);
+      const onBroken = () => child.kill('SIGPIPE');
+      const failed = (stream: string) => (error: NodeJS.ErrnoException) => io.onOutputFailed(stream, error);
       const copied = Promise.all([
-        copyThrough(child.stdout!, io.stdout, io.onLine, broken),
-        copyThrough(child.stderr!, io.stderr, io.onLine, broken),
+        copyThrough(child.stdout!, io.stdout, { onLine: io.onLine, onBroken, onFailed: failed('stdout') }),
+        copyThrough(child.stderr!, io.stderr, { onLine: io.onLine, onBroken, onFailed: failed('stderr'), onCopied: io.onStderrCopied }),
       ]);
       const exited = new Promise<JobExit>((done) =>
         child.once('exit', (code, signal) => {
-          for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+          state = 'exited';
           done(exitOf(code, signal));
         }),
       );
@@ -97,7 +123,7 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
         await copied;
         return exit;
       });
-      resolve({ kind: 'started', pid: child.pid!, ended });
+      resolve({ kind: 'started', pid: child.pid!, ended, releaseSignals: signals.release });
     });
   });
 }

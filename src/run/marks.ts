@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+
 /**
  * What a line of the job's output says about its progress: the step number and named values
  * (`loss=0.31`). The regex is the user's (--mark) or DEFAULT_MARK; it is checked at parse time.
@@ -22,18 +24,46 @@ export interface Mark {
   marks: [string, string][];
 }
 
-/** --mark's text -> the regex, or the one line that says why not (exit 2). */
+/**
+ * --mark's text -> the regex, or the one line that says why not (exit 2). A user's pattern runs on
+ * V8's linear-time engine (the `l` flag): every line is matched in time proportional to its length,
+ * so no pattern can backtrack for ever on a line of the job's (`^(a+)+$` on forty `a` and a `!` took
+ * the backtracking engine minutes, the job's output and our signals waiting). What that engine cannot
+ * run (backreferences, lookaround, counted repeats over its limit) is refused here. The default
+ * pattern, ours and tested, needs a lookahead and keeps the usual engine.
+ */
 export function parseMarkRegex(text: string): RegExp | string {
+  const linear = text !== DEFAULT_MARK;
   let regex: RegExp;
   try {
-    regex = new RegExp(text);
+    regex = linear && linearEngine() ? new RegExp(text, LINEAR_FLAG) : new RegExp(text);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
+    if (/linear time/.test(error.message))
+      return `--mark: ${JSON.stringify(text)} cannot be matched in linear time (a backreference, a lookahead or lookbehind, or a large {n,m}): write it without`;
     return `--mark: ${JSON.stringify(text)} is not a regular expression: ${error.message}`;
   }
   // A regex that matches the empty string would mark every line, and says nothing about progress.
   if (regex.test('')) return `--mark: ${JSON.stringify(text)} matches an empty line: it would mark every line`;
   return regex;
+}
+
+/**
+ * Whether V8's linear-time engine takes the `l` flag: it is behind a V8 flag, set here (a flag of the
+ * regex engine only). Should a Node.js without it come, patterns run on the usual engine.
+ */
+// Never a literal (/a/l): a flag the engine does not know fails the whole file as it loads.
+const LINEAR_FLAG: string = 'l';
+
+function linearEngine(): boolean {
+  setFlagsFromString('--enable-experimental-regexp-engine');
+  try {
+    new RegExp('a', LINEAR_FLAG);
+    return true;
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return false;
+  }
 }
 
 /** Cut to one short single-line cell value. */

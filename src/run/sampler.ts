@@ -96,20 +96,3 @@ export async function takeCollection(
   }
   return problems;
 }
-
-/**
- * With the NVML source, one more collection once the job has ended: the daemon mode reads the energy
- * counter every 10 s, so its last reading can lie up to 10 s before the job's end; this one reads the
- * counter (and power) at the end. nvidia-smi needs no such read: its energy is power x time, and a
- * one-shot nvidia-smi would take longer than what it covers. Returns the one-line problems, if any.
- */
-export async function takeFinalCollection(
-  state: SamplerState,
-  context: { plan: RunPlan; job: JobIdentity; host: Host },
-): Promise<string[]> {
-  const { plan } = context;
-  if (plan.collect.source !== 'nvml') return [];
-  const [{ collectOnce }, { readState }] = await Promise.all([import('../collect/one-shot.js'), import('../state.js')]);
-  const { collection } = await collectOnce({ ...plan.collect, processes: false }, readState(plan.collect.stateDir), undefined);
-  return takeCollection(collection, state, { ...context, now: Date.now() });
-}

@@ -44,3 +44,25 @@ describe('report', () => {
     expect(result.stderr).toMatch(/^gpu-textfile: --since \(\S+\) is not before --until \(\S+\): no time is left to report on\n$/);
   });
 });
+
+describe('pulse', () => {
+  // Each would have run (NaN: and failed later, exit 1; 0 and -5: a verdict on nothing, exit 0).
+  it.each([
+    ['abc', 'NaN'],
+    ['0', '0'],
+    ['-5', '-5'],
+    ['86401', '86401'],
+  ])('--seconds %s is a usage error, before any sampling', async (given, read) => {
+    const result = await runCli(['pulse', '--source', 'demo', '--seconds', given]);
+    expect([result.exitCode, result.stdout, result.stderr]).toEqual([
+      2,
+      '',
+      `gpu-textfile: --seconds: "${read}" must be a number of seconds above 0, at most 86400\n`,
+    ]);
+  });
+
+  it('--timeout that is not a duration is a usage error', async () => {
+    const result = await runCli(['pulse', '--source', 'demo', '--timeout', 'soon']);
+    expect([result.exitCode, result.stderr]).toEqual([2, 'gpu-textfile: --timeout: "soon" is not a duration (use 10, 10s or 500ms)\n']);
+  });
+});

@@ -61,7 +61,8 @@ describe('run: options -> plan', () => {
     [{ task: 'a/b' }, `--task: "a/b" must be letters, digits, '.', '_' or '-', starting with a letter or digit`],
     [{ task: 'train-20261201' }, '--task: "train-20261201" must not end in -YYYYMMDD, the archives\' suffix'],
     [{ fileName: 'job.txt' }, '--file-name: "job.txt" must be a plain name ending in .prom (node_exporter reads only those)'],
-    [{ mark: '(' }, '--mark: "(" is not a regular expression: Invalid regular expression: /(/: Unterminated group'],
+    // A user's pattern is compiled for the linear-time engine (its `l` flag): src/run/marks.ts.
+    [{ mark: '(' }, '--mark: "(" is not a regular expression: Invalid regular expression: /(/l: Unterminated group'],
     [{ source: 'dcgm' }, '--source: "dcgm" is not one of nvidia-smi, demo, nvml'],
     [{ gpmWindow: '1ms' }, '--gpm-window: "1ms" must be a duration from 10ms to 5s'],
   ])('%j is refused: %s', (bad, message) => expect(parseRunArgs({ ...ARGS, ...bad }, ['job'], {}, START)).toBe(message));

@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, ROOT, cliEnv, tempDir } from '../helpers.js';
+import { CLI, ROOT, cliEnv, eventually, tempDir } from '../helpers.js';
 
 describe('the installed command', () => {
   it('prints the package version from any working directory', async () => {
@@ -32,4 +32,32 @@ describe('the installed command', () => {
       });
     }
   });
+});
+
+// Node's inspector opens on SIGUSR1 (a debugger on 127.0.0.1:9229) unless a listener is installed:
+// the launcher installs one for every command. The daemon, run as root, is where it matters most.
+describe('SIGUSR1', () => {
+  it('the collect daemon goes on publishing, with no debugger listening', async () => {
+    const dir = await tempDir();
+    const textfiles = join(dir, 't');
+    const daemon = execa(
+      process.execPath,
+      [CLI, 'collect', '--source', 'demo', '--interval', '100ms', '--textfile-dir', textfiles, '--state-dir', join(dir, 's')],
+      { env: cliEnv(), extendEnv: false, reject: false, timeout: 90_000, stdin: 'ignore' },
+    );
+    const file = join(textfiles, 'nvidia_gpu.prom');
+    expect(await eventually(async () => (await stat(file).catch(() => undefined)) !== undefined)).toBe(true);
+    daemon.kill('SIGUSR1');
+    // Ten more writes: the loop ran on well after the signal (the inspector, had it started, opens within them).
+    for (let i = 0; i < 10; i++) {
+      const before = (await stat(file)).mtimeMs;
+      expect(await eventually(async () => (await stat(file)).mtimeMs > before)).toBe(true);
+    }
+    const { stdout } = await execa('ss', ['-Hltnp']);
+    expect(stdout.split('\n').filter((line) => line.includes(`pid=${daemon.pid},`))).toEqual([]);
+    daemon.kill('SIGTERM');
+    const result = await daemon;
+    expect([result.exitCode, result.timedOut]).toEqual([0, false]);
+    expect(result.stderr).not.toMatch(/Debugger listening/);
+  }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -71,7 +71,8 @@ describe("the job's output", () => {
     const stderr = Buffer.from(result.stderr as Uint8Array);
     const jobErr = Buffer.concat(expected.err);
     expect(Buffer.compare(stderr.subarray(0, jobErr.length), jobErr)).toBe(0);
-    expect(text(stderr.subarray(jobErr.length))).toMatch(/^gpu-textfile run: /);
+    // The job's last line had no newline: ours starts on a new line.
+    expect(text(stderr.subarray(jobErr.length))).toMatch(/^\ngpu-textfile run: /);
     const summary = JSON.parse(await readFile(join(dir, 's.json'), 'utf8'));
     expect(summary.steps).toMatchObject({ lines: 3000, done: 2999, last_step: 2999 });
   });
@@ -154,6 +155,53 @@ describe('exit status and signals', () => {
     const mark = await wrap(dir, ['sh', '-c', `touch ${join(dir, 'ran')}`], ['--mark', 'step (?<step>\\d+']);
     expect(mark.exitCode).toBe(2);
     expect(text(mark.stderr)).toMatch(/^gpu-textfile: --mark: "step \(\?<step>\\\\d\+" is not a regular expression: .*\n$/);
+    await expect(readFile(join(dir, 'ran'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('our stdout full (> /dev/full): the job sees its writes fail and goes on; run still summarises, cleans up, returns its status', async () => {
+    const dir = await tempDir();
+    // It writes until a write fails (SIGPIPE ignored, as Python does), says so and exits 3.
+    const body = '#!/bin/sh\ntrap "" PIPE\nwhile echo more 2>/dev/null; do sleep 0.05; done\necho "write failed" >&2\nexit 3\n';
+    const path = await script(dir, 'job.sh', body);
+    const runArgs = ['run', '--nvidia-smi', FAKE_SMI, '--state-dir', join(dir, 's'), '--textfile-dir', join(dir, 't'), '--task', 'full'];
+    const result = await execa('sh', ['-c', '"$0" "$@" > /dev/full', process.execPath, CLI, ...runArgs, '--', path], {
+      env: cliEnv({ FAKE_SMI_CAPTURE: H200X2 }),
+      extendEnv: false,
+      reject: false,
+      timeout: 60_000,
+      stdin: 'ignore',
+    });
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr.split('\n').slice(0, 3)).toEqual([
+      "gpu-textfile run: cannot write to stdout: ENOSPC; the job's further output there fails",
+      'write failed',
+      expect.stringMatching(/^gpu-textfile run: full: exit status 3 after /),
+    ]);
+    expect(await readdir(join(dir, 't'))).toEqual([]);
+  });
+
+  it("the summary starts on a line of its own after a job's last stderr line without a newline", async () => {
+    const dir = await tempDir();
+    const result = await wrap(dir, ['sh', '-c', 'printf "50%% done" >&2'], ['--task', 'glued']);
+    expect(result.exitCode).toBe(0);
+    expect(text(result.stderr)).toMatch(/^50% done\ngpu-textfile run: glued: exit status 0 after /);
+  });
+
+  it('a --mark that would backtrack for ever on a line: the line is matched in linear time, the job ends as it does', async () => {
+    const dir = await tempDir();
+    const line = `${'a'.repeat(40)}!`;
+    const result = await wrap(dir, ['sh', '-c', `echo ${line}; echo step 3; exit 4`], ['--mark', 'step (?<step>\\d+)|^(a+)+$']);
+    expect([result.exitCode, result.timedOut, text(result.stdout)]).toEqual([4, false, `${line}\nstep 3\n`]);
+    expect(text(result.stderr)).toMatch(/: exit status 4 after /);
+  });
+
+  it('a --mark the linear-time engine cannot run is refused before anything starts', async () => {
+    const dir = await tempDir();
+    const result = await wrap(dir, ['touch', join(dir, 'ran')], ['--mark', '(a+)+\\1$']);
+    expect([result.exitCode, text(result.stderr)]).toEqual([
+      2,
+      'gpu-textfile: --mark: "(a+)+\\\\1$" cannot be matched in linear time (a backreference, a lookahead or lookbehind, or a large {n,m}): write it without\n',
+    ]);
     await expect(readFile(join(dir, 'ran'))).rejects.toThrow(/ENOENT/);
   });
 });

@@ -51,6 +51,25 @@ describe('--mark REGEX', () => {
     expect(parseMarkRegex('x*')).toBe('--mark: "x*" matches an empty line: it would mark every line');
   });
 
+  // Each would backtrack without end on some line; the linear engine cannot run them: refused.
+  it.each(['step (?<step>\\d+)(a+)+\\2$', 'step (?<step>\\d+)(?=a)', '(?<=x)step (?<step>\\d+)', 'step (?<step>\\d{1,5000})'])(
+    '%s is refused: it cannot be matched in linear time',
+    (text) => {
+      expect(parseMarkRegex(text)).toBe(
+        `--mark: ${JSON.stringify(text)} cannot be matched in linear time (a backreference, a lookahead or lookbehind, or a large {n,m}): write it without`,
+      );
+    },
+  );
+
+  it('a pattern that would backtrack catastrophically matches a line in linear time', () => {
+    // On the backtracking engine this line takes minutes (2^40 ways to split the a's); a test that
+    // hung would never end, so the engine is asserted first.
+    const evil = parseMarkRegex('step (?<step>\\d+)|^(a+)+$') as RegExp;
+    expect(evil.flags).toContain('l');
+    expect(readMark(`${'a'.repeat(40)}!`, evil)).toBeUndefined();
+    expect(readMark('step 12', evil)).toEqual({ step: 12, marks: [] });
+  });
+
   it('keeps each mark one short cell value', () => {
     const own = parseMarkRegex('msg=(?<msg>.*)') as RegExp;
     const [[, value]] = readMark(`msg=a,b;\tc${'x'.repeat(200)}`, own)!.marks as [[string, string]];

@@ -168,7 +168,7 @@ describe('gpu-textfile run', () => {
     await expect(readFile(file)).rejects.toThrow(/ENOENT/);
   });
 
-  it('--source nvml: sampled in-process through the NVML library (the stand-in); GPM keeps busy-but-idle SMs from being called saturated', async () => {
+  it('--source nvml: sampled through the NVML library (the stand-in) by a reader process; GPM keeps busy-but-idle SMs from being called saturated', async () => {
     const dir = await tempDir();
     const csv = join(dir, 'csv/t6.csv');
     const config = join(dir, 'stand-in.conf');

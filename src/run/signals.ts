@@ -1,0 +1,67 @@
+// What `run` does with each signal sent to it (docs/run.md, "Signals", says the same). Every signal
+// that would end run by default is either passed to the job or has a reason here not to be: run must
+// never end before its job, for that leaves the job orphaned, no summary, no status and a textfile
+// saying the job still runs. Ending is the job's to decide; run then reaps it, summarises and exits
+// with its status.
+
+/** A signal run passes to its job, and why. */
+export interface PassedSignal {
+  signal: NodeJS.Signals;
+  why: string;
+}
+
+/** The signals passed to the job while it runs; after it exited, they are ignored (run ends within seconds). */
+export const PASSED_SIGNALS: readonly PassedSignal[] = [
+  { signal: 'SIGTERM', why: 'a scheduler, systemd or kill stopping the job: it may save a checkpoint first' },
+  { signal: 'SIGINT', why: 'Ctrl-C, or a scheduler: Python raises KeyboardInterrupt' },
+  { signal: 'SIGHUP', why: 'the terminal went away' },
+  { signal: 'SIGQUIT', why: 'Ctrl-\\: the job may dump its threads (faulthandler, a JVM) before it ends' },
+  // Node would open its inspector on SIGUSR1 (a debugger on 127.0.0.1:9229, in a process run as
+  // root): a listener of ours replaces that, here and in the launcher (src/launch/main.ts).
+  { signal: 'SIGUSR1', why: 'Slurm\'s --signal=USR1@120 and others: "save a checkpoint now"' },
+  { signal: 'SIGUSR2', why: 'the same, by other schedulers and frameworks' },
+  { signal: 'SIGALRM', why: 'a deadline set from outside (timeout -s ALRM): ends the job unless it handles it' },
+  { signal: 'SIGVTALRM', why: 'a timer signal: by default it ends the process, so it is the job that should get it' },
+  { signal: 'SIGPROF', why: 'a timer signal, as SIGVTALRM (run never profiles itself)' },
+  // Linux ends a process on each of these by default too; none has a use of its own in run.
+  { signal: 'SIGIO', why: 'I/O possible (SIGPOLL, the same signal), which run never asks for: sent only by intent' },
+  { signal: 'SIGPWR', why: 'a power failure (a UPS daemon): the job may save its state first' },
+  { signal: 'SIGSTKFLT', why: 'unused on Linux: sent only by intent' },
+];
+
+/** A signal left to the kernel's default action, and why. */
+export interface LeftSignal {
+  signals: readonly NodeJS.Signals[];
+  why: string;
+}
+
+/** Those not passed on: each stops or ends run as it would any process, or never reaches run's handler. */
+export const LEFT_SIGNALS: readonly LeftSignal[] = [
+  {
+    signals: ['SIGWINCH', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGCONT'],
+    why: 'the terminal sends them to its foreground process group, which holds the job too (run starts it in its own group): passing them would double each; SIGWINCH is ignored by default, the stop signals stop run and the job alike',
+  },
+  { signals: ['SIGPIPE'], why: "ignored by Node.js: a write of run's that fails is handled where it writes (src/run/job.ts)" },
+  {
+    signals: ['SIGKILL', 'SIGSTOP'],
+    why: 'cannot be caught: a SIGKILLed run leaves its job running and its textfile behind (its NVML reader ends with it)',
+  },
+  {
+    signals: ['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGSYS', 'SIGXCPU', 'SIGXFSZ'],
+    why: "faults and limits of run's own process: a handler cannot make it go on correctly",
+  },
+];
+
+/**
+ * Passes every PASSED_SIGNALS signal to `target` until release(); `target` says whether the job
+ * still runs (after it exited, a signal is ignored: run is finishing). Installed before the job starts.
+ */
+export function passSignals(target: (signal: NodeJS.Signals) => void): { release: () => void } {
+  const handler = (signal: NodeJS.Signals) => target(signal);
+  for (const { signal } of PASSED_SIGNALS) process.on(signal, handler);
+  return {
+    release: () => {
+      for (const { signal } of PASSED_SIGNALS) process.off(signal, handler);
+    },
+  };
+}
