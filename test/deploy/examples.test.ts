@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -9,7 +8,7 @@ import { FAILURE_REASONS } from '../../src/collection.js';
 import { FIELDS } from '../../src/fields.js';
 import { metricCatalog } from '../../src/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
-import { startNodeExporter } from '../e2e/node-exporter.js';
+import { freePort, startNodeExporter } from '../e2e/node-exporter.js';
 import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../helpers.js';
 
 const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
@@ -165,17 +164,6 @@ describe('examples', () => {
     expect({ exit: result.exitCode, out: result.stdout + result.stderr }).toMatchObject({ exit: 0 });
   });
 });
-
-/** A free port on 127.0.0.1 (closed again: the server given it binds it next). */
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 interface Sample {
   metric: Record<string, string>;

@@ -10,7 +10,8 @@ export interface NodeExporter {
   stop: () => Promise<void>;
 }
 
-const freePort = (): Promise<number> =>
+/** A free port on 127.0.0.1 (closed again: the server given it binds it next). */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
