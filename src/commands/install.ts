@@ -11,7 +11,7 @@ import {
   type EnvSetting,
   type InstallChoices,
 } from '../deploy/units.js';
-import { hiddenFromUnits, installProgram, INSTALLED_SCRIPT, PROGRAM_DIR } from '../deploy/program.js';
+import { hiddenFromUnits, installProgram, PROGRAM_DIR, releaseParts, unitProgram } from '../deploy/program.js';
 import { PASSED_ON, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './install-options.js';
 import { COLLECT_OPTIONS, defaultTextfileDir, type ArgsOf } from './options.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
@@ -145,7 +145,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
         task: task as string | undefined,
         collect: collect as Record<string, EnvSetting>,
       };
-  const program = { node: process.execPath, script: INSTALLED_SCRIPT };
+  const program = unitProgram(packageRoot(), process.execPath);
   const hidden = hiddenFromUnits(program.node);
   if (hidden) {
     io.err.write(
@@ -160,7 +160,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
   if (live && args.enable && started(stale).length > 0) steps.push(systemctl('disable', '--now', ...started(stale)));
   for (const name of stale) steps.push({ describe: `remove ${at(join(UNIT_DIR, name))}`, run: () => rm(at(join(UNIT_DIR, name))) });
   steps.push({
-    describe: `install the program: copy ${packageRoot()}/{dist,systemd} to ${at(PROGRAM_DIR)}`,
+    describe: `install the program: copy ${packageRoot()}/{${releaseParts(packageRoot()).join(',')}} to ${at(PROGRAM_DIR)}`,
     run: async () => void (await installProgram(packageRoot(), at(PROGRAM_DIR))),
   });
   for (const dir of [choices.textfileDir, STATE_DIR, ...(choices.csvDir ? [choices.csvDir] : [])]) {
