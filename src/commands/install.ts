@@ -1,7 +1,12 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
+// The units and /etc/default/gpu-textfile go into root's own directories, where nobody else can plant
+// a link: what write-file-atomic is made for. systemd (daemon-reload) or a collect sourcing the file
+// while install writes it sees the old file or the new one, never half of one (writeFile truncated
+// it in place), and a hand-set owner and mode are kept. src/safe-fs.ts stays for directories others control.
+import writeFileAtomic from 'write-file-atomic';
 import {
   ALL_UNITS,
   parseEnvironmentFile,
@@ -175,7 +180,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
       run: async () => {
         const unit = renderUnit(name, await readFile(join(packageRoot(), 'systemd', name), 'utf8'), program, choices);
         await mkdir(at(UNIT_DIR), { recursive: true });
-        await writeFile(at(join(UNIT_DIR, name)), unit, { mode: 0o644 });
+        await writeFileAtomic(at(join(UNIT_DIR, name)), unit, { mode: 0o644 });
       },
     });
   }
@@ -184,7 +189,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
       describe: `write ${at(ENV_FILE)}`,
       run: async () => {
         await mkdir(at('etc/default'), { recursive: true });
-        await writeFile(at(ENV_FILE), renderEnvironmentFile(choices), { mode: 0o644 });
+        await writeFileAtomic(at(ENV_FILE), renderEnvironmentFile(choices));
       },
     });
   }
