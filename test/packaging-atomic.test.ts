@@ -40,4 +40,15 @@ describe('write-file-atomic where the file is ours or the user named it', () => 
     const unit = await replacedWhole(join(root, 'etc/systemd/system/gpu-textfile.timer'), '[Unit]\n', install);
     expect(unit).toEqual({ ...whole('[Unit]\n'), mode: 0o644 });
   });
+
+  it('report --out replaces the file whole, keeping owner and mode', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'default.csv'), '');
+    const out = join(dir, 'report.txt');
+    const result = await replacedWhole(out, 'old report\n', async () => {
+      const run = await runCli(['report', '--csv-dir', dir, '--out', out]);
+      expect(run.exitCode).toBe(0);
+    });
+    expect(result).toEqual(whole('old report\n'));
+  });
 });
