@@ -51,4 +51,14 @@ describe('write-file-atomic where the file is ours or the user named it', () => 
     });
     expect(result).toEqual(whole('old report\n'));
   });
+
+  it('run --summary-json replaces the file whole, keeping owner and mode', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 's.json');
+    const result = await replacedWhole(out, '{}\n', async () => {
+      const run = await runCli(['run', '--source', 'demo', '--interval', '200ms', '--summary-json', out, '--', 'true']);
+      expect([run.exitCode, run.stderr.includes('cannot write')]).toEqual([0, false]);
+    });
+    expect(result).toEqual(whole('{}\n'));
+  });
 });
