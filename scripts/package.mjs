@@ -102,6 +102,8 @@ function program(arch, into) {
   // koffi's native module for this CPU only: loaded from here, root-owned, never unpacked at run time.
   for (const other of readdirSync(join(into, 'dist/koffi')))
     if (other.startsWith('linux_') && other !== `linux_${arch}`) rmSync(join(into, 'dist/koffi', other), { recursive: true });
+  // A shared library, not a program: 0644 (the registry's arm64 tarball has it 0755).
+  chmodSync(join(into, `dist/koffi/linux_${arch}/koffi.node`), 0o644);
   for (const part of ['systemd', 'docs']) cpSync(join(ROOT, part), join(into, part), { recursive: true });
   mkdirSync(join(into, 'bin'));
   // A shell script, not a link to node: `gpu-textfile` runs the bundle with the Node.js beside it, from

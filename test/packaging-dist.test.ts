@@ -80,6 +80,10 @@ describe('the packages', () => {
       expect([arch, await elfMachine(join(top, 'node/bin/node'))]).toEqual([arch, machine]);
       expect([arch, await elfMachine(join(top, `dist/koffi/linux_${arch}/koffi.node`))]).toEqual([arch, machine]);
       expect([arch, (await readdir(join(top, 'dist/koffi'))).sort()]).toEqual([arch, ['LICENSE.txt', `linux_${arch}`]]);
+      // Root-owned in the tarball, and a library's mode (lintian's shared-library-is-executable otherwise).
+      const listing = (await execa('tar', ['-tvzf', join(out, `gpu-textfile-${VERSION}-linux-${arch}.tar.gz`)])).stdout;
+      const koffi = listing.split('\n').find((line) => line.endsWith(`linux_${arch}/koffi.node`)) ?? '';
+      expect([arch, koffi.split(/\s+/).slice(0, 2)]).toEqual([arch, ['-rw-r--r--', '0/0']]);
     }
   });
 
