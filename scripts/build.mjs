@@ -45,7 +45,9 @@ const separateFiles = {
   },
 };
 
-const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+const { version, engines } = JSON.parse(readFileSync('package.json', 'utf8'));
+// src/launch/runtime-check.ts compares the running Node.js with this range, number by number.
+if (!/^>=\d+(\.\d+){0,2}$/.test(engines.node)) throw new Error(`engines.node ${engines.node}: only ">=X.Y.Z" is checked at run time`);
 
 const common = {
   outdir: 'dist',
@@ -75,8 +77,12 @@ const buildId = createHash('sha256').update(readFileSync('dist/cli.js')).digest(
 await build({
   ...common,
   entryPoints: { 'gpu-textfile': 'src/launch/main.ts' },
-  define: { BUILD_ID: JSON.stringify(buildId) },
+  define: { BUILD_ID: JSON.stringify(buildId), NODE_ENGINES: JSON.stringify(engines.node) },
   banner: { js: '#!/usr/bin/env node' },
+  // The launcher must parse and start on the old Node.js of the distributions (12 on Ubuntu 22.04)
+  // to say which version it needs (src/launch/runtime-check.ts): its syntax and `node:` imports are
+  // lowered to what Node.js 12 reads. The rest of dist/ is built for what engines claims.
+  target: 'node12',
 });
 // The watchdog thread of collect --source nvml (src/collect/watchdog.ts starts it from this file).
 await build({ ...common, entryPoints: { 'nvml-watchdog': 'src/collect/watchdog-worker.ts' } });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real components the test suite runs against, on Debian or Ubuntu:
 # promtool (package prometheus), node_exporter, logrotate, systemd-analyze, Chromium (the HTML report),
-# and mmdebstrap and systemd-nspawn (the boot tests build a minimal Debian and boot the units in it).
+# mmdebstrap and systemd-nspawn (the boot tests build a minimal Debian and boot the units in it), and
+# rpm, lintian and binutils for both CPUs (npm run package and its tests).
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
@@ -13,6 +14,12 @@ command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
+# npm run package and its tests (test/packaging-dist.test.ts): the .rpm, lintian on the .deb, and
+# strip for both CPUs' Node.js.
+command -v rpmbuild >/dev/null || missing+=(rpm)
+command -v lintian >/dev/null || missing+=(lintian)
+command -v x86_64-linux-gnu-strip >/dev/null || missing+=(binutils-x86-64-linux-gnu)
+command -v aarch64-linux-gnu-strip >/dev/null || missing+=(binutils-aarch64-linux-gnu)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

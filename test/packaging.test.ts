@@ -35,6 +35,8 @@ describe('the npm package', () => {
       'systemd/gpu-textfile.timer',
       'cron/gpu-textfile',
       'examples/alerts.yml',
+      // The guide the units' Documentation= names, and the README links to.
+      'docs/deployment.md',
       // koffi's native modules for --source nvml, for both CPUs the package supports.
       'dist/nvml.js',
       'dist/koffi/linux_x64/koffi.node',

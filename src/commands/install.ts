@@ -1,7 +1,12 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
+// The units and /etc/default/gpu-textfile go into root's own directories, where nobody else can plant
+// a link: what write-file-atomic is made for. systemd (daemon-reload) or a collect sourcing the file
+// while install writes it sees the old file or the new one, never half of one (writeFile truncated
+// it in place), and a hand-set owner and mode are kept. src/safe-fs.ts stays for directories others control.
+import writeFileAtomic from 'write-file-atomic';
 import {
   ALL_UNITS,
   parseEnvironmentFile,
@@ -11,7 +16,7 @@ import {
   type EnvSetting,
   type InstallChoices,
 } from '../deploy/units.js';
-import { hiddenFromUnits, installProgram, INSTALLED_SCRIPT, PROGRAM_DIR } from '../deploy/program.js';
+import { hiddenFromUnits, installProgram, PROGRAM_DIR, releaseParts, unitProgram } from '../deploy/program.js';
 import { PASSED_ON, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './install-options.js';
 import { COLLECT_OPTIONS, defaultTextfileDir, type ArgsOf } from './options.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
@@ -145,7 +150,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
         task: task as string | undefined,
         collect: collect as Record<string, EnvSetting>,
       };
-  const program = { node: process.execPath, script: INSTALLED_SCRIPT };
+  const program = unitProgram(packageRoot(), process.execPath);
   const hidden = hiddenFromUnits(program.node);
   if (hidden) {
     io.err.write(
@@ -160,7 +165,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
   if (live && args.enable && started(stale).length > 0) steps.push(systemctl('disable', '--now', ...started(stale)));
   for (const name of stale) steps.push({ describe: `remove ${at(join(UNIT_DIR, name))}`, run: () => rm(at(join(UNIT_DIR, name))) });
   steps.push({
-    describe: `install the program: copy ${packageRoot()}/{dist,systemd} to ${at(PROGRAM_DIR)}`,
+    describe: `install the program: copy ${packageRoot()}/{${releaseParts(packageRoot()).join(',')}} to ${at(PROGRAM_DIR)}`,
     run: async () => void (await installProgram(packageRoot(), at(PROGRAM_DIR))),
   });
   for (const dir of [choices.textfileDir, STATE_DIR, ...(choices.csvDir ? [choices.csvDir] : [])]) {
@@ -175,7 +180,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
       run: async () => {
         const unit = renderUnit(name, await readFile(join(packageRoot(), 'systemd', name), 'utf8'), program, choices);
         await mkdir(at(UNIT_DIR), { recursive: true });
-        await writeFile(at(join(UNIT_DIR, name)), unit, { mode: 0o644 });
+        await writeFileAtomic(at(join(UNIT_DIR, name)), unit, { mode: 0o644 });
       },
     });
   }
@@ -184,7 +189,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
       describe: `write ${at(ENV_FILE)}`,
       run: async () => {
         await mkdir(at('etc/default'), { recursive: true });
-        await writeFile(at(ENV_FILE), renderEnvironmentFile(choices), { mode: 0o644 });
+        await writeFileAtomic(at(ENV_FILE), renderEnvironmentFile(choices));
       },
     });
   }

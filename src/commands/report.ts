@@ -1,4 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+// --out is a path the user names: replaced whole by rename (a reader sees the old report or the new),
+// its owner and mode kept; what write-file-atomic is for.
+import writeFileAtomic from 'write-file-atomic';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
@@ -105,7 +108,7 @@ async function reportOn(
           ? reportHtml(report, title)
           : reportTable(report);
   if (args.out) {
-    const error = await writeFile(args.out, text).then(
+    const error = await writeFileAtomic(args.out, text).then(
       () => undefined,
       (e: NodeJS.ErrnoException) => e.code,
     );

@@ -1,6 +1,7 @@
 import { copyFile, chmod, lstat, mkdir, mkdtemp, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, existsSync, realpathSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import type { Program } from './units.js';
 
 // The program the units run is a copy, not the checkout `npm install -g .` links to: that often sits
 // under /root or /home, which the units' ProtectHome=yes hides, and the service could not start.
@@ -9,10 +10,31 @@ import { basename, join } from 'node:path';
 export const PROGRAM_DIR = '/usr/local/lib/gpu-textfile';
 /** What every unit's ExecStart runs. */
 export const INSTALLED_SCRIPT = `${PROGRAM_DIR}/current/dist/gpu-textfile.js`;
-/** What a release holds: the bundle (self-contained, with its package.json) and the unit templates install reads. */
-export const RELEASE_PARTS = ['dist', 'systemd'] as const;
+/**
+ * What a release holds: the bundle (self-contained, with its package.json), the unit templates install
+ * reads, and the guide the units' Documentation= names; and where install runs from a package with
+ * its own Node.js (scripts/package.mjs), that runtime, node/bin/node.
+ */
+export const RELEASE_PARTS = ['dist', 'systemd', 'docs'] as const;
+export const RUNTIME_PART = 'node';
 
 const RELEASE_PREFIX = 'release-';
+
+/** The parts of the package at `packageRoot` a release copies: its own Node.js too where it has one. */
+export const releaseParts = (packageRoot: string): string[] => [
+  ...RELEASE_PARTS,
+  ...(existsSync(join(packageRoot, RUNTIME_PART)) ? [RUNTIME_PART] : []),
+];
+
+/**
+ * What the units run: the package's own Node.js, from the release, when install runs on it (the
+ * tarball's bin/gpu-textfile); else the Node.js running install, as npm's route has it.
+ */
+export function unitProgram(packageRoot: string, execPath: string): Program {
+  const own = join(packageRoot, RUNTIME_PART, 'bin/node');
+  const onOwn = existsSync(own) && realpathSync(own) === realpathSync(execPath);
+  return { node: onOwn ? `${PROGRAM_DIR}/current/${RUNTIME_PART}/bin/node` : execPath, script: INSTALLED_SCRIPT };
+}
 
 /**
  * Copies a directory tree: regular files and directories only. A link is refused, not followed or
@@ -41,7 +63,7 @@ export async function installProgram(packageRoot: string, dir: string): Promise<
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const release = await mkdtemp(join(dir, RELEASE_PREFIX));
   await chmod(release, 0o755);
-  for (const part of RELEASE_PARTS) await copyTree(join(packageRoot, part), join(release, part));
+  for (const part of releaseParts(packageRoot)) await copyTree(join(packageRoot, part), join(release, part));
   const link = join(dir, 'current');
   const existing = await lstat(link).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;

@@ -1,3 +1,5 @@
+import { dirname } from 'node:path';
+
 /** Where the installed program is: what every ExecStart runs. */
 export interface Program {
   node: string;
@@ -36,11 +38,19 @@ function executable(path: string): string {
  * take double quotes with \ before " \ ` $. */
 const envValue = (text: string) => (PLAIN.test(text) ? text : `"${text.replace(/(["\\$`])/g, '\\$1')}"`);
 
-/** A unit from systemd/ with ExecStart pointing at this installation; timers are taken as they are. */
+/**
+ * The guide every unit names, installed with the program: docs/ beside dist/. Not a man: page, which
+ * `systemd-analyze verify` looks up and fails on where it is absent (as nvidia-smi(1) is without
+ * NVIDIA's man pages); and not /usr/share/doc, which minimal images leave out (dpkg path-exclude).
+ */
+export const documentation = (program: Program): string => `file:${dirname(dirname(program.script))}/docs/deployment.md`;
+
+/** A unit from systemd/ with ExecStart and Documentation= pointing at this installation; timers otherwise as they are. */
 export function renderUnit(name: string, template: string, program: Program, choices: InstallChoices): string {
-  if (!name.endsWith('.service')) return template;
-  if (!TEMPLATE_EXEC.test(template)) throw new Error(`${name} has no ExecStart=<node> <gpu-textfile.js> line`);
-  let unit = template.replace(TEMPLATE_EXEC, () => `ExecStart=${executable(program.node)} ${execArgument(program.script)} `);
+  const documented = template.replace(/^Documentation=.*$/m, () => `Documentation=${pathWord(documentation(program))}`);
+  if (!name.endsWith('.service')) return documented;
+  if (!TEMPLATE_EXEC.test(documented)) throw new Error(`${name} has no ExecStart=<node> <gpu-textfile.js> line`);
+  let unit = documented.replace(TEMPLATE_EXEC, () => `ExecStart=${executable(program.node)} ${execArgument(program.script)} `);
   // Each service may write only the directories it was given (the archiver: the CSV trail alone). One
   // word each, "-" (may be missing) inside it.
   const dirs = name === 'gpu-textfile-archive.service' ? [choices.csvDir] : [choices.textfileDir, choices.csvDir];

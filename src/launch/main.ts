@@ -3,6 +3,10 @@
 // NODE_COMPILE_CACHE names a directory (the systemd units set it) collect runs from V8 bytecode kept
 // there. Node.js 20 has no compile cache of its own; this one, kept by this small file loaded before
 // anything else, serves Node.js 20 and 22 alike.
+// First: on a Node.js too old for what follows, say so in one line (the launcher parses on Node 12).
+import { exitIfUnsupported } from './runtime-check.js';
+exitIfUnsupported();
+
 import { join } from 'node:path';
 import { cacheFileName, loadCached } from './code-cache.js';
 

@@ -1,6 +1,7 @@
 import { basename, dirname } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { type Collection, failedCollection } from '../collection.js';
-import { describeFileError, isFileError, pinDir, replaceFile } from '../safe-fs.js';
+import { describeFileError, isFileError, pinDir } from '../safe-fs.js';
 import { addStep, newTotals } from './accumulate.js';
 import { formatSummary, summaryJson } from './format.js';
 import type { JobIdentity } from './job-info.js';
@@ -163,15 +164,15 @@ async function sample(
   return taking;
 }
 
-/** Writes --summary-json through safe-fs (no link followed, whole file or none). Returns the one line that says why not. */
+/**
+ * Writes --summary-json, a path the user names: with write-file-atomic (temp file, rename), whole or
+ * not at all, an existing file's owner and mode kept. Its directory is created through safe-fs, whose
+ * mkdir does not loop on procfs. Returns the one line that says why not.
+ */
 function writeSummaryJson(path: string, text: string): string | undefined {
   try {
-    const dir = pinDir(dirname(path), { create: true });
-    try {
-      replaceFile(dir, basename(path), text, { mode: 0o644 });
-    } finally {
-      dir.close();
-    }
+    pinDir(dirname(path), { create: true }).close();
+    writeFileAtomic.sync(path, text);
     return undefined;
   } catch (error) {
     if (!isFileError(error)) throw error;

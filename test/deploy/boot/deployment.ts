@@ -7,7 +7,7 @@ import { bootContainer, type Container } from './container.js';
 import { parseJournal, type JournalEntry } from './journal.js';
 
 /** Where the stand-in nvidia-smi and its captures live in the container: readable under ProtectSystem=strict, not hidden by ProtectHome. */
-const TEST_DIR = '/opt/gpu-textfile-test';
+export const TEST_DIR = '/opt/gpu-textfile-test';
 /** Names the capture the stand-in replays; the test switches it to make nvidia-smi fail. */
 const CAPTURE_CHOICE = '/etc/gpu-textfile-test/capture';
 
@@ -19,14 +19,14 @@ export const FAILING_CAPTURE = 'constructed__driver-unreachable';
  * nvidia-smi as a user's PATH finds it (/usr/local/bin is on the PATH systemd gives services and on
  * cron.d's): the stand-in, replaying the chosen capture.
  */
-const NVIDIA_SMI = `#!/bin/sh
+const nvidiaSmi = (node?: string) => `#!/bin/sh
 FAKE_SMI_CAPTURE=${TEST_DIR}/captures/$(cat ${CAPTURE_CHOICE})
 export FAKE_SMI_CAPTURE
-exec ${TEST_DIR}/bin/nvidia-smi "$@"
+exec ${node ? `${node} ` : ''}${TEST_DIR}/bin/nvidia-smi "$@"
 `;
 
 /** The cached Debian root (built on first use: minutes). */
-async function debianRoot(): Promise<string> {
+export async function debianRoot(): Promise<string> {
   const built = await execa(join(import.meta.dirname, 'debian-root.sh'), { timeout: 15 * 60_000 });
   return built.stdout.trim();
 }
@@ -52,13 +52,14 @@ async function copyNode(upper: string): Promise<void> {
   await symlink('../lib/node_modules/npm/bin/npm-cli.js', join(upper, 'usr/bin/npm'));
 }
 
-async function addStandIn(upper: string): Promise<void> {
+/** The stand-in nvidia-smi, run by `node` where given (a root with no Node.js on PATH), and its captures. */
+export async function addStandIn(upper: string, node?: string): Promise<void> {
   await mkdir(join(upper, TEST_DIR, 'bin'), { recursive: true });
   await copyFile(FAKE_SMI, join(upper, TEST_DIR, 'bin/nvidia-smi'));
   for (const name of [GOOD_CAPTURE, FAILING_CAPTURE])
     await cp(join(CAPTURES, name), join(upper, TEST_DIR, 'captures', name), { recursive: true });
   await mkdir(join(upper, 'usr/local/bin'), { recursive: true });
-  await writeFile(join(upper, 'usr/local/bin/nvidia-smi'), NVIDIA_SMI);
+  await writeFile(join(upper, 'usr/local/bin/nvidia-smi'), nvidiaSmi(node));
   await chmod(join(upper, 'usr/local/bin/nvidia-smi'), 0o755);
   await mkdir(join(upper, dirname(CAPTURE_CHOICE)), { recursive: true });
   await writeFile(join(upper, CAPTURE_CHOICE), `${GOOD_CAPTURE}\n`);
@@ -100,9 +101,9 @@ export const journal = async (box: Container, args: readonly string[] = []): Pro
   parseJournal((await box.run(['journalctl', '--no-pager', '-o', 'json', ...args])).stdout);
 
 /** What the container's node_exporter serves on 127.0.0.1:9100 (Debian's default port; the network is the container's own). */
-export const scrape = (box: Container) =>
+export const scrape = (box: Container, node = 'node') =>
   box.sh(
-    `node -e 'fetch("http://127.0.0.1:9100/metrics").then(async (r) => { if (!r.ok) throw new Error(r.status); process.stdout.write(await r.text()); })'`,
+    `${node} -e 'fetch("http://127.0.0.1:9100/metrics").then(async (r) => { if (!r.ok) throw new Error(r.status); process.stdout.write(await r.text()); })'`,
   );
 
 /** The value of the sample `series` (name and labels exactly as written) in exposition text, if present. */

@@ -1,0 +1,256 @@
+// `npm run package`: gpu-textfile with its own Node.js, for hosts whose distribution ships a Node.js it
+// cannot use (Ubuntu 22.04: 12, Ubuntu 24.04 and Debian 12: 18). For linux-x64 and linux-arm64, into
+// package/ (not in git):
+// - gpu-textfile-VERSION-linux-ARCH.tar.gz: bin/gpu-textfile, the runtime in node/, dist/, systemd/, docs/;
+// - gpu-textfile_VERSION_ARCH.deb (dpkg-deb) and gpu-textfile-VERSION-1.ARCH.rpm (rpmbuild).
+// The runtime is the npm registry's node-linux-ARCH package, pinned in package.json's runtimes.package:
+// the same bytes nodejs.org ships, fetched (or taken from npm's cache, offline) like any other package.
+// Options: --arch x64|arm64 (repeatable; default both), --format tar|deb|rpm (repeatable; default all),
+// --version V (the packages' version; default package.json's: a test builds an upgrade with it),
+// --out DIR (default package), --fast (gzip instead of xz: for the tests).
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+import { debControl, debScripts, rpmSpec } from './package-meta.mjs';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const { values } = parseArgs({
+  options: {
+    arch: { type: 'string', multiple: true, default: ['x64', 'arm64'] },
+    format: { type: 'string', multiple: true, default: ['tar', 'deb', 'rpm'] },
+    version: { type: 'string', default: pkg.version },
+    out: { type: 'string', default: join(ROOT, 'package') },
+    fast: { type: 'boolean', default: false },
+  },
+});
+const VERSION = values.version;
+const NODE = pkg.runtimes.package;
+const OUT = resolve(values.out);
+/** Where the packaged program lives on a host installed from the .deb or the .rpm. */
+const LIB = '/usr/lib/gpu-textfile';
+const UNITS = [
+  'gpu-textfile.service',
+  'gpu-textfile.timer',
+  'gpu-textfile-archive.service',
+  'gpu-textfile-archive.timer',
+  'gpu-textfile-daemon.service',
+];
+/** The timers enabled and started on first install; the daemon service is the alternative, left off. */
+const TIMERS = ['gpu-textfile.timer', 'gpu-textfile-archive.timer'];
+const DEB_ARCH = { x64: 'amd64', arm64: 'arm64' };
+/** binutils' strip for each CPU (Debian: binutils, binutils-aarch64-linux-gnu; scripts/setup-test-host.sh). */
+const STRIP = { x64: 'x86_64-linux-gnu-strip', arm64: 'aarch64-linux-gnu-strip' };
+const RPM_ARCH = { x64: 'x86_64', arm64: 'aarch64' };
+
+const run = (command, args, options = {}) => execFileSync(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+
+/** The registry's Node.js for `arch`, unpacked once under node_modules/.cache (as the tests' runtimes). */
+function runtime(arch) {
+  const dir = join(ROOT, 'node_modules/.cache/gpu-textfile-runtimes', `${arch}-${NODE}`);
+  if (existsSync(join(dir, 'bin/node'))) return dir;
+  mkdirSync(join(dir, '..'), { recursive: true });
+  const work = mkdtempSync(join(dir, '..', '.fetch-'));
+  try {
+    const [{ filename }] = JSON.parse(
+      run('npm', ['pack', '--prefer-offline', '--json', '--pack-destination', work, `node-linux-${arch}@${NODE}`], { cwd: work }),
+    );
+    mkdirSync(join(work, 'unpacked'));
+    run('tar', ['-xzf', join(work, filename), '-C', join(work, 'unpacked'), '--strip-components=1']);
+    try {
+      renameSync(join(work, 'unpacked'), dir);
+    } catch (error) {
+      // Another build (or test) unpacked the same runtime meanwhile: its copy is as good.
+      if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/** The program's tree: what /usr/lib/gpu-textfile holds, and the tarball's top directory. */
+function program(arch, into) {
+  mkdirSync(join(into, 'node/bin'), { recursive: true });
+  const node = runtime(arch);
+  cpSync(join(node, 'bin/node'), join(into, 'node/bin/node'));
+  // The registry's binary carries its symbol table (17 MiB of 121): stripped, as Debian policy asks of
+  // a binary package, and as Debian's own nodejs is.
+  run(STRIP[arch], ['--strip-unneeded', join(into, 'node/bin/node')]);
+  cpSync(join(node, 'LICENSE'), join(into, 'node/LICENSE'));
+  cpSync(join(ROOT, 'dist'), join(into, 'dist'), { recursive: true });
+  // bin/gpu-textfile runs it with the Node.js beside it: its `#!/usr/bin/env node` would find another,
+  // or none. The line becomes a comment (line numbers in stack traces stay), the file not executable.
+  const launcher = join(into, 'dist/gpu-textfile.js');
+  writeFileSync(launcher, readFileSync(launcher, 'utf8').replace(/^#!.*/, '// run by bin/gpu-textfile with node/bin/node'));
+  chmodSync(launcher, 0o644);
+  // koffi's native module for this CPU only: loaded from here, root-owned, never unpacked at run time.
+  for (const other of readdirSync(join(into, 'dist/koffi')))
+    if (other.startsWith('linux_') && other !== `linux_${arch}`) rmSync(join(into, 'dist/koffi', other), { recursive: true });
+  // A shared library, not a program: 0644 (the registry's arm64 tarball has it 0755).
+  chmodSync(join(into, `dist/koffi/linux_${arch}/koffi.node`), 0o644);
+  for (const part of ['systemd', 'docs']) cpSync(join(ROOT, part), join(into, part), { recursive: true });
+  mkdirSync(join(into, 'bin'));
+  // A shell script, not a link to node: `gpu-textfile` runs the bundle with the Node.js beside it, from
+  // wherever the tree was unpacked or linked from (/usr/bin/gpu-textfile).
+  writeFileSync(
+    join(into, 'bin/gpu-textfile'),
+    '#!/bin/sh\n# gpu-textfile with its own Node.js (node/ beside bin/): no Node.js needed on the host.\nhere=$(dirname "$(readlink -f "$0")")\nexec "$here/../node/bin/node" "$here/../dist/gpu-textfile.js" "$@"\n',
+  );
+  chmodSync(join(into, 'bin/gpu-textfile'), 0o755);
+}
+
+/** The units and /etc/default/gpu-textfile as install renders them, for the package's paths. */
+async function rendered(textfileDir) {
+  const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-units-'));
+  try {
+    await build({
+      entryPoints: [join(ROOT, 'src/deploy/units.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      outfile: join(work, 'units.cjs'),
+      logLevel: 'warning',
+    });
+    const { renderUnit, renderEnvironmentFile } = await import(join(work, 'units.cjs'));
+    const choices = { textfileDir, csvDir: '/var/log/gpu-textfile' };
+    const programPaths = { node: `${LIB}/node/bin/node`, script: `${LIB}/dist/gpu-textfile.js` };
+    const units = Object.fromEntries(
+      UNITS.map((name) => [name, renderUnit(name, readFileSync(join(ROOT, 'systemd', name), 'utf8'), programPaths, choices)]),
+    );
+    return { units, environment: renderEnvironmentFile(choices) };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The file tree a system package installs, under `root`. */
+async function systemTree(arch, root, unitDir, textfileDir) {
+  program(arch, join(root, LIB.slice(1)));
+  mkdirSync(join(root, 'usr/bin'), { recursive: true });
+  symlinkSync('../lib/gpu-textfile/bin/gpu-textfile', join(root, 'usr/bin/gpu-textfile'));
+  const { units, environment } = await rendered(textfileDir);
+  mkdirSync(join(root, unitDir), { recursive: true });
+  for (const [name, text] of Object.entries(units)) writeFileSync(join(root, unitDir, name), text);
+  mkdirSync(join(root, 'etc/default'), { recursive: true });
+  writeFileSync(join(root, 'etc/default/gpu-textfile'), environment);
+  const doc = join(root, 'usr/share/doc/gpu-textfile');
+  mkdirSync(doc, { recursive: true });
+  cpSync(join(ROOT, 'README.md'), join(doc, 'README.md'));
+  writeFileSync(
+    join(doc, 'copyright'),
+    `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: gpu-textfile\n\nFiles: *\nCopyright: gpu-textfile authors\nLicense: MIT\n\nFiles: usr/lib/gpu-textfile/node/*\nCopyright: Node.js contributors\nLicense: MIT and others, see /usr/lib/gpu-textfile/node/LICENSE\n\nFiles: usr/lib/gpu-textfile/dist/koffi/*\nCopyright: Niels Martignène\nLicense: MIT\n\nLicense: MIT\n${readFileSync(join(ROOT, 'LICENSE'), 'utf8').replace(/^$/gm, '.').replace(/^/gm, ' ')}`,
+  );
+}
+
+function tarball(arch) {
+  const name = `gpu-textfile-${VERSION}-linux-${arch}`;
+  const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-tar-'));
+  try {
+    program(arch, join(work, name));
+    for (const file of ['README.md', 'LICENSE']) cpSync(join(ROOT, file), join(work, name, file));
+    const file = join(OUT, `${name}.tar.gz`);
+    run('tar', ['-czf', file, '--owner=0', '--group=0', '--numeric-owner', '-C', work, name]);
+    return file;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function deb(arch) {
+  const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-deb-'));
+  try {
+    const root = join(work, 'root');
+    await systemTree(arch, root, 'lib/systemd/system', '/var/lib/prometheus/node-exporter');
+    // Node.js links its own zlib in, as nodejs.org builds it; the rest of lintian's findings are said in docs/development.md.
+    mkdirSync(join(root, 'usr/share/lintian/overrides'), { recursive: true });
+    writeFileSync(
+      join(root, 'usr/share/lintian/overrides/gpu-textfile'),
+      'gpu-textfile: embedded-library zlib [usr/lib/gpu-textfile/node/bin/node]\n',
+    );
+    const changelog = join(root, 'usr/share/doc/gpu-textfile/changelog.gz');
+    writeFileSync(
+      changelog.slice(0, -3),
+      `gpu-textfile (${VERSION}) unstable; urgency=medium\n\n  * Packaged by scripts/package.mjs.\n\n -- gpu-textfile <gpu-textfile@users.noreply.github.com>  Tue, 01 Dec 2026 00:00:00 +0000\n`,
+    );
+    run('gzip', ['-9n', changelog.slice(0, -3)]);
+    mkdirSync(join(root, 'DEBIAN'));
+    const size = Number(run('du', ['-sk', '--exclude=DEBIAN', root]).toString().split('\t')[0]);
+    writeFileSync(join(root, 'DEBIAN/control'), debControl({ version: VERSION, arch: DEB_ARCH[arch], installedSize: size }));
+    writeFileSync(join(root, 'DEBIAN/conffiles'), '/etc/default/gpu-textfile\n');
+    for (const [name, text] of Object.entries(debScripts(TIMERS, UNITS))) {
+      writeFileSync(join(root, 'DEBIAN', name), text);
+      chmodSync(join(root, 'DEBIAN', name), 0o755);
+    }
+    const sums = run('sh', ['-c', "find . -path ./DEBIAN -prune -o -type f -print0 | sort -z | xargs -0 md5sum | sed 's|  \\./|  |'"], {
+      cwd: root,
+    });
+    writeFileSync(join(root, 'DEBIAN/md5sums'), sums);
+    const file = join(OUT, `gpu-textfile_${VERSION}_${DEB_ARCH[arch]}.deb`);
+    run('dpkg-deb', ['--root-owner-group', `-Z${values.fast ? 'gzip' : 'xz'}`, '--build', root, file]);
+    return file;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function rpm(arch) {
+  const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-rpm-'));
+  try {
+    const stage = join(work, 'stage');
+    await systemTree(arch, stage, 'usr/lib/systemd/system', '/var/lib/node_exporter/textfile');
+    // Whole directories where the package owns them, so that erasing it leaves none behind.
+    const files = [
+      LIB,
+      '/usr/bin/gpu-textfile',
+      ...UNITS.map((name) => `/usr/lib/systemd/system/${name}`),
+      '/etc/default/gpu-textfile',
+      '/usr/share/doc/gpu-textfile',
+    ];
+    writeFileSync(join(work, 'gpu-textfile.spec'), rpmSpec({ version: VERSION, stage, files, timers: TIMERS, units: UNITS }));
+    run('rpmbuild', [
+      '-bb',
+      '--quiet',
+      '--target',
+      `${RPM_ARCH[arch]}-linux`,
+      '--define',
+      `_topdir ${work}/top`,
+      '--define',
+      `_binary_payload w${values.fast ? '1.gzdio' : '6.xzdio'}`,
+      join(work, 'gpu-textfile.spec'),
+    ]);
+    const built = join(work, 'top/RPMS', RPM_ARCH[arch], `gpu-textfile-${VERSION}-1.${RPM_ARCH[arch]}.rpm`);
+    const file = join(OUT, `gpu-textfile-${VERSION}-1.${RPM_ARCH[arch]}.rpm`);
+    cpSync(built, file);
+    return file;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// dist/ as `npm run build` made it: `npm run package` builds first.
+if (!existsSync(join(ROOT, 'dist/gpu-textfile.js'))) throw new Error('no dist/: run npm run build first (npm run package does)');
+mkdirSync(OUT, { recursive: true });
+const makers = { tar: tarball, deb, rpm };
+for (const arch of values.arch) {
+  if (!DEB_ARCH[arch]) throw new Error(`--arch ${arch}: x64 or arm64`);
+  for (const format of values.format) {
+    if (!makers[format]) throw new Error(`--format ${format}: tar, deb or rpm`);
+    console.log(await makers[format](arch));
+  }
+}
