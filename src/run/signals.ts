@@ -1,3 +1,5 @@
+import { OWN_PROC, readTextIfAny } from '../host.js';
+
 // What `run` does with each signal sent to it (docs/run.md, "Signals", says the same). Every signal
 // that would end run by default is either passed to the job or has a reason here not to be: run must
 // never end before its job, for that leaves the job orphaned, no summary, no status and a textfile
@@ -39,7 +41,7 @@ export interface LeftSignal {
 export const LEFT_SIGNALS: readonly LeftSignal[] = [
   {
     signals: ['SIGWINCH', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGCONT'],
-    why: 'the terminal sends them to its foreground process group, which holds the job too (run starts it in its own group): passing them would double each; SIGWINCH is ignored by default, the stop signals stop run and the job alike',
+    why: 'the terminal sends them to its foreground process group, which holds the job too (it is started in run's group): passing them would double each; SIGWINCH is ignored by default, the stop signals stop run and the job alike',
   },
   { signals: ['SIGPIPE'], why: "ignored by Node.js: a write of run's that fails is handled where it writes (src/run/job.ts)" },
   {
@@ -53,11 +55,39 @@ export const LEFT_SIGNALS: readonly LeftSignal[] = [
 ];
 
 /**
+ * The signals a terminal sends to its whole foreground process group (Ctrl-C, Ctrl-\\, a hang-up),
+ * which holds the job too (it is started in run's group). Passed again, the job would get each
+ * twice, milliseconds apart: a Python job's second KeyboardInterrupt lands in the except or finally
+ * block that was saving its checkpoint (seen: `kill -INT` twice 10 ms apart interrupts the cleanup).
+ */
+export const TERMINAL_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGQUIT', 'SIGHUP']);
+
+/**
+ * Whether this process is in its terminal's foreground process group, from /proc/self/stat's text:
+ * its pgrp (field 5) equals the terminal's foreground group (tpgid, field 8; -1 without a terminal).
+ * Fields are counted after the command name's closing parenthesis, as the name may hold spaces.
+ */
+export function inForeground(stat: string | undefined): boolean {
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ') ?? [];
+  const pgrp = Number(fields[2]);
+  const tpgid = Number(fields[5]);
+  return Number.isInteger(pgrp) && tpgid > 0 && tpgid === pgrp;
+}
+
+/**
  * Passes every PASSED_SIGNALS signal to `target` until release(); `target` says whether the job
  * still runs (after it exited, a signal is ignored: run is finishing). Installed before the job starts.
+ * A terminal's signal is not passed while run is in the terminal's foreground group: the terminal
+ * sent it to the job already. `readStat` reads this process's /proc/self/stat (a parameter: tests).
  */
-export function passSignals(target: (signal: NodeJS.Signals) => void): { release: () => void } {
-  const handler = (signal: NodeJS.Signals) => target(signal);
+export function passSignals(
+  target: (signal: NodeJS.Signals) => void,
+  readStat: () => string | undefined = ownStat,
+): { release: () => void } {
+  const handler = (signal: NodeJS.Signals) => {
+    if (TERMINAL_SIGNALS.has(signal) && inForeground(readStat())) return;
+    target(signal);
+  };
   for (const { signal } of PASSED_SIGNALS) process.on(signal, handler);
   return {
     release: () => {
@@ -65,3 +95,5 @@ export function passSignals(target: (signal: NodeJS.Signals) => void): { release
     },
   };
 }
+
+const ownStat = (): string | undefined => readTextIfAny(`${OWN_PROC}/self/stat`);
