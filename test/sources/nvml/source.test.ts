@@ -43,10 +43,14 @@ describe('collect --source nvml', () => {
   // what each capture recorded, in NVML's units.
   it.each(CAPTURES)('renders %s exactly as the nvidia-smi source does', async (name) => {
     const dir = await tempDir();
-    const smi = await runCli(['collect', '--dry-run', '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI], {
+    // An empty host for both: the captures' pids are looked up in --host-root's proc for their
+    // owner, and on the machine the tests run on a live process may hold one of them for one run
+    // and not the other (seen: user="root" for pid 20037 in one of the two).
+    const host = ['--host-root', await tempDir()];
+    const smi = await runCli(['collect', '--dry-run', '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI, ...host], {
       FAKE_SMI_CAPTURE: capture(name),
     });
-    const nvml = await collectNvml(standInConfig(capture(name)));
+    const nvml = await collectNvml(standInConfig(capture(name)), ...host);
     expect([nvml.exitCode, nvml.stderr]).toEqual([0, '']);
     expect(smi.exitCode).toBe(0);
     expect(checkExposition(nvml.stdout).problems).toEqual([]);
