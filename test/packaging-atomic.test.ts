@@ -1,4 +1,4 @@
-import { chown, chmod, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
+import { chown, chmod, lstat, mkdir, open, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempDir } from './helpers.js';
@@ -60,5 +60,45 @@ describe('write-file-atomic where the file is ours or the user named it', () => 
       expect([run.exitCode, run.stderr.includes('cannot write')]).toEqual([0, false]);
     });
     expect(result).toEqual(whole('{}\n'));
+  });
+
+  // write-file-atomic resolves the name with realpath: as root in a directory another user can write,
+  // a link that user planted would have the report land on its target. There the name is replaced.
+  const OUTPUTS = [
+    ['report --out', (dir: string, out: string) => ['report', '--csv-dir', dir, '--out', out]],
+    [
+      'run --summary-json',
+      (_: string, out: string) => ['run', '--source', 'demo', '--interval', '200ms', '--summary-json', out, '--', 'true'],
+    ],
+  ] as const;
+
+  it.each(OUTPUTS)('%s in a directory others can write replaces a planted link, never its target', async (_, args) => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'default.csv'), '');
+    const victim = join(dir, 'victim');
+    await writeFile(victim, 'secret\n', { mode: 0o600 });
+    const shared = join(dir, 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o1777);
+    const out = join(shared, 'out');
+    await symlink(victim, out);
+    const run = await runCli(args(dir, out));
+    expect(run.exitCode).toBe(0);
+    expect(await readFile(victim, 'utf8')).toBe('secret\n');
+    expect((await lstat(out)).isFile()).toBe(true);
+    expect((await readFile(out, 'utf8')).length).toBeGreaterThan(0);
+  });
+
+  it.each(OUTPUTS)('%s in a directory only we can write follows the user’s own link to its target', async (_, args) => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'default.csv'), '');
+    const target = join(dir, 'kept');
+    await writeFile(target, 'old\n');
+    const out = join(dir, 'out');
+    await symlink(target, out);
+    const run = await runCli(args(dir, out));
+    expect(run.exitCode).toBe(0);
+    expect(await readlink(out)).toBe(target);
+    expect(await readFile(target, 'utf8')).not.toBe('old\n');
   });
 });

@@ -1,7 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-// --out is a path the user names: replaced whole by rename (a reader sees the old report or the new),
-// its owner and mode kept; what write-file-atomic is for.
-import writeFileAtomic from 'write-file-atomic';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
@@ -11,6 +8,8 @@ import { reportCsv, reportJson, reportTable } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from '../duration.js';
 import { taskNameProblem } from '../task-name.js';
+import { writeNamedOutput } from '../publish/named-output.js';
+import { describeFileError, isFileError } from '../safe-fs.js';
 import { reportArgsProblem } from './arg-checks.js';
 import type { ArgsOf, REPORT_OPTIONS } from './options.js';
 
@@ -108,12 +107,13 @@ async function reportOn(
           ? reportHtml(report, title)
           : reportTable(report);
   if (args.out) {
-    const error = await writeFileAtomic(args.out, text).then(
-      () => undefined,
-      (e: NodeJS.ErrnoException) => e.code,
-    );
-    if (error) {
-      say(`cannot write ${args.out}: ${error}`);
+    // A path the user names: replaced whole (a reader sees the old report or the new), never
+    // written through a link another user planted (src/publish/named-output.ts).
+    try {
+      writeNamedOutput(args.out, text);
+    } catch (error) {
+      if (!isFileError(error)) throw error;
+      say(`cannot write ${args.out}: ${describeFileError(error)}`);
       return 1;
     }
   } else io.out.write(text);

@@ -1,7 +1,7 @@
-import { basename, dirname } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+import { basename } from 'node:path';
 import { type Collection, failedCollection } from '../collection.js';
-import { describeFileError, isFileError, pinDir } from '../safe-fs.js';
+import { writeNamedOutput } from '../publish/named-output.js';
+import { describeFileError, isFileError } from '../safe-fs.js';
 import { addStep, newTotals } from './accumulate.js';
 import { formatSummary, summaryJson } from './format.js';
 import type { JobIdentity } from './job-info.js';
@@ -164,15 +164,10 @@ async function sample(
   return taking;
 }
 
-/**
- * Writes --summary-json, a path the user names: with write-file-atomic (temp file, rename), whole or
- * not at all, an existing file's owner and mode kept. Its directory is created through safe-fs, whose
- * mkdir does not loop on procfs. Returns the one line that says why not.
- */
+/** Writes --summary-json, a path the user names (src/publish/named-output.ts). Returns the one line that says why not. */
 function writeSummaryJson(path: string, text: string): string | undefined {
   try {
-    pinDir(dirname(path), { create: true }).close();
-    writeFileAtomic.sync(path, text);
+    writeNamedOutput(path, text);
     return undefined;
   } catch (error) {
     if (!isFileError(error)) throw error;
