@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { lineScanner } from './line-scanner.js';
-import { passSignals } from './signals.js';
+import { passSignals, processStat } from './signals.js';
 import type { JobExit } from './summary.js';
 
 /** After the job exits, how long its output pipes may stay open (a child of the job holding them) before we stop reading. */
@@ -84,10 +84,13 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
   // A signal before the job started is passed once it has; after it exited, ignored.
   let state: 'starting' | 'running' | 'exited' = 'starting';
   const early: NodeJS.Signals[] = [];
-  const signals = passSignals((signal) => {
-    if (state === 'running') child.kill(signal);
-    else if (state === 'starting') early.push(signal);
-  });
+  const signals = passSignals(
+    (signal) => {
+      if (state === 'running') child.kill(signal);
+      else if (state === 'starting') early.push(signal);
+    },
+    () => (state === 'running' && child.pid !== undefined ? processStat(child.pid) : undefined),
+  );
   const child = spawn(command[0]!, command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'], env });
   return new Promise((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {

@@ -56,14 +56,15 @@ export const LEFT_SIGNALS: readonly LeftSignal[] = [
 
 /**
  * The signals a terminal sends to its whole foreground process group (Ctrl-C, Ctrl-\\, a hang-up),
- * which holds the job too (it is started in run's group). Passed again, the job would get each
+ * which holds the job too while it stays in run's group. Passed again, the job would get each
  * twice, milliseconds apart: a Python job's second KeyboardInterrupt lands in the except or finally
  * block that was saving its checkpoint (seen: `kill -INT` twice 10 ms apart interrupts the cleanup).
+ * A job that left the group (`timeout`, `setsid`, anything calling setpgid) gets them from run only.
  */
 export const TERMINAL_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGQUIT', 'SIGHUP']);
 
 /**
- * Whether this process is in its terminal's foreground process group, from /proc/self/stat's text:
+ * Whether a process is in its terminal's foreground process group, from its /proc/PID/stat text:
  * its pgrp (field 5) equals the terminal's foreground group (tpgid, field 8; -1 without a terminal).
  * Fields are counted after the command name's closing parenthesis, as the name may hold spaces.
  */
@@ -77,15 +78,13 @@ export function inForeground(stat: string | undefined): boolean {
 /**
  * Passes every PASSED_SIGNALS signal to `target` until release(); `target` says whether the job
  * still runs (after it exited, a signal is ignored: run is finishing). Installed before the job starts.
- * A terminal's signal is not passed while run is in the terminal's foreground group: the terminal
- * sent it to the job already. `readStat` reads this process's /proc/self/stat (a parameter: tests).
+ * A terminal's signal is not passed while the job is in its terminal's foreground group: the
+ * terminal sent it to the job already. `jobStat` reads the job's /proc/PID/stat, undefined before
+ * it started (its own group is what counts: it may have left run's).
  */
-export function passSignals(
-  target: (signal: NodeJS.Signals) => void,
-  readStat: () => string | undefined = ownStat,
-): { release: () => void } {
+export function passSignals(target: (signal: NodeJS.Signals) => void, jobStat: () => string | undefined): { release: () => void } {
   const handler = (signal: NodeJS.Signals) => {
-    if (TERMINAL_SIGNALS.has(signal) && inForeground(readStat())) return;
+    if (TERMINAL_SIGNALS.has(signal) && inForeground(jobStat())) return;
     target(signal);
   };
   for (const { signal } of PASSED_SIGNALS) process.on(signal, handler);
@@ -96,4 +95,5 @@ export function passSignals(
   };
 }
 
-const ownStat = (): string | undefined => readTextIfAny(`${OWN_PROC}/self/stat`);
+/** The /proc/PID/stat text of a process of this machine, if it is still there. */
+export const processStat = (pid: number): string | undefined => readTextIfAny(`${OWN_PROC}/${pid}/stat`);

@@ -1,11 +1,13 @@
 import { execa } from 'execa';
+import { CLI } from '../helpers.js';
 import { describe, expect, it } from 'vitest';
 import { inForeground, passSignals, TERMINAL_SIGNALS } from '../../src/run/signals.js';
 
-// Ctrl-C reaches the job from the terminal itself (the job is in run's process group, the
-// terminal's foreground group): run passing it again would give the job a second SIGINT milliseconds
-// later, inside the cleanup its first KeyboardInterrupt started. Away from a terminal (a scheduler's
-// `kill -INT <run>`), only run can pass it on.
+// Ctrl-C reaches the job from the terminal itself while the job is in the terminal's foreground
+// group (run's, which it starts in): run passing it again would give the job a second SIGINT
+// milliseconds later, inside the cleanup its first KeyboardInterrupt started. A job that left the
+// group (timeout, setsid) and a run away from any terminal (a scheduler's `kill -INT <run>`) get it
+// from run only. What counts is the job's group, read from the job's /proc/PID/stat.
 
 /** /proc/self/stat of a `cat` run the given way: real kernel text, not a hand-written line. */
 const statOf = async (file: string, args: string[]) => (await execa(file, args)).stdout;
@@ -24,7 +26,7 @@ describe("run's terminal signals", () => {
     expect(inForeground(odd)).toBe(true);
   });
 
-  it('passes SIGINT, SIGQUIT and SIGHUP only when run is not in the terminal’s foreground; every other signal always', async () => {
+  it('passes SIGINT, SIGQUIT and SIGHUP only when the job is not in its terminal’s foreground; every other signal always', async () => {
     const foreground = await statOf('script', ['-qc', 'cat /proc/self/stat', '/dev/null']);
     const detached = await statOf('setsid', ['cat', '/proc/self/stat']);
     for (const [stat, terminalPassed] of [
@@ -46,5 +48,41 @@ describe("run's terminal signals", () => {
       );
       expect(passed).toEqual(expected);
     }
+  });
+
+  /**
+   * `run -- JOB` in a real terminal (script(1)'s pseudo-terminal, run in its foreground group), a
+   * Ctrl-C typed once JOB printed "ready"; what the terminal showed, once run ended.
+   */
+  async function ctrlC(job: string): Promise<{ output: string; exitCode: number | undefined }> {
+    const command = `${process.execPath} ${CLI} run --source demo --interval 1s -- sh -c '${job}'`;
+    const child = execa('script', ['-qefc', command, '/dev/null'], { reject: false, stdin: 'pipe', all: true, timeout: 60_000 });
+    let output = '';
+    let typed = false;
+    child.all?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!typed && output.includes('ready')) {
+        typed = true;
+        child.stdin?.write('\x03');
+      }
+    });
+    const result = await child;
+    return { output, exitCode: result.exitCode };
+  }
+
+  it('Ctrl-C in a terminal reaches a job in the foreground group once, not again from run', async () => {
+    // The job counts its SIGINTs, each handled for a second (as a checkpoint save would take): the
+    // terminal's, and run's copy had it been passed, landing in that handling.
+    const job = 'n=0; trap "n=\\$((n+1)); sleep 1" INT; echo ready; while [ $n -lt 1 ]; do sleep 0.05; done; echo got $n; exit 3';
+    const { output, exitCode } = await ctrlC(job);
+    expect(output).toContain('got 1');
+    expect(exitCode).toBe(3);
+  });
+
+  it('Ctrl-C in a terminal reaches a job that left the group (timeout), through run', async () => {
+    // timeout(1) runs in a process group of its own: the terminal's Ctrl-C reaches only run.
+    const { output, exitCode } = await ctrlC('echo ready; exec timeout 60 sleep 60');
+    expect(output).toMatch(/SIGINT|130/);
+    expect(exitCode).toBe(130);
   });
 });
