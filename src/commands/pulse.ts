@@ -44,7 +44,11 @@ async function record(args: PulseArgs, intervalMs: number, say: (line: string) =
   const reading = (async () => {
     for await (const line of child.lines) lines.push(line);
   })();
-  await Promise.race([sleep(args.seconds * 1000), child.ended]);
+  // The wait ends with the child too: one that exits at once (no such GPU) ends pulse at once, not
+  // after --seconds.
+  const waited = new AbortController();
+  await Promise.race([sleep(args.seconds * 1000, undefined, { signal: waited.signal }).catch(() => undefined), child.ended]);
+  waited.abort();
   child.stop();
   const outcome = await child.ended;
   await reading;

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { capture, runCli, tempDir } from '../helpers.js';
+import { capture, FAKE_SMI, runCli, tempDir } from '../helpers.js';
 import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
 
 // pulse --source nvml: the live look through NVML, against the stand-in library answering an H100
@@ -48,4 +48,14 @@ it('without the library: exit 1 and the one line that says so', async () => {
   expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
     /^gpu-textfile: nvml_library_missing: \/nonexistent\/libnvidia-ml\.so\.1 could not be loaded/,
   );
+});
+
+it('an nvidia-smi -lms that exits at once (no such GPU) ends pulse at once with its line, not after --seconds', async () => {
+  // --seconds 3600: were pulse to wait it out, runCli's deadline (20 s) would kill it first.
+  const result = await runCli(['pulse', '--nvidia-smi', FAKE_SMI, '--gpu', '9', '--seconds', '3600'], {
+    FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load'),
+  });
+  expect(result.timedOut).toBe(false);
+  expect(result.exitCode).toBe(1);
+  expect(result.stderr).toMatch(/No devices were found/);
 });
