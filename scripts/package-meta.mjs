@@ -48,6 +48,11 @@ if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigur
 		systemctl --system daemon-reload >/dev/null || true
 		if [ -n "$2" ]; then action=restart; else action=start; fi
 		deb-systemd-invoke $action ${quoted(timers)} >/dev/null || true
+		# An upgrade: the daemon an admin chose instead of the timer runs the new program too
+		# (try-restart leaves it alone where it is not running, as on every default install).
+		if [ -n "$2" ]; then
+			deb-systemd-invoke try-restart gpu-textfile-daemon.service >/dev/null || true
+		fi
 	fi
 fi
 `,
@@ -124,7 +129,8 @@ fi
 
 %postun
 if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
-if [ $1 -ge 1 ] && [ -d /run/systemd/system ]; then systemctl try-restart ${timers.join(' ')} >/dev/null 2>&1 || :; fi
+# An upgrade: the timers, and the daemon where an admin runs it instead, restart on the new program.
+if [ $1 -ge 1 ] && [ -d /run/systemd/system ]; then systemctl try-restart ${timers.join(' ')} gpu-textfile-daemon.service >/dev/null 2>&1 || :; fi
 
 %files
 ${files.map((path) => (path === '/etc/default/gpu-textfile' ? `%config(noreplace) ${path}` : path)).join('\n')}

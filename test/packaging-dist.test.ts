@@ -120,6 +120,8 @@ describe('the packages', () => {
       /if \[ \$1 -eq 0 \]; then\n\s+systemctl --no-reload disable --now gpu-textfile\.service gpu-textfile\.timer/,
     );
     expect(scriptlet('postuninstall')).toMatch(/systemctl daemon-reload/);
+    // An upgrade restarts a daemon an admin runs, and leaves it alone where it is not running.
+    expect(scriptlet('postuninstall')).toMatch(/if \[ \$1 -ge 1 \].*systemctl try-restart [^\n]*gpu-textfile-daemon\.service/);
   });
 
   // Its warnings (hardening-no-pie, no-manual-page) are said and justified in docs/development.md.

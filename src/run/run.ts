@@ -158,7 +158,10 @@ async function sample(
   });
   const failure = await reader.ended;
   if (failure) {
-    say(`sampling stopped: ${failure.reason}: ${failure.message}; the job runs on, and its summary covers what was read`);
+    // After the job ended only the read at its end was left: the job no longer "runs on".
+    if (signal.aborted)
+      say(`the read at the job's end failed: ${failure.reason}: ${failure.message}; the summary covers what was read before`);
+    else say(`sampling stopped: ${failure.reason}: ${failure.message}; the job runs on, and its summary covers what was read`);
     await take(failedCollection(failure, 0));
   }
   return taking;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers.js';
+import { eventually, ROOT } from '../helpers.js';
 import { bootContainer, waitFor, type Container } from './boot/container.js';
 import { addStandIn, debianRoot, journal, sampleValue, scrape, TEST_DIR } from './boot/deployment.js';
 import { runsOf } from './boot/journal.js';
@@ -79,14 +79,26 @@ describe('the .deb, installed into a booted Debian without Node.js', () => {
     expect(text).toMatch(/^nvidia_gpu_up\{gpu="0",/m);
   });
 
-  it('an upgrade keeps an edited /etc/default/gpu-textfile and the timer on', async () => {
+  it('an upgrade keeps an edited /etc/default/gpu-textfile and the timer on, and restarts a running daemon on the new program', async () => {
     await box().sh(`echo GPU_TEXTFILE_TASK=edited >> ${ENV_FILE}`);
     const edited = await box().sh(`cat ${ENV_FILE}`);
+    // An admin who runs the daemon mode: after the upgrade it must run the new program, not the old.
+    // (The timer stopped first, as an admin switching to the daemon does: its collect holding the
+    // lock would make the daemon's start exit 75 and restart.)
+    const daemon = 'gpu-textfile-daemon.service';
+    await box().sh(`systemctl stop gpu-textfile.timer ${COLLECTOR}; systemctl start ${daemon}`);
+    const invocation = () => box().sh(`systemctl show -p InvocationID --value ${daemon}`);
+    const active = (unit: string) => eventually(async () => (await state('is-active', unit)) === 'active', 60_000);
+    expect(await active(daemon)).toBe(true);
+    const before = await invocation();
     await box().sh(`apt-get install -y ${TEST_DIR}/gpu-textfile_${UPGRADE}_amd64.deb`, { timeoutMs: 300_000 });
     expect(await box().sh('dpkg-query -W gpu-textfile')).toBe(`gpu-textfile\t${UPGRADE}`);
     expect(await box().sh(`cat ${ENV_FILE}`)).toBe(edited);
     expect(await state('is-enabled', 'gpu-textfile.timer')).toBe('enabled');
     expect(await state('is-active', 'gpu-textfile.timer')).toBe('active');
+    expect(await invocation()).not.toBe(before);
+    expect(await active(daemon)).toBe(true);
+    await box().sh(`systemctl stop ${daemon}`);
   });
 
   it('dpkg --remove stops and disables the timer, takes the metrics file, keeps the configuration', async () => {

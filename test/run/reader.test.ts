@@ -89,6 +89,26 @@ describe('a hung NVML call', () => {
     expect(after.split('\n')).toContain('nvmlDeviceGetTotalEnergyConsumption');
   }, 120_000);
 
+  it("run: a read at the job's end that hangs is said as that, not as sampling stopping while the job runs on", async () => {
+    const dir = await tempDir();
+    const calls = join(dir, 'calls');
+    // The one-shot's and the stream's first reads of the counter answer; the third, at the job's end, hangs.
+    const config = await standIn(dir, ['0.energy_mj=1000', `calls=${calls}`, 'hang.nvmlDeviceGetTotalEnergyConsumption=3']);
+    const energyReads = `grep -c '^nvmlDeviceGetTotalEnergyConsumption$' "${calls}"`;
+    const job = `i=0; while [ $i -lt 600 ] && [ "$(${energyReads})" -lt 2 ]; do sleep 0.05; i=$((i+1)); done`;
+    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '10s', '--timeout', '2s', '--task', 'end'];
+    const result = await execa(process.execPath, [CLI, 'run', ...options, '--state-dir', join(dir, 's'), '--', 'sh', '-c', job], {
+      env: cliEnv({ NVML_STAND_IN: config }),
+      extendEnv: false,
+      reject: false,
+      timeout: 90_000,
+      stdin: 'ignore',
+    });
+    expect([result.exitCode, result.timedOut]).toEqual([0, false]);
+    expect(result.stderr).toMatch(/^gpu-textfile run: the read at the job's end failed: timeout: /m);
+    expect(result.stderr).not.toMatch(/the job runs on/);
+  }, 120_000);
+
   it('pulse: ends at --timeout with one line and status 1, no verdict', async () => {
     const dir = await tempDir();
     const config = await standIn(dir, ['hang.nvmlDeviceGetPowerUsage=3']);

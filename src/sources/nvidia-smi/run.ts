@@ -136,6 +136,8 @@ export function streamSmi(
     // Newest first: the line nvidia-smi printed last says why it stopped.
     const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
     if ((result as { code?: string }).code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
+    // As runSmi: the gate's sh could not exec it (the one-shot query right after would say the same).
+    if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
     if (result.signal) return { kind: 'killed', signal: result.signal, output };
     return { kind: 'exit', code: result.exitCode ?? -1, output };
   });

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
-import { runSmi } from '../../../src/sources/nvidia-smi/run.js';
+import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
 import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../../helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
@@ -113,6 +113,15 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
       command: join(dir, 'nvidia-smi'),
       message: 'Permission denied',
     });
+  });
+
+  it('an nvidia-smi -lms that cannot be executed is reported so too, not as an exit status of the gate', async () => {
+    const dir = await tempDir();
+    await copyFile(FAKE_SMI, join(dir, 'nvidia-smi'));
+    await chmod(join(dir, 'nvidia-smi'), 0o644);
+    const stream = streamSmi(join(dir, 'nvidia-smi'), ['--query-gpu=index', '--format=csv', '-lms', '1000']);
+    for await (const _ of stream.lines);
+    expect(await stream.ended).toEqual({ kind: 'not-executable', command: join(dir, 'nvidia-smi'), message: 'Permission denied' });
   });
 
   it('a missing nvidia-smi is still reported as missing', async () => {
