@@ -77,7 +77,13 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
 
   if (gpus.kind === 'failed') {
     const state = gpus.names && gpus.learned ? { ...input.state, names: gpus.names } : input.state;
-    const collection = failedCollection(gpus.failure, durationSeconds, input.previousSuccessSeconds);
+    // Every GPU lost (a one-GPU host's Xid 79): the GPUs the last good run knew are still named down,
+    // nvidia_gpu_up 0, so the alert on a GPU that fell off the bus fires here as where one of several is.
+    const down =
+      gpus.failure.reason === 'gpu_lost'
+        ? (input.state.gpus ?? []).map((gpu) => ({ gpu: gpu.gpu, uuid: gpu.uuid, reason: 'gpu_lost' as const }))
+        : [];
+    const collection = { ...failedCollection(gpus.failure, durationSeconds, input.previousSuccessSeconds), down };
     return { collection: withXid(collection, xid, input.state.gpus ?? []), state: withXidState(state, xid), warnings: [] };
   }
   const { collection, warnings } = toCollection(gpus, apps?.processes, { durationSeconds, nowSeconds: input.now() / 1000 });

@@ -17,5 +17,5 @@ export function sampleSeconds(batch: { samples: readonly GpuSample[]; startedAt:
   return Math.max(0, now - from) / 1000;
 }
 
-/** Whether a collection names a GPU that did not answer while others did (nvidia_gpu_up 0). */
+/** Whether a collection names a GPU that did not answer (nvidia_gpu_up 0): while others did, or every GPU the last good run knew. */
 export const hasLostGpu = (collection: Collection): boolean => collection.down.some((gpu) => gpu.reason === 'gpu_lost');

@@ -143,6 +143,18 @@ describe('collect', () => {
     expect(collection.samples).toEqual([]);
   });
 
+  it('every GPU lost: gpu_lost, no values, and each GPU the last good run knew is down (nvidia_gpu_up 0, as one lost among several)', async () => {
+    const healthy = await collectCapture('h200x2__580.159.04__linux-idle');
+    const { collection } = await collectCapture('h200x2__580.159.04__all-gpus-lost', { state: healthy.state });
+    expect(collection.health.failure?.reason).toBe('gpu_lost');
+    const samples = checkExposition(render(buildFamilies(collection))).samples;
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up').map((s) => [s.labels.gpu, s.labels.uuid, s.value])).toEqual(
+      (healthy.state.gpus ?? []).map((gpu) => [gpu.gpu, gpu.uuid, 0]),
+    );
+    expect(samples.filter((s) => s.name === 'nvidia_gpu_up')).toHaveLength(2);
+    expect(samples.some((s) => s.name === 'nvidia_gpu_power_draw_watts')).toBe(false);
+  });
+
   it('a row with a comma inside the GPU name is unreadable, not shifted; the other GPU reports', async () => {
     const { collection } = await collectCapture('h200x2__580.159.04__comma-in-name');
     const samples = checkExposition(render(buildFamilies(collection))).samples;
