@@ -11,7 +11,14 @@ export const SLICES = {
     ],
   },
   fields: {
-    mutate: ['src/fields.ts', 'src/field-spec.ts', 'src/field-select.ts', 'src/metrics.ts', 'src/metrics-labels.ts', 'src/collection.ts'],
+    mutate: [
+      'src/fields/fields.ts',
+      'src/fields/field-spec.ts',
+      'src/fields/field-select.ts',
+      'src/metrics/metrics.ts',
+      'src/metrics/metrics-labels.ts',
+      'src/collection.ts',
+    ],
     tests: [
       'test/fields.test.ts',
       'test/collection.test.ts',

@@ -1,4 +1,4 @@
-import { FILE_STEPS, type FileSteps } from '../src/file-steps.js';
+import { FILE_STEPS, type FileSteps } from '../src/files/file-steps.js';
 import { rmSync } from 'node:fs';
 import { fillLeaving } from './small-tmpfs.js';
 
@@ -53,7 +53,7 @@ export class Fault {
   }
 }
 
-/** FileSteps (src/file-steps.ts) with `fault` armed at `armedAt`. */
+/** FileSteps (src/files/file-steps.ts) with `fault` armed at `armedAt`. */
 export const faultySteps = (fault: Fault, armedAt: string): FileSteps => ({
   write: (fd, bytes, offset, length) => fault.step('write', armedAt, () => FILE_STEPS.write(fd, bytes, offset, length)),
   // A text's first write is a write like any other: counted and armed under the same name.

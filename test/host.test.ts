@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt, listIfAny, readTextIfAny } from '../src/host.js';
+import { hostAt, listIfAny, readTextIfAny } from '../src/host/host.js';
 import { tempDir } from './helpers.js';
 
 describe('hostAt', () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, onTestFinished } from 'vitest';
 import { checkExposition, type ParsedSample } from '../src/exposition/check.js';
-import { FIELDS, fieldNames } from '../src/fields.js';
+import { FIELDS, fieldNames } from '../src/fields/fields.js';
 import { startNodeExporter } from './e2e/node-exporter.js';
 import { CLI, FIXTURES, cliEnv, runCli, tempDir } from './helpers.js';
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ComputeApp } from '../src/collection.js';
-import { hostAt } from '../src/host.js';
-import { describeProcesses } from '../src/processes.js';
+import { hostAt } from '../src/host/host.js';
+import { describeProcesses } from '../src/host/processes.js';
 import { FIXTURES } from './helpers.js';
 
 const HOSTS = join(FIXTURES, 'hosts');

@@ -1,9 +1,9 @@
 import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeFileError, openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../src/safe-fs.js';
+import { describeFileError, openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../src/files/safe-fs.js';
 import { closeSync } from 'node:fs';
-import { FILE_STEPS } from '../src/file-steps.js';
+import { FILE_STEPS } from '../src/files/file-steps.js';
 import { tempDir } from './helpers.js';
 
 describe('replaceFile', () => {

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { taskNameProblem } from '../src/task-name.js';
+import { taskNameProblem } from '../src/commands/task-name.js';
 import { FAKE_SMI, capture, runCli, tempDir } from './helpers.js';
 
 const LONG = 'a'.repeat(300);

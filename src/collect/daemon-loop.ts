@@ -1,7 +1,7 @@
 import { failedCollection, isSample, toCollection, type Collection, type Failure, type GpuSample, type RowProblem } from '../collection.js';
-import type { FieldSpec } from '../fields.js';
+import type { FieldSpec } from '../fields/fields.js';
 import type { RowStream } from '../sources/source.js';
-import type { CollectorState } from '../state.js';
+import type { CollectorState } from './state.js';
 import type { CollectOutput } from './collect.js';
 import { backoffMs, hasLostGpu, sampleSeconds } from './daemon-rules.js';
 import { latestOnly } from './latest-only.js';

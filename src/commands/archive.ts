@@ -1,5 +1,5 @@
 import { archiveDirectory } from '../csvlog/rotate.js';
-import { parseDays } from '../duration.js';
+import { parseDays } from './duration.js';
 import { archiveArgsProblem } from './arg-checks.js';
 
 import type { ARCHIVE_OPTIONS, ArgsOf } from './options.js';

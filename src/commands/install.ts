@@ -5,7 +5,7 @@ import { execa } from 'execa';
 // The units and /etc/default/gpu-textfile go into root's own directories, where nobody else can plant
 // a link: what write-file-atomic is made for. systemd (daemon-reload) or a collect sourcing the file
 // while install writes it sees the old file or the new one, never half of one (writeFile truncated
-// it in place), and a hand-set owner and mode are kept. src/safe-fs.ts stays for directories others control.
+// it in place), and a hand-set owner and mode are kept. src/files/safe-fs.ts stays for directories others control.
 import writeFileAtomic from 'write-file-atomic';
 import {
   ALL_UNITS,

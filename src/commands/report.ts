@@ -9,8 +9,8 @@ import { reportHtml } from '../report/html/page.js';
 import { buildReport, type ReportQuery } from '../report/build.js';
 import { reportCsv, reportJson, reportTable } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
-import { parseDuration } from '../duration.js';
-import { taskNameProblem } from '../task-name.js';
+import { parseDuration } from './duration.js';
+import { taskNameProblem } from './task-name.js';
 import { reportArgsProblem } from './arg-checks.js';
 import type { ArgsOf, REPORT_OPTIONS } from './options.js';
 

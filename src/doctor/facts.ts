@@ -1,4 +1,4 @@
-import { SYSTEM_HOST, type Host } from '../host.js';
+import { SYSTEM_HOST, type Host } from '../host/host.js';
 import { hostPath, exists, linkName, list, readIfExists, readWritable, unreadable } from './host.js';
 import type { SmiOutcome } from '../sources/nvidia-smi/run.js';
 import { beforeDeadline, LATE } from './deadline.js';

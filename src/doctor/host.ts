@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { access, open, opendir, readlink, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Host as HostRoots } from '../host.js';
+import type { Host as HostRoots } from '../host/host.js';
 
 // Doctor's readers of the host's files: every path is relative to the Host's root (`/`, a tree
 // standing in for it in tests, a mounted disk image, /host in a container).

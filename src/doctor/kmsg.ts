@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { setImmediate as yieldToTimers } from 'node:timers/promises';
-import type { Host } from '../host.js';
+import type { Host } from '../host/host.js';
 import { isKmsg, READ_CAP_BYTES } from '../xid/kmsg.js';
 import { hostPath, openIf, unreadable } from './host.js';
 

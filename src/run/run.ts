@@ -1,7 +1,7 @@
 import { basename, dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { type Collection, failedCollection } from '../collection.js';
-import { describeFileError, isFileError, pinDir } from '../safe-fs.js';
+import { describeFileError, isFileError, pinDir } from '../files/safe-fs.js';
 import { addStep, newTotals } from './accumulate.js';
 import { formatSummary, summaryJson } from './format.js';
 import type { JobIdentity } from './job-info.js';

@@ -1,4 +1,4 @@
-import { OWN_PROC, readTextIfAny } from '../host.js';
+import { OWN_PROC, readTextIfAny } from '../host/host.js';
 
 // What `run` does with each signal sent to it (docs/run.md, "Signals", says the same). Every signal
 // that would end run by default is either passed to the job or has a reason here not to be: run must
@@ -41,7 +41,7 @@ export interface LeftSignal {
 export const LEFT_SIGNALS: readonly LeftSignal[] = [
   {
     signals: ['SIGWINCH', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGCONT'],
-    why: 'the terminal sends them to its foreground process group, which holds the job too (it is started in run's group): passing them would double each; SIGWINCH is ignored by default, the stop signals stop run and the job alike',
+    why: "the terminal sends them to its foreground process group, which holds the job too (it is started in run's group): passing them would double each; SIGWINCH is ignored by default, the stop signals stop run and the job alike",
   },
   { signals: ['SIGPIPE'], why: "ignored by Node.js: a write of run's that fails is handled where it writes (src/run/job.ts)" },
   {

@@ -4,8 +4,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
-import { buildFamilies } from '../../src/metrics.js';
-import { FIELDS, selectFields } from '../../src/fields.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
+import { FIELDS, selectFields } from '../../src/fields/fields.js';
 import { collectCapture, healthyCaptures } from '../capture-replay.js';
 import { CAPTURES, ROOT } from '../helpers.js';
 

@@ -6,7 +6,7 @@ import { CSV_HEADER, csvColumnOf, csvLine, localIsoTime } from '../../src/csvlog
 import type { Collection, Reading } from '../../src/collection.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
-import { FILE_STEPS, type FileSteps } from '../../src/file-steps.js';
+import { FILE_STEPS, type FileSteps } from '../../src/files/file-steps.js';
 import { stepsWithWrite } from '../faults.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');

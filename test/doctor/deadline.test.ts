@@ -3,7 +3,7 @@ import { cp, open, symlink, truncate, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHostFacts } from '../../src/doctor/facts.js';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { diagnose, formatDiagnosis } from '../../src/doctor/index.js';
 import type { HostFacts } from '../../src/doctor/facts.js';
 import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';

@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { publishTextfile, readPrevious, removeStaleTemps, removeTextfile } from '../../src/publish/textfile.js';
-import { tempName } from '../../src/safe-fs.js';
+import { tempName } from '../../src/files/safe-fs.js';
 import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
 
 describe('publishTextfile', () => {

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { inTree, parseParentPid, treeGpuUuids } from '../../src/run/process-tree.js';
 import { tempDir } from '../helpers.js';
 

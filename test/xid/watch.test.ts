@@ -1,7 +1,7 @@
 import { copyFile, cp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { watchXids } from '../../src/xid/watch.js';
 import { FIXTURES, tempDir } from '../helpers.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { NVIDIA_VENDOR, readHostFacts, type HostFacts, type PciDevice } from '../../../src/doctor/facts.js';
 import type { SmiOutcome } from '../../../src/sources/nvidia-smi/run.js';
-import { hostAt } from '../../../src/host.js';
+import { hostAt } from '../../../src/host/host.js';
 import { FAKE_SMI, FIXTURES, capture } from '../../helpers.js';
 
 /** The tree standing in for the healthy 2 x H200 host (see its SOURCE.md). */

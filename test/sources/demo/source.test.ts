@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIELDS } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
 import { demoSource } from '../../../src/sources/demo/source.js';
 import type { GpuRead } from '../../../src/sources/source.js';
 import { ROOT } from '../../helpers.js';

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIELDS } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
 import { parseHelpQueryGpu, resolveQueryNames } from '../../../src/sources/nvidia-smi/help-query-gpu.js';
 import { CAPTURES } from '../../helpers.js';
 

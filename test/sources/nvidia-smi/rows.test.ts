@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIELDS, type FieldSpec } from '../../../src/fields.js';
+import { FIELDS, type FieldSpec } from '../../../src/fields/fields.js';
 import { readCell, sampleFromCells } from '../../../src/sources/nvidia-smi/rows.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;

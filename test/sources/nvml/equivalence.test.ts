@@ -2,8 +2,8 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../../src/exposition/check.js';
-import { CLOCK_EVENT_REASON_BITS, type FieldSpec } from '../../../src/field-spec.js';
-import { FIELDS } from '../../../src/fields.js';
+import { CLOCK_EVENT_REASON_BITS, type FieldSpec } from '../../../src/fields/field-spec.js';
+import { FIELDS } from '../../../src/fields/fields.js';
 import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../../helpers.js';
 import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
 

@@ -36,6 +36,6 @@ it('collect with nvidia-smi loads neither dist/nvml.js nor koffi; with --source 
   const nvml = await loadedBy(['--source', 'nvml', '--nvml-library', standInLibrary()], { NVML_STAND_IN: join(dir, 'conf') });
   expect(nvml.filter((path) => /nvml|koffi/.test(path))).toEqual(['dist/nvml.js', `dist/koffi/linux_${process.arch}/koffi.node`]);
   // Nor node:crypto, on either path: loading it cost a one-shot run 5 ms on the H200 host, for the
-  // eight random bytes of a temp file's name (src/random-hex.ts reads them from /dev/urandom).
+  // eight random bytes of a temp file's name (src/files/random-hex.ts reads them from /dev/urandom).
   expect([...smi, ...nvml].filter((name) => name === 'NativeModule crypto')).toEqual([]);
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { FIELDS, selectFields } from '../../../src/fields.js';
+import { FIELDS, selectFields } from '../../../src/fields/fields.js';
 import type { Nvml } from '../../../src/sources/nvml/api.js';
 import { type Kept, readGpus, readPlan } from '../../../src/sources/nvml/source.js';
 import { FAKE_SMI, capture, eventually, runCli, tempDir } from '../../helpers.js';

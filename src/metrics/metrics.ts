@@ -1,7 +1,7 @@
-import { ATTRIBUTION_LABELS } from './cgroup.js';
-import { textReading, type Collection, type GpuSample, type ProcessSample } from './collection.js';
-import type { FieldSpec } from './fields.js';
-import type { MetricFamily, MetricSample } from './exposition/families.js';
+import { ATTRIBUTION_LABELS } from '../host/cgroup.js';
+import { textReading, type Collection, type GpuSample, type ProcessSample } from '../collection.js';
+import type { FieldSpec } from '../fields/fields.js';
+import type { MetricFamily, MetricSample } from '../exposition/families.js';
 import { FIXED_FAMILIES, fieldFamilies, MIG_GPM_FAMILIES } from './metrics-catalog.js';
 
 // A collection -> metric families, nothing else: the model is src/collection.ts, the text format src/exposition/.

@@ -1,5 +1,5 @@
 import { parseCgroup } from './cgroup.js';
-import type { ComputeApp, ProcessSample } from './collection.js';
+import type { ComputeApp, ProcessSample } from '../collection.js';
 import { processFile, readTextIfAny, type Host } from './host.js';
 
 /** /etc/passwd -> uid -> name. */

@@ -1,6 +1,8 @@
 // Which fields of the table a run asks for: --exclude-fields globs and --slow-fields.
 import { fieldNames, type FieldSpec } from './field-spec.js';
-import { escapeRegExp } from './regex.js';
+
+// The glob's own characters taken literally first, then `*` and `?` given their meaning.
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Glob match for --exclude-fields: `*` matches any run of characters, `?` one character. */
 export function globMatches(glob: string, name: string): boolean {

@@ -2,13 +2,15 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, unli
 import { isAbsolute, resolve } from 'node:path';
 import { readBounded } from './bounded-read.js';
 import { FILE_STEPS, type FileSteps } from './file-steps.js';
-import { OWN_PROC } from './host.js';
+import { OWN_PROC } from '../host/host.js';
 import { makeDirs } from './make-dirs.js';
 import { randomHex } from './random-hex.js';
-import { escapeRegExp } from './regex.js';
 import { writeAll } from './write-all.js';
 
 export { writeAll };
+
+/** `text` as a regular expression that matches it literally (a file name in a pattern of names). */
+export const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // The tool runs as root in directories other users may own (Debian's /var/lib/prometheus belongs to
 // `prometheus`). Every write goes through this module, which guarantees:

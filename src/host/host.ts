@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { readBounded } from './bounded-read.js';
+import { readBounded } from '../files/bounded-read.js';
 import { join, resolve } from 'node:path';
 
 /**

@@ -1,6 +1,6 @@
 // Who a process runs for, read from its control group: /proc/PID/cgroup names the cgroup of every
 // hierarchy the process is in, and container runtimes, the kubelet, systemd and Slurm each name
-// their cgroups in a documented way. Pure: the reader is src/processes.ts.
+// their cgroups in a documented way. Pure: the reader is src/host/processes.ts.
 
 /** The labels attribution adds to a process's series, in the order they are written. */
 export const ATTRIBUTION_LABELS = ['container_id', 'pod_uid', 'systemd_unit', 'slurm_job'] as const;

@@ -1,4 +1,4 @@
-// What a field of the table in src/fields.ts is, and the helpers the table writes its rows with: each
+// What a field of the table in src/fields/fields.ts is, and the helpers the table writes its rows with: each
 // helper stands for a family of alike fields, so the table stays one line per field.
 
 /** How a cell's text becomes a value. */

@@ -1,8 +1,8 @@
-import { FIELDS, fieldNames, type FieldSpec } from './fields.js';
-import type { KnownGpu } from './collection.js';
-import { validXidState, type XidState } from './xid/count.js';
-import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from './safe-fs.js';
-import { FILE_STEPS, type FileSteps } from './file-steps.js';
+import { FIELDS, fieldNames, type FieldSpec } from '../fields/fields.js';
+import type { KnownGpu } from '../collection.js';
+import { validXidState, type XidState } from '../xid/count.js';
+import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from '../files/safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
 
 /** What one run leaves for the next: the driver's field names and the GPUs last seen. */
 export interface CollectorState {

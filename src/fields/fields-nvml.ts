@@ -1,7 +1,7 @@
 import { type FieldSpec, nvmlGauge, PERCENT } from './field-spec.js';
 
 // The fields only the NVML source answers (collect --source nvml), part of the field table in
-// src/fields.ts: nvidia-smi's --query-gpu has no such fields, so under it they are absent, not zero.
+// src/fields/fields.ts: nvidia-smi's --query-gpu has no such fields, so under it they are absent, not zero.
 // Each names the DCGM field that measures the same (docs/metrics.md).
 
 export const NVML_FIELDS: readonly FieldSpec[] = [

@@ -1,9 +1,9 @@
-import { ATTRIBUTION_LABELS } from './cgroup.js';
-import type { MetricFamily } from './exposition/families.js';
-import { FIELDS, type FieldSpec } from './fields.js';
+import { ATTRIBUTION_LABELS } from '../host/cgroup.js';
+import type { MetricFamily } from '../exposition/families.js';
+import { FIELDS, type FieldSpec } from '../fields/fields.js';
 
 // The metric families the collector emits, described: the fixed ones, the ones the field table feeds, and
-// every label name they carry. src/metrics.ts fills them from a collection; the README's table, the example
+// every label name they carry. src/metrics/metrics.ts fills them from a collection; the README's table, the example
 // rules' check and --label's reserved names read them from here without building any.
 
 type FixedFamily = Omit<MetricFamily, 'samples'> & { labels: readonly string[] };
@@ -131,7 +131,7 @@ export const MIG_GPM_FAMILIES: Readonly<Record<string, FixedFamily>> = {
 export const DEMO_LABEL: [string, string] = ['source', 'demo'];
 
 /**
- * Every label name the collector sets itself, from the tables the builders in src/metrics.ts read: the fixed
+ * Every label name the collector sets itself, from the tables the builders in src/metrics/metrics.ts read: the fixed
  * families' labels and each field's info label, its own labels and its state label. A --label may
  * take none of them (test/commands/reserved-labels.test.ts checks the builders' output against this set).
  */
