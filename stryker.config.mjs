@@ -22,7 +22,7 @@ export default {
   // Only the tests that reach a mutant run for it.
   coverageAnalysis: 'perTest',
   // A static mutant (in a module-level table such as fields.ts) would need every test for each one;
-  // the field table is checked whole by test/fields.test.ts and the goldens instead.
+  // the field table is checked whole by test/fields/fields.test.ts and the goldens instead.
   ignoreStatic: true,
   // Two cores, shared with other work: two mutants at a time at most.
   concurrency: 2,

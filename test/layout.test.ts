@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './helpers.js';
+import { ROOT } from './support/helpers.js';
 
 // The "Done when", checked over every src/**/*.ts: src/ reads as the pipeline, no import runs
 // back up a layer, no import cycle, no file over 250 lines, no '/proc' literal outside src/host/.

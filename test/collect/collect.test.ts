@@ -6,8 +6,8 @@ import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
 import { FIELDS, selectFields } from '../../src/fields/fields.js';
-import { collectCapture, healthyCaptures } from '../capture-replay.js';
-import { CAPTURES, ROOT } from '../helpers.js';
+import { collectCapture, healthyCaptures } from '../support/capture-replay.js';
+import { CAPTURES, ROOT } from '../support/helpers.js';
 
 const captures = healthyCaptures();
 

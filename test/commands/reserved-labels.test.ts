@@ -6,7 +6,7 @@ import { checkExposition } from '../../src/exposition/check.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import type { Collection, GpuSample, Reading } from '../../src/collection.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
-import { ROOT, runCli, tempDir } from '../helpers.js';
+import { ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const DEFAULTS: CollectArgs = {
   fileName: 'nvidia_gpu.prom',

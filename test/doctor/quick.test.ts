@@ -7,7 +7,7 @@ import { hostAt } from '../../src/host/host.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
-import { FIXTURES, tempDir } from '../helpers.js';
+import { FIXTURES, tempDir } from '../support/helpers.js';
 
 async function brokenHost(): Promise<string> {
   const root = join(await tempDir(), 'root');

@@ -9,7 +9,7 @@ import { OWN_PROC } from '../../src/host/host.js';
 import { isLockError, removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
 import { pinDir } from '../../src/files/safe-fs.js';
-import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 const me = currentOwner();

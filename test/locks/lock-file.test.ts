@@ -8,7 +8,7 @@ import { removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file
 import { readLock, removeIfUnchanged } from '../../src/locks/lock-file.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
 import { pinDir } from '../../src/files/safe-fs.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 // Judging what is at a lock's name, in process (file-lock.test.ts does it with real holders in
 // child processes): whose line it is, who owns the file, what kind of file it is.

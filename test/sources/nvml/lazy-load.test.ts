@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../../helpers.js';
-import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../../support/helpers.js';
+import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 /** The files a collect run loaded (require's cache at exit, native modules included), by base name. */
 async function loadedBy(args: string[], env: Record<string, string>): Promise<string[]> {

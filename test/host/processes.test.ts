@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ComputeApp } from '../src/collection.js';
-import { hostAt } from '../src/host/host.js';
-import { describeProcesses } from '../src/host/processes.js';
-import { FIXTURES } from './helpers.js';
+import type { ComputeApp } from '../../src/collection.js';
+import { hostAt } from '../../src/host/host.js';
+import { describeProcesses } from '../../src/host/processes.js';
+import { FIXTURES } from '../support/helpers.js';
 
 const HOSTS = join(FIXTURES, 'hosts');
 const app = (pid: number): ComputeApp => ({ uuid: 'GPU-1', pid, name: 'python3', memoryBytes: 1 });

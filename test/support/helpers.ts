@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { onTestFinished } from 'vitest';
 
-export const ROOT = resolve(import.meta.dirname, '..');
+export const ROOT = resolve(import.meta.dirname, '../..');
 export const FIXTURES = join(ROOT, 'test/fixtures');
 export const CAPTURES = join(FIXTURES, 'captures');
 export const FAKE_BIN = join(FIXTURES, 'bin');

@@ -2,13 +2,13 @@ import { readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { checkExposition } from '../src/exposition/check.js';
-import { render } from '../src/exposition/render.js';
-import { buildFamilies } from '../src/metrics/metrics.js';
-import { readState, validState, writeState, type CollectorState } from '../src/collect/state.js';
-import { collectCapture } from './capture-replay.js';
-import { tempDir } from './helpers.js';
-import { fillLeaving, smallTmpfs } from './small-tmpfs.js';
+import { checkExposition } from '../../src/exposition/check.js';
+import { render } from '../../src/exposition/render.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
+import { readState, validState, writeState, type CollectorState } from '../../src/collect/state.js';
+import { collectCapture } from '../support/capture-replay.js';
+import { tempDir } from '../support/helpers.js';
+import { fillLeaving, smallTmpfs } from '../support/small-tmpfs.js';
 
 const GPU = { gpu: '0', uuid: 'GPU-d9041e44-0000-0000-0000-000000000000', busId: '00000000:00:06.0' };
 const NAMES = {

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { MetricFamily } from '../src/exposition/families.js';
+import type { MetricFamily } from '../../src/exposition/families.js';
 
 /** A family's series as plain objects: labels by name, and the value. */
 export type Series = { labels: Record<string, string>; value: number }[];

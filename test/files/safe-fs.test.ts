@@ -1,10 +1,10 @@
 import { linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeFileError, openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../src/files/safe-fs.js';
+import { describeFileError, openForAppend, pinDir, replaceFile, UnsafeFileError, writeAll } from '../../src/files/safe-fs.js';
 import { closeSync } from 'node:fs';
-import { FILE_STEPS } from '../src/files/file-steps.js';
-import { tempDir } from './helpers.js';
+import { FILE_STEPS } from '../../src/files/file-steps.js';
+import { tempDir } from '../support/helpers.js';
 
 describe('replaceFile', () => {
   it('replaces a symlink planted at the name, never its target', async () => {

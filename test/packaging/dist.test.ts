@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, tempDir } from './helpers.js';
+import { ROOT, tempDir } from '../support/helpers.js';
 
 // What `npm run package` makes (scripts/package.mjs), built here as the tests' dist/ is: the tarball
 // for both CPUs, the .rpm. The .deb is installed into a booted Debian by test/deploy/deb-boot.test.ts.

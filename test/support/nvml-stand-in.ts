@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, onTestFinished } from 'vitest';
-import { checkExposition, type ParsedSample } from '../src/exposition/check.js';
-import { FIELDS, fieldNames } from '../src/fields/fields.js';
-import { startNodeExporter } from './e2e/node-exporter.js';
+import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
+import { FIELDS, fieldNames } from '../../src/fields/fields.js';
+import { startNodeExporter } from './node-exporter.js';
 import { CLI, FIXTURES, cliEnv, runCli, tempDir } from './helpers.js';
 
 // The stand-in libnvidia-ml.so.1 (test/fixtures/nvml-stand-in/libnvidia-ml.c), built with gcc by the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDays, parseDuration } from '../src/commands/duration.js';
+import { parseDays, parseDuration } from '../../src/commands/duration.js';
 
 describe('parseDuration', () => {
   it.each([

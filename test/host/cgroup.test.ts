@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Attribution, cgroupPath, MAX_ATTRIBUTION_CHARS, parseCgroup } from '../src/host/cgroup.js';
+import { type Attribution, cgroupPath, MAX_ATTRIBUTION_CHARS, parseCgroup } from '../../src/host/cgroup.js';
 
 // Cases written from each runtime's documented cgroup naming (see the SOURCE.md of the
 // test/fixtures/hosts/attribution-* trees for the references), not from our own output.

@@ -1,11 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { collect, type CollectOutput } from '../src/collect/collect.js';
-import { FIELDS, type FieldSpec } from '../src/fields/fields.js';
-import { hostAt } from '../src/host/host.js';
-import { runSmi, type SmiRunner } from '../src/sources/nvidia-smi/run.js';
-import { nvidiaSmiReads } from '../src/sources/nvidia-smi/source.js';
-import type { CollectorState } from '../src/collect/state.js';
+import { collect, type CollectOutput } from '../../src/collect/collect.js';
+import { FIELDS, type FieldSpec } from '../../src/fields/fields.js';
+import { hostAt } from '../../src/host/host.js';
+import { runSmi, type SmiRunner } from '../../src/sources/nvidia-smi/run.js';
+import { nvidiaSmiReads } from '../../src/sources/nvidia-smi/source.js';
+import type { CollectorState } from '../../src/collect/state.js';
 import { CAPTURES, FAKE_SMI, FIXTURES } from './helpers.js';
 
 /** Captures of working GPUs (no failure, no lost GPU). */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { failedCollection, type Collection, type GpuSample, type Reading } from '../src/collection.js';
-import { FIELDS, type FieldSpec } from '../src/fields/fields.js';
-import { checkFamilies } from '../src/exposition/check.js';
-import { buildFamilies } from '../src/metrics/metrics.js';
-import { newLabelArrays } from '../src/metrics/metrics-labels.js';
-import { expectFamilies } from './families.js';
+import { failedCollection, type Collection, type GpuSample, type Reading } from '../../src/collection.js';
+import { FIELDS, type FieldSpec } from '../../src/fields/fields.js';
+import { checkFamilies } from '../../src/exposition/check.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
+import { newLabelArrays } from '../../src/metrics/metrics-labels.js';
+import { expectFamilies } from '../support/families.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;
 const FIELDS_USED = ['index', 'uuid', 'name', 'power.draw', 'compute_mode'].map(field);

@@ -1,16 +1,16 @@
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Collection, Reading } from '../src/collection.js';
-import { appendCsvSample } from '../src/csvlog/append.js';
-import { CSV_HEADER, csvLine } from '../src/csvlog/columns.js';
-import { withFileLock } from '../src/locks/file-lock.js';
-import { publishTextfile, removeStaleTemps } from '../src/publish/textfile.js';
-import { readState, writeState } from '../src/collect/state.js';
-import { FILE_STEPS } from '../src/files/file-steps.js';
-import { FAULT_KINDS, Fault, faultySteps } from './faults.js';
-import { tempDir } from './helpers.js';
-import { smallTmpfs } from './small-tmpfs.js';
+import type { Collection, Reading } from '../../src/collection.js';
+import { appendCsvSample } from '../../src/csvlog/append.js';
+import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
+import { withFileLock } from '../../src/locks/file-lock.js';
+import { publishTextfile, removeStaleTemps } from '../../src/publish/textfile.js';
+import { readState, writeState } from '../../src/collect/state.js';
+import { FILE_STEPS } from '../../src/files/file-steps.js';
+import { FAULT_KINDS, Fault, faultySteps } from '../support/faults.js';
+import { tempDir } from '../support/helpers.js';
+import { smallTmpfs } from '../support/small-tmpfs.js';
 
 // Every write path but archiving (test/csvlog/archive-faults.test.ts), with a fault at each of its steps in
 // turn: what is left is the old file or the new one, never part of one, nothing is lost, and the next run,

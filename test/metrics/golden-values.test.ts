@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CAPTURES, ROOT } from './helpers.js';
+import { CAPTURES, ROOT } from '../support/helpers.js';
 
 // The goldens are written by our own code, so comparing them with themselves proves nothing about
 // their values. This test recomputes each value from the recorded nvidia-smi CSV with code that shares

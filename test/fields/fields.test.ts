@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { METRIC_NAME, LABEL_NAME } from '../src/exposition/escape.js';
-import { FIELDS, fieldNames, globMatches, selectFields } from '../src/fields/fields.js';
-import { fieldFamilies, metricCatalog } from '../src/metrics/metrics-catalog.js';
+import { METRIC_NAME, LABEL_NAME } from '../../src/exposition/escape.js';
+import { FIELDS, fieldNames, globMatches, selectFields } from '../../src/fields/fields.js';
+import { fieldFamilies, metricCatalog } from '../../src/metrics/metrics-catalog.js';
 
 const BASE_UNITS = [
   '_bytes',

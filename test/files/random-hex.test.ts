@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { randomHex } from '../src/files/random-hex.js';
+import { randomHex } from '../../src/files/random-hex.js';
 
 it('randomHex gives 16 hex digits, different each time', () => {
   const names = Array.from({ length: 200 }, randomHex);

@@ -1,4 +1,4 @@
-import { FILE_STEPS, type FileSteps } from '../src/files/file-steps.js';
+import { FILE_STEPS, type FileSteps } from '../../src/files/file-steps.js';
 import { rmSync } from 'node:fs';
 import { fillLeaving } from './small-tmpfs.js';
 

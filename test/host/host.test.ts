@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt, listIfAny, readTextIfAny } from '../src/host/host.js';
-import { tempDir } from './helpers.js';
+import { hostAt, listIfAny, readTextIfAny } from '../../src/host/host.js';
+import { tempDir } from '../support/helpers.js';
 
 describe('hostAt', () => {
   it('puts proc, sys, dev and etc/passwd under the root', () => {

@@ -3,7 +3,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli, tempDir } from './helpers.js';
+import { ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const documentation = (unit: string) => [...unit.matchAll(/^Documentation=(.*)$/gm)].map((match) => match[1]!);
 

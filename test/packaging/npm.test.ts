@@ -2,8 +2,8 @@ import { access, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { FAKE_SMI, ROOT, capture, cliEnv, tempDir } from './helpers.js';
-import { standInConfig, standInLibrary } from './nvml-stand-in.js';
+import { FAKE_SMI, ROOT, capture, cliEnv, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 const exists = (path: string) =>
   access(path).then(

@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { taskNameProblem } from '../src/commands/task-name.js';
-import { FAKE_SMI, capture, runCli, tempDir } from './helpers.js';
+import { taskNameProblem } from '../../src/commands/task-name.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
 
 const LONG = 'a'.repeat(300);
 

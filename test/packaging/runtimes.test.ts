@@ -2,9 +2,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, FIXTURES, ROOT, capture, cliEnv, tempDir } from './helpers.js';
-import { standInConfig, standInLibrary } from './nvml-stand-in.js';
-import { nodeRuntime, runtimes } from './packaging-runtime.js';
+import { CLI, FAKE_SMI, FIXTURES, ROOT, capture, cliEnv, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
+import { nodeRuntime, runtimes } from '../support/packaging-runtime.js';
 
 const { version: VERSION, engines } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeDirs } from '../src/files/make-dirs.js';
+import { makeDirs } from '../../src/files/make-dirs.js';
 
 describe('makeDirs', () => {
   // Node's recursive mkdir loops for ever here; ours must give up with an error.

@@ -1,7 +1,7 @@
 import { chown, chmod, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from './helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 /**
  * Runs `write` over `path` (which holds `before`, owned by 1234:1234, mode 0600) while a reader holds
