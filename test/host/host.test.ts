@@ -1,7 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { closeSync, writeFileSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { execa } from 'execa';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt, listIfAny, readTextIfAny } from '../../src/host/host.js';
+import { hostAt, listEntries, listIfAny, openIfSync, readTextIfAny } from '../../src/host/host.js';
 import { tempDir } from '../support/helpers.js';
 
 describe('hostAt', () => {
@@ -44,4 +46,37 @@ describe('the host readers', () => {
   it('throw what is not a file system error (a bug)', () => {
     expect(() => readTextIfAny(undefined as unknown as string)).toThrow(TypeError);
   });
+});
+
+describe('one set of guarantees for every reader', () => {
+  it('opens only what stat() says the caller wants: no FIFO, directory or device in place of a file', async () => {
+    const dir = await tempDir();
+    await execa('mkfifo', [join(dir, 'fifo')]);
+    await writeFile(join(dir, 'file'), 'text\n');
+    await symlink(join(dir, 'file'), join(dir, 'link'));
+    const isFile = (stats: { isFile(): boolean }) => stats.isFile();
+    expect(openIfSync(join(dir, 'fifo'), isFile)).toBeUndefined();
+    expect(readTextIfAny(join(dir, 'fifo'))).toBeUndefined();
+    expect(openIfSync(dir, isFile)).toBeUndefined();
+    expect(openIfSync('/dev/null', isFile)).toBeUndefined();
+    expect(openIfSync(join(dir, 'missing'), isFile)).toBeUndefined();
+    // Links are followed (/etc/alternatives): what counts is what the name leads to.
+    expect(readTextIfAny(join(dir, 'link'))).toBe('text\n');
+    const device = openIfSync('/dev/null', (stats) => stats.isCharacterDevice());
+    expect(device?.stats.isCharacterDevice()).toBe(true);
+    closeSync(device!.fd);
+  });
+
+  it('bounds a listing at 10 000 names, sorted as readdir() gives them', async () => {
+    const dir = await tempDir();
+    for (let i = 0; i <= 10_000; i++) writeFileSync(join(dir, `n${String(i).padStart(5, '0')}`), '');
+    const names = listIfAny(dir);
+    expect(names).toHaveLength(10_000);
+    expect(names).toEqual([...names].sort());
+    const entries = await listEntries({ root: dir }, '.');
+    expect(entries).toHaveLength(10_000);
+    expect(entries.map((entry) => entry.name)).toEqual(entries.map((entry) => entry.name).sort());
+    expect(listIfAny(join(dir, 'n00000'))).toEqual([]);
+    expect(await listEntries({ root: dir }, 'missing')).toEqual([]);
+  }, 60_000);
 });
