@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './support/helpers.js';
@@ -178,5 +178,47 @@ describe('src/ layout', () => {
       pipeline(file) ? targets.filter((t) => /^sources\/[^/]+\//.test(t)).map((t) => `${file} -> ${t}`) : [],
     );
     expect(reaching).toEqual([]);
+  });
+});
+
+/** Every folder under `dir`, as paths from the repository's root. */
+function foldersUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => [`${dir}/${entry.name}`, ...foldersUnder(`${dir}/${entry.name}`)]);
+}
+
+// docs/development.md's "Layout" section is the map a newcomer reads: it must name what is there, and only that.
+describe("docs/development.md's layout section", () => {
+  const doc = readFileSync(join(ROOT, 'docs/development.md'), 'utf8');
+  const start = doc.indexOf('\n## Layout\n');
+  const section = doc.slice(start, doc.indexOf('\n## ', start + 1));
+  const named = new Set([...section.matchAll(/\b((?:src|test|bench)(?:\/[\w.-]+)*)\//g)].map((m) => m[1]!));
+  const namedModules = new Set([...section.matchAll(/\bsrc\/([\w.-]+\.ts)\b/g)].map((m) => m[1]!));
+
+  it('is there, and names folders', () => {
+    expect(start).toBeGreaterThan(0);
+    expect(named.size).toBeGreaterThan(10);
+  });
+
+  it('names only folders that exist', () => {
+    expect([...named].filter((folder) => !(existsSync(join(ROOT, folder)) && statSync(join(ROOT, folder)).isDirectory()))).toEqual([]);
+  });
+
+  it('names every folder of src/', () => {
+    expect(foldersUnder('src').filter((folder) => !named.has(folder))).toEqual([]);
+  });
+
+  it('names every module at the root of src/, and there are at most five', () => {
+    const root = readdirSync(SRC).filter((name) => name.endsWith('.ts'));
+    expect(root.filter((name) => !namedModules.has(name))).toEqual([]);
+    expect([...namedModules].filter((name) => !root.includes(name))).toEqual([]);
+    expect(root.length).toBeLessThanOrEqual(5);
+  });
+
+  it('no folder says nothing of what it holds', () => {
+    // test/fixtures/ holds copies of real hosts (their /usr/lib and all) and is left out.
+    const ours = [...foldersUnder('src'), ...foldersUnder('test').filter((folder) => !folder.startsWith('test/fixtures/'))];
+    expect(ours.filter((folder) => /^(utils?|common|misc|helpers?)$/.test(folder.split('/').pop()!))).toEqual([]);
   });
 });
