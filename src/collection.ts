@@ -1,4 +1,4 @@
-import type { FieldSpec } from './fields/fields.js';
+import type { FieldSpec } from './fields/field-spec.js';
 import type { Attribution } from './host/cgroup.js';
 import type { XidSeries } from './xid/count.js';
 

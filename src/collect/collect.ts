@@ -1,5 +1,5 @@
 import { textReading, toCollection, failedCollection, type Collection, type GpuSample, type KnownGpu } from '../collection.js';
-import type { FieldSpec } from '../fields/fields.js';
+import type { FieldSpec } from '../fields/field-spec.js';
 import type { Host } from '../host/host.js';
 import { largestProcesses, describeProcesses } from '../host/processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';

@@ -1,5 +1,5 @@
 import { failedCollection, isSample, toCollection, type Collection, type Failure, type GpuSample, type RowProblem } from '../collection.js';
-import type { FieldSpec } from '../fields/fields.js';
+import type { FieldSpec } from '../fields/field-spec.js';
 import type { RowStream } from '../sources/source.js';
 import type { CollectorState } from './state.js';
 import type { CollectOutput } from './collect.js';

@@ -1,4 +1,5 @@
-import { FIELDS, fieldNames, type FieldSpec } from '../fields/fields.js';
+import { FIELDS } from '../fields/fields.js';
+import { fieldNames, type FieldSpec } from '../fields/field-spec.js';
 import type { KnownGpu } from '../collection.js';
 import { validXidState, type XidState } from '../xid/count.js';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from '../files/safe-fs.js';

@@ -7,7 +7,8 @@ import { parseDuration } from './duration.js';
 import { hostAt } from '../host/host.js';
 import { runSmi } from '../sources/nvidia-smi/run.js';
 
-import type { ArgsOf, DOCTOR_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import type { DOCTOR_OPTIONS } from './options.js';
 
 export type DoctorArgs = ArgsOf<typeof DOCTOR_OPTIONS>;
 

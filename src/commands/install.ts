@@ -18,7 +18,8 @@ import {
 } from '../deploy/units.js';
 import { hiddenFromUnits, installProgram, PROGRAM_DIR, releaseParts, unitProgram } from '../deploy/program.js';
 import { PASSED_ON, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './install-options.js';
-import { COLLECT_OPTIONS, defaultTextfileDir, type ArgsOf } from './options.js';
+import { COLLECT_OPTIONS, defaultTextfileDir } from './options.js';
+import type { ArgsOf } from './option-types.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
 import { parseCollectArgs, type CollectArgs } from './collect.js';
 

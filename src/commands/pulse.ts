@@ -16,7 +16,8 @@ import { parseHelpQueryGpu } from '../sources/nvidia-smi/help-query-gpu.js';
 import { runSmi, streamSmi } from '../sources/nvidia-smi/run.js';
 import { DEMO_FILES, readRecording } from '../sources/demo/recordings.js';
 import { pulseTimingProblem } from './arg-checks.js';
-import type { ArgsOf, PULSE_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import type { PULSE_OPTIONS } from './options.js';
 
 export type PulseArgs = ArgsOf<typeof PULSE_OPTIONS>;
 

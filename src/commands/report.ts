@@ -12,7 +12,8 @@ import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from './duration.js';
 import { taskNameProblem } from './task-name.js';
 import { reportArgsProblem } from './arg-checks.js';
-import type { ArgsOf, REPORT_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import type { REPORT_OPTIONS } from './options.js';
 
 export type ReportArgs = ArgsOf<typeof REPORT_OPTIONS>;
 

@@ -6,10 +6,7 @@
 import { ecc, eventReason, eventReasonTime, type FieldSpec, flag, gauge, label, MHZ, MIB, PERCENT } from './field-spec.js';
 import { NVML_FIELDS } from './fields-nvml.js';
 
-// What a field is, and which fields a run selects, live beside the table; callers keep importing them from here.
-export type { FieldKind, FieldSpec, MetricType } from './field-spec.js';
-export { fieldNames } from './field-spec.js';
-export { globMatches, selectFields } from './field-select.js';
+// What a field is (field-spec.ts) and which fields a run selects (field-select.ts) live beside the table.
 
 const COMPUTE_MODES = ['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'] as const;
 const RECOVERY_ACTIONS = ['None', 'Reset', 'Reboot', 'Drain_P2P', 'Drain_and_Reset'] as const;

@@ -1,6 +1,7 @@
 import { ATTRIBUTION_LABELS } from '../host/cgroup.js';
 import type { MetricFamily } from '../exposition/families.js';
-import { FIELDS, type FieldSpec } from '../fields/fields.js';
+import { FIELDS } from '../fields/fields.js';
+import type { FieldSpec } from '../fields/field-spec.js';
 
 // The metric families the collector emits, described: the fixed ones, the ones the field table feeds, and
 // every label name they carry. src/metrics/metrics.ts fills them from a collection; the README's table, the example

@@ -1,6 +1,6 @@
 import { ATTRIBUTION_LABELS } from '../host/cgroup.js';
 import { textReading, type Collection, type GpuSample, type ProcessSample } from '../collection.js';
-import type { FieldSpec } from '../fields/fields.js';
+import type { FieldSpec } from '../fields/field-spec.js';
 import type { MetricFamily, MetricSample } from '../exposition/families.js';
 import { FIXED_FAMILIES, fieldFamilies, MIG_GPM_FAMILIES } from './metrics-catalog.js';
 

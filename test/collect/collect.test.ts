@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
-import { FIELDS, selectFields } from '../../src/fields/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import { selectFields } from '../../src/fields/field-select.js';
 import { collectCapture, healthyCaptures } from '../support/capture-replay.js';
 import { CAPTURES, ROOT } from '../support/helpers.js';
 

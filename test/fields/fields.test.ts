@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { METRIC_NAME, LABEL_NAME } from '../../src/exposition/escape.js';
-import { FIELDS, fieldNames, globMatches, selectFields } from '../../src/fields/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import { fieldNames } from '../../src/fields/field-spec.js';
+import { globMatches, selectFields } from '../../src/fields/field-select.js';
 import { fieldFamilies, metricCatalog } from '../../src/metrics/metrics-catalog.js';
 
 const BASE_UNITS = [

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { failedCollection, type Collection, type GpuSample, type Reading } from '../../src/collection.js';
-import { FIELDS, type FieldSpec } from '../../src/fields/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import type { FieldSpec } from '../../src/fields/field-spec.js';
 import { checkFamilies } from '../../src/exposition/check.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
 import { newLabelArrays } from '../../src/metrics/metrics-labels.js';

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { collect, type CollectOutput } from '../../src/collect/collect.js';
-import { FIELDS, type FieldSpec } from '../../src/fields/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import type { FieldSpec } from '../../src/fields/field-spec.js';
 import { hostAt } from '../../src/host/host.js';
 import { runSmi, type SmiRunner } from '../../src/sources/nvidia-smi/run.js';
 import { nvidiaSmiReads } from '../../src/sources/nvidia-smi/source.js';

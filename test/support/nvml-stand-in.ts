@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, onTestFinished } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
-import { FIELDS, fieldNames } from '../../src/fields/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import { fieldNames } from '../../src/fields/field-spec.js';
 import { startNodeExporter } from './node-exporter.js';
 import { CLI, FIXTURES, cliEnv, runCli, tempDir } from './helpers.js';
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { isSample, type Failure, type GpuSample, type KnownGpu, type RowProblem } from '../../collection.js';
-import { FIELDS, type FieldSpec } from '../../fields/fields.js';
+import { FIELDS } from '../../fields/fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import { listIfAny, readTextIfAny, type Host } from '../../host/host.js';
 import { outputLines, splitCells } from './cells.js';
 import { classifyFailure } from './failure.js';

@@ -1,4 +1,4 @@
-import type { FieldSpec } from '../../fields/fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import type { Host } from '../../host/host.js';
 import type { RowStream, Source, SourceReads } from '../source.js';
 import { splitCells } from './cells.js';

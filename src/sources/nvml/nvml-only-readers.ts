@@ -1,5 +1,5 @@
 import type { Reading } from '../../collection.js';
-import type { FieldSpec } from '../../fields/fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import type { Nvml, Result } from './api.js';
 import type { DeviceCalls, DeviceState, FieldReader } from './device-calls.js';
 import { OUT_OF_RANGE } from './field-readers.js';
