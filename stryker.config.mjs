@@ -7,22 +7,22 @@ export default {
   vitest: { configFile: 'vitest.mutate.config.ts', related: false },
   plugins: ['@stryker-mutator/vitest-runner'],
   mutate: [
-    'src/fields.ts',
-    'src/field-spec.ts',
-    'src/field-select.ts',
+    'src/fields/fields.ts',
+    'src/fields/field-spec.ts',
+    'src/fields/field-select.ts',
     'src/sources/nvidia-smi/{rows,query-gpu,cells,lines,compute-apps,failure,series-csv}.ts',
     'src/exposition/**/*.ts',
     'src/publish/**/*.ts',
     'src/csvlog/**/*.ts',
     'src/locks/**/*.ts',
     'src/doctor/checks/**/*.ts',
-    'src/metrics.ts',
+    'src/metrics/metrics.ts',
     'src/collection.ts',
   ],
   // Only the tests that reach a mutant run for it.
   coverageAnalysis: 'perTest',
   // A static mutant (in a module-level table such as fields.ts) would need every test for each one;
-  // the field table is checked whole by test/fields.test.ts and the goldens instead.
+  // the field table is checked whole by test/fields/fields.test.ts and the goldens instead.
   ignoreStatic: true,
   // Two cores, shared with other work: two mutants at a time at most.
   concurrency: 2,

@@ -6,9 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { collect } from '../src/collect/collect.js';
 import { render } from '../src/exposition/render.js';
-import { FIELDS, selectFields } from '../src/fields.js';
-import { hostAt } from '../src/host.js';
-import { buildFamilies } from '../src/metrics.js';
+import { FIELDS } from '../src/fields/fields.js';
+import { selectFields } from '../src/fields/field-select.js';
+import { hostAt } from '../src/host/host.js';
+import { buildFamilies } from '../src/metrics/metrics.js';
 import { nvmlOpener, nvmlSource } from '../src/sources/nvml/source.js';
 import { timeCalls } from './nvml-calls-table.mjs';
 

@@ -7,34 +7,41 @@ export const SLICES = {
     mutate: ['src/sources/nvidia-smi/{rows,query-gpu,cells,lines,compute-apps,failure,series-csv}.ts'],
     tests: [
       'test/sources/nvidia-smi/{cells,compute-apps,failure,lines,query-gpu,rows,series-csv,source}.test.ts',
-      'test/golden-values.test.ts',
+      'test/metrics/golden-values.test.ts',
     ],
   },
   fields: {
-    mutate: ['src/fields.ts', 'src/field-spec.ts', 'src/field-select.ts', 'src/metrics.ts', 'src/metrics-labels.ts', 'src/collection.ts'],
+    mutate: [
+      'src/fields/fields.ts',
+      'src/fields/field-spec.ts',
+      'src/fields/field-select.ts',
+      'src/metrics/metrics.ts',
+      'src/metrics/metrics-labels.ts',
+      'src/collection.ts',
+    ],
     tests: [
-      'test/fields.test.ts',
+      'test/fields/fields.test.ts',
       'test/collection.test.ts',
-      'test/metrics.test.ts',
-      'test/golden-values.test.ts',
+      'test/metrics/metrics.test.ts',
+      'test/metrics/golden-values.test.ts',
       'test/sources/nvidia-smi/{query-gpu,rows,source}.test.ts',
     ],
   },
   exposition: {
     mutate: ['src/exposition/**/*.ts'],
-    tests: ['test/exposition/**/*.test.ts', 'test/metrics.test.ts', 'test/golden-values.test.ts'],
+    tests: ['test/exposition/**/*.test.ts', 'test/metrics/metrics.test.ts', 'test/metrics/golden-values.test.ts'],
   },
-  publish: { mutate: ['src/publish/**/*.ts'], tests: ['test/publish/**/*.test.ts', 'test/write-faults.test.ts'] },
+  publish: { mutate: ['src/publish/**/*.ts'], tests: ['test/publish/**/*.test.ts', 'test/files/write-faults.test.ts'] },
   csvlog: {
     mutate: ['src/csvlog/**/*.ts'],
     // read.ts is the report's reader: the report's aggregation tests read through it (build.test.ts, slower, adds little).
-    tests: ['test/csvlog/**/*.test.ts', 'test/write-faults.test.ts', 'test/report/aggregate.test.ts'],
+    tests: ['test/csvlog/**/*.test.ts', 'test/files/write-faults.test.ts', 'test/report/aggregate.test.ts'],
   },
   // csvlog's reader alone, with its own tests: minutes instead of csvlog's quarter hour, while working on read.ts.
   'csvlog-read': { mutate: ['src/csvlog/read.ts'], tests: ['test/csvlog/read.test.ts'] },
   locks: {
     mutate: ['src/locks/**/*.ts'],
-    tests: ['test/locks/**/*.test.ts', 'test/write-faults.test.ts'],
+    tests: ['test/locks/**/*.test.ts', 'test/files/write-faults.test.ts'],
     // A test takes a lock as another user (process.seteuid), which Node allows in a main thread only.
     pool: 'forks',
   },

@@ -14,7 +14,7 @@ command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
-# npm run package and its tests (test/packaging-dist.test.ts): the .rpm, lintian on the .deb, and
+# npm run package and its tests (test/packaging/dist.test.ts): the .rpm, lintian on the .deb, and
 # strip for both CPUs' Node.js.
 command -v rpmbuild >/dev/null || missing+=(rpm)
 command -v lintian >/dev/null || missing+=(lintian)

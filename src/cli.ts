@@ -1,13 +1,6 @@
 import { INSTALL_OPTIONS, UNINSTALL_OPTIONS } from './commands/install-options.js';
-import {
-  ARCHIVE_OPTIONS,
-  COLLECT_OPTIONS,
-  DOCTOR_OPTIONS,
-  PULSE_OPTIONS,
-  REPORT_OPTIONS,
-  type ArgsOf,
-  type OptionTable,
-} from './commands/options.js';
+import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS } from './commands/options.js';
+import type { ArgsOf, OptionTable } from './commands/option-types.js';
 import { envValues, parseOptions } from './commands/parse-options.js';
 import { RUN_OPTIONS } from './commands/run-options.js';
 

@@ -1,5 +1,5 @@
-import type { FieldSpec } from './fields.js';
-import type { Attribution } from './cgroup.js';
+import type { FieldSpec } from './fields/field-spec.js';
+import type { Attribution } from './host/cgroup.js';
 import type { XidSeries } from './xid/count.js';
 
 // The data model every stage speaks: what a source read (samples per GPU, processes, or a failure)

@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { closestCommand } from '../src/cli.js';
-import { CLI, cliEnv, runCli } from './helpers.js';
+import { CLI, cliEnv, runCli } from './support/helpers.js';
 
 const COMMANDS = ['collect', 'archive', 'doctor', 'report', 'pulse', 'run', 'install', 'uninstall'];
 

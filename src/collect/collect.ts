@@ -1,9 +1,9 @@
 import { textReading, toCollection, failedCollection, type Collection, type GpuSample, type KnownGpu } from '../collection.js';
-import type { FieldSpec } from '../fields.js';
-import type { Host } from '../host.js';
-import { largestProcesses, describeProcesses } from '../processes.js';
+import type { FieldSpec } from '../fields/field-spec.js';
+import type { Host } from '../host/host.js';
+import { largestProcesses, describeProcesses } from '../host/processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
-import type { CollectorState } from '../state.js';
+import type { CollectorState } from './state.js';
 import { xidSeries } from '../xid/count.js';
 import { busIdKey } from '../xid/parse.js';
 import type { XidPoll, XidWatch } from '../xid/watch.js';

@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { failedCollection } from '../collection.js';
 import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
-import { readState, writeState } from '../state.js';
+import { readState, writeState } from './state.js';
 import type { XidPoll } from '../xid/watch.js';
 import { knownGpu, queryProcesses, withXid } from './collect.js';
 import { withCollectLock } from './lock.js';

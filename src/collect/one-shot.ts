@@ -4,7 +4,7 @@ import { csvHost } from '../csvlog/columns.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
-import { readState, writeState, type CollectorState } from '../state.js';
+import { readState, writeState, type CollectorState } from './state.js';
 import { watchXids, type XidWatch } from '../xid/watch.js';
 import { collect, type CollectOutput } from './collect.js';
 import { withCollectLock } from './lock.js';

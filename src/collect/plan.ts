@@ -1,5 +1,5 @@
-import type { FieldSpec } from '../fields.js';
-import type { Host } from '../host.js';
+import type { FieldSpec } from '../fields/field-spec.js';
+import type { Host } from '../host/host.js';
 import type { DemoHostName, SourceName } from '../sources/sources.js';
 
 /** Everything a collect run needs, checked and typed: commands/collect.ts builds it from the options. */

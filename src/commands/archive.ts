@@ -1,8 +1,9 @@
 import { archiveDirectory } from '../csvlog/rotate.js';
-import { parseDays } from '../duration.js';
+import { parseDays } from './duration.js';
 import { archiveArgsProblem } from './arg-checks.js';
 
-import type { ARCHIVE_OPTIONS, ArgsOf } from './options.js';
+import type { ARCHIVE_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
 
 export type ArchiveArgs = ArgsOf<typeof ARCHIVE_OPTIONS>;
 

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from './duration.js';
 
 // Checks of archive's, report's and pulse's options made before any work starts: each answers with the one
 // line that says what is wrong (exit 2), or undefined.

@@ -1,13 +1,15 @@
 import type { CollectIo, CollectPlan } from '../collect/plan.js';
 import { runOneShot } from '../collect/one-shot.js';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from './duration.js';
 import { LABEL_NAME } from '../exposition/escape.js';
-import { FIELDS, selectFields } from '../fields.js';
-import { hostAt } from '../host.js';
-import { DEMO_LABEL, ownLabelNames } from '../metrics-catalog.js';
+import { FIELDS } from '../fields/fields.js';
+import { selectFields } from '../fields/field-select.js';
+import { hostAt } from '../host/host.js';
+import { DEMO_LABEL, ownLabelNames } from '../metrics/metrics-catalog.js';
 import { DEMO_HOST_NAMES, SOURCE_NAMES } from '../sources/sources.js';
-import { taskNameProblem } from '../task-name.js';
-import { defaultTextfileDir, type ArgsOf, type COLLECT_OPTIONS } from './options.js';
+import { taskNameProblem } from './task-name.js';
+import { defaultTextfileDir, type COLLECT_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
 
 export type CollectArgs = ArgsOf<typeof COLLECT_OPTIONS>;
 

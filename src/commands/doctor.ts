@@ -3,11 +3,12 @@ import { diagnose, formatDiagnosis } from '../doctor/index.js';
 import { readHostFacts } from '../doctor/facts.js';
 import { beforeDeadline, LATE } from '../doctor/deadline.js';
 import { readKernelLog } from '../doctor/kmsg.js';
-import { parseDuration } from '../duration.js';
-import { hostAt } from '../host.js';
+import { parseDuration } from './duration.js';
+import { hostAt } from '../host/host.js';
 import { runSmi } from '../sources/nvidia-smi/run.js';
 
-import type { ArgsOf, DOCTOR_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import type { DOCTOR_OPTIONS } from './options.js';
 
 export type DoctorArgs = ArgsOf<typeof DOCTOR_OPTIONS>;
 

@@ -1,4 +1,4 @@
-import type { OptionSpec, OptionTable } from './options.js';
+import type { OptionSpec, OptionTable } from './option-types.js';
 
 // What --help says beyond the option list: a usage line with placeholders, examples, exit codes and
 // the GPU_TEXTFILE_* variables. Loaded only for help (with yargs), never on a collect run.

@@ -5,7 +5,7 @@ import { execa } from 'execa';
 // The units and /etc/default/gpu-textfile go into root's own directories, where nobody else can plant
 // a link: what write-file-atomic is made for. systemd (daemon-reload) or a collect sourcing the file
 // while install writes it sees the old file or the new one, never half of one (writeFile truncated
-// it in place), and a hand-set owner and mode are kept. src/safe-fs.ts stays for directories others control.
+// it in place), and a hand-set owner and mode are kept. src/files/safe-fs.ts stays for directories others control.
 import writeFileAtomic from 'write-file-atomic';
 import {
   ALL_UNITS,
@@ -18,7 +18,8 @@ import {
 } from '../deploy/units.js';
 import { hiddenFromUnits, installProgram, PROGRAM_DIR, releaseParts, unitProgram } from '../deploy/program.js';
 import { PASSED_ON, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './install-options.js';
-import { COLLECT_OPTIONS, defaultTextfileDir, type ArgsOf } from './options.js';
+import { COLLECT_OPTIONS, defaultTextfileDir } from './options.js';
+import type { ArgsOf } from './option-types.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
 import { parseCollectArgs, type CollectArgs } from './collect.js';
 

@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { DOCTOR_CHECKS } from '../doctor/check-ids.js';
 import type { OptionTable } from './option-types.js';
 
-// What an option table is lives beside the tables; commands keep importing the types from here.
-export type { ArgsOf, OptionSpec, OptionTable } from './option-types.js';
+// What an option table is (ArgsOf, OptionSpec) lives beside the tables, in option-types.ts.
 
 /** Debian/Ubuntu's prometheus-node-exporter package reads this directory. */
 export const DEBIAN_TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';

@@ -1,4 +1,4 @@
-import type { ArgsOf, OptionTable } from './options.js';
+import type { ArgsOf, OptionTable } from './option-types.js';
 
 const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 export const envName = (name: string) => `GPU_TEXTFILE_${name.replace(/-/g, '_').toUpperCase()}`;

@@ -5,18 +5,19 @@ import { formatPulse, pulseJson } from '../pulse/format.js';
 import { parseSeries, type SeriesSample } from '../sources/nvidia-smi/series-csv.js';
 import { type Failure, isSample } from '../collection.js';
 import type { CollectPlan } from '../collect/plan.js';
-import { FIELDS } from '../fields.js';
-import { hostAt } from '../host.js';
+import { FIELDS } from '../fields/fields.js';
+import { hostAt } from '../host/host.js';
 import { runSample } from '../run/samples.js';
 import { readerRequest, startReader } from '../run/reader.js';
 import { demoDir } from '../sources/sources.js';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from './duration.js';
 import { classifyFailure } from '../sources/nvidia-smi/failure.js';
 import { parseHelpQueryGpu } from '../sources/nvidia-smi/help-query-gpu.js';
 import { runSmi, streamSmi } from '../sources/nvidia-smi/run.js';
 import { DEMO_FILES, readRecording } from '../sources/demo/recordings.js';
 import { pulseTimingProblem } from './arg-checks.js';
-import type { ArgsOf, PULSE_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import type { PULSE_OPTIONS } from './options.js';
 
 export type PulseArgs = ArgsOf<typeof PULSE_OPTIONS>;
 

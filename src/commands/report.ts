@@ -6,12 +6,13 @@ import { reportHtml } from '../report/html/page.js';
 import { buildReport, type ReportQuery } from '../report/build.js';
 import { reportCsv, reportJson, reportTable } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
-import { parseDuration } from '../duration.js';
-import { taskNameProblem } from '../task-name.js';
+import { parseDuration } from './duration.js';
+import { taskNameProblem } from './task-name.js';
 import { writeNamedOutput } from '../publish/named-output.js';
-import { describeFileError, isFileError } from '../safe-fs.js';
+import { describeFileError, isFileError } from '../files/safe-fs.js';
 import { reportArgsProblem } from './arg-checks.js';
-import type { ArgsOf, REPORT_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import type { REPORT_OPTIONS } from './options.js';
 
 export type ReportArgs = ArgsOf<typeof REPORT_OPTIONS>;
 

@@ -1,4 +1,5 @@
-import { COLLECT_OPTIONS, type OptionTable } from './options.js';
+import { COLLECT_OPTIONS } from './options.js';
+import type { OptionTable } from './option-types.js';
 
 // run's options: its own, and the ones that say how the GPUs are read, taken from collect's table.
 

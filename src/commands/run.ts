@@ -1,14 +1,16 @@
 import { basename } from 'node:path';
 import type { CollectPlan } from '../collect/plan.js';
-import { parseDuration } from '../duration.js';
-import { FIELDS, selectFields } from '../fields.js';
-import { hostAt } from '../host.js';
-import { DEMO_LABEL } from '../metrics-catalog.js';
+import { parseDuration } from './duration.js';
+import { FIELDS } from '../fields/fields.js';
+import { selectFields } from '../fields/field-select.js';
+import { hostAt } from '../host/host.js';
+import { DEMO_LABEL } from '../metrics/metrics-catalog.js';
 import { DEFAULT_MARK, parseMarkRegex } from '../run/marks.js';
 import type { RunIo, RunPlan } from '../run/plan.js';
-import { TASK_NAME_MAX_LENGTH, taskNameProblem } from '../task-name.js';
+import { TASK_NAME_MAX_LENGTH, taskNameProblem } from './task-name.js';
 import { parseSourceArgs } from './collect.js';
-import { type ArgsOf, COLLECT_OPTIONS } from './options.js';
+import type { ArgsOf } from './option-types.js';
+import { COLLECT_OPTIONS } from './options.js';
 import type { RUN_OPTIONS } from './run-options.js';
 
 export type RunArgs = ArgsOf<typeof RUN_OPTIONS>;

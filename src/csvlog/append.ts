@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Collection, GpuSample } from '../collection.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
-import { describeFileError, isFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../safe-fs.js';
-import { FILE_STEPS, type FileSteps } from '../file-steps.js';
+import { describeFileError, isFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../files/safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
 import { csvLockName, csvPath, endsLikeArchive, liveName } from './paths.js';
 
 export const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;

@@ -1,6 +1,6 @@
 import { fsyncSync, ftruncateSync, linkSync } from 'node:fs';
 import { gzipArchive } from './compress.js';
-import { removeName, writeAll, type PinnedDir } from '../safe-fs.js';
+import { removeName, writeAll, type PinnedDir } from '../files/safe-fs.js';
 
 /**
  * The file operations archiving takes, one per step, in the order it takes them. Production passes

@@ -1,4 +1,5 @@
-import { FIELDS, type FieldSpec } from '../fields.js';
+import { FIELDS } from '../fields/fields.js';
+import type { FieldSpec } from '../fields/field-spec.js';
 
 /** Columns every row starts with, in this order; the field table's `csv` columns follow. */
 export const IDENTITY_COLUMNS = ['time', 'host', 'task_id', 'gpu_id', 'gpu_uuid', 'gpu_name', 'status'] as const;

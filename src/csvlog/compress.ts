@@ -1,6 +1,6 @@
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, readSync, renameSync } from 'node:fs';
 import { createGzip } from 'node:zlib';
-import { openNoFollow, openTemp, removeName, writeAll, type PinnedDir } from '../safe-fs.js';
+import { openNoFollow, openTemp, removeName, writeAll, type PinnedDir } from '../files/safe-fs.js';
 
 /** Bytes read per step; the one buffer is reused, so memory stays near this. */
 const CHUNK = 1 << 16;

@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fstatSync, readSync } from 'node:fs';
 import type { ArchiveSteps } from './archive-steps.js';
 import { CSV_HEADER, csvLine } from './columns.js';
 import { liveName } from './paths.js';
-import { describeFileError, isFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, isFileError, openNoFollow, openTemp, removeName, type PinnedDir } from '../files/safe-fs.js';
 
 /** What copy-and-truncate did to one live file. */
 export type CopyOutcome =

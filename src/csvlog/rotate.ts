@@ -13,7 +13,7 @@ import {
   type ArchiveFile,
 } from './paths.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
-import { describeFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
 
 export interface ArchiveOptions {
   /** Archives kept per task, newest first. */

@@ -1,6 +1,6 @@
 import { CSV_HEADER } from '../csvlog/columns.js';
 import { FAILURE_REASONS } from '../collection.js';
-import { metricCatalog } from '../metrics-catalog.js';
+import { metricCatalog } from '../metrics/metrics-catalog.js';
 import { HARDWARE_XIDS, XID_MEANINGS } from '../xid/codes.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');

@@ -1,8 +1,6 @@
-import { SYSTEM_HOST, type Host } from '../host.js';
-import { hostPath, exists, linkName, list, readIfExists, readWritable, unreadable } from './host.js';
+import { exists, linkName, list, listEntries, readIfExists, readWritable, SYSTEM_HOST, type Host } from '../host/host.js';
 import type { SmiOutcome } from '../sources/nvidia-smi/run.js';
 import { beforeDeadline, LATE } from './deadline.js';
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** A display-class PCI device. */
@@ -100,7 +98,7 @@ async function findModuleFiles(host: Host, release: string, signal: AbortSignal)
   const walk = async (dir: string, depth: number): Promise<void> => {
     // Past the deadline no one waits for the answer: stop walking.
     if (depth > 6 || signal.aborted) return;
-    const entries = (await readdir(hostPath(host, dir), { withFileTypes: true }).catch(unreadable)) ?? [];
+    const entries = await listEntries(host, dir);
     for (const entry of entries) {
       if (entry.isDirectory()) await walk(join(dir, entry.name), depth + 1);
       else if (/^nvidia\.ko(\.\w+)?$/.test(entry.name)) found.push(`/${join(dir, entry.name)}`);

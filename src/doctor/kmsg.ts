@@ -1,8 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { setImmediate as yieldToTimers } from 'node:timers/promises';
-import type { Host } from '../host.js';
+import { hostPath, openIf, unreadable, type Host } from '../host/host.js';
 import { isKmsg, READ_CAP_BYTES } from '../xid/kmsg.js';
-import { hostPath, openIf, unreadable } from './host.js';
 
 /** Kernel log kept for the checks: the newest records, up to this much. */
 export const KEEP_BYTES = 4 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import type { Collection, FailureReason } from '../collection.js';
-import { SYSTEM_HOST, type Host } from '../host.js';
+import { SYSTEM_HOST, type Host } from '../host/host.js';
 import { readHostFacts } from './facts.js';
 import { diagnose } from './index.js';
 

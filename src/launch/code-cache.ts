@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, unlinkSync } f
 import { createRequire } from 'node:module';
 import { basename, dirname } from 'node:path';
 import { Script } from 'node:vm';
-import { isFileError, pinDir, replaceFile, type PinnedDir } from '../safe-fs.js';
+import { isFileError, pinDir, replaceFile, type PinnedDir } from '../files/safe-fs.js';
 
 const PREFIX = 'gpu-textfile-';
 const SUFFIX = '.v8cache';

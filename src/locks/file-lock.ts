@@ -11,8 +11,8 @@ import {
   tempNamePattern,
   writeAll,
   type PinnedDir,
-} from '../safe-fs.js';
-import { FILE_STEPS, type FileSteps } from '../file-steps.js';
+} from '../files/safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
 import { readLock, removeIfPossible, removeIfUnchanged, removeQuietly } from './lock-file.js';
 import { currentOwner, formatOwner, isAlive, parseOwner, type Owner } from './owner.js';
 

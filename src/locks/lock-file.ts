@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
-import type { FileSteps } from '../file-steps.js';
-import { isFileError, type PinnedDir } from '../safe-fs.js';
+import type { FileSteps } from '../files/file-steps.js';
+import { isFileError, type PinnedDir } from '../files/safe-fs.js';
 
 // Reading what is at a lock's name, and removing it: the parts of taking a lock (file-lock.ts) that
 // judge and clear a file, whether the lock's or a temp file's.

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { OWN_PROC as PROC } from '../host.js';
+import { OWN_PROC as PROC } from '../host/host.js';
 
 // The kernel's view of our own processes (not a --host-root: a lock is about this machine's processes).
 

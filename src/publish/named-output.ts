@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { pinDir, replaceFile } from '../safe-fs.js';
+import { pinDir, replaceFile } from '../files/safe-fs.js';
 
 // A file the user names on the command line (report --out, run --summary-json) is what
 // write-file-atomic is made for: a temp file renamed over it (a reader sees the old file or the new),

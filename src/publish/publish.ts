@@ -3,8 +3,8 @@ import { checkExposition, checkFamilies, sameSeries, type LabelsDescription } fr
 import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
-import { buildFamilies } from '../metrics.js';
-import { newLabelArrays, type LabelArrays } from '../metrics-labels.js';
+import { buildFamilies } from '../metrics/metrics.js';
+import { newLabelArrays, type LabelArrays } from '../metrics/metrics-labels.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps, removeTextfile } from './textfile.js';

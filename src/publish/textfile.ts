@@ -7,13 +7,13 @@ import {
   pinDirIfAny,
   readSmallFile,
   removeName,
+  escapeRegExp,
   replaceFile,
   tempNamePattern,
   UnsafeFileError,
   type PinnedDir,
-} from '../safe-fs.js';
-import { FILE_STEPS, type FileSteps } from '../file-steps.js';
-import { escapeRegExp } from '../regex.js';
+} from '../files/safe-fs.js';
+import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
 
 // write-file-atomic is not used here: it resolves the target with realpath (a link planted at the
 // file name has its target overwritten and chmodded), opens its temp file without O_EXCL or

@@ -1,4 +1,4 @@
-import { CLOCK_EVENT_REASON_BITS } from '../field-spec.js';
+import { CLOCK_EVENT_REASON_BITS } from '../fields/field-spec.js';
 
 /** nvmlClocksEventReasons bits, as the field table has them. */
 export const REASON_BITS = CLOCK_EVENT_REASON_BITS;

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readTextIfAny, type Host } from '../host.js';
+import { readTextIfAny, type Host } from '../host/host.js';
 
 /** /proc/PID/stat -> its parent's pid. The command name (2nd field) may hold spaces and parentheses: read after the last ')'. */
 export function parseParentPid(stat: string): number | undefined {

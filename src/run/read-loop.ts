@@ -5,7 +5,7 @@ import { collectOnce } from '../collect/one-shot.js';
 import type { CollectPlan } from '../collect/plan.js';
 import { openSource } from '../sources/sources.js';
 import type { Source } from '../sources/source.js';
-import { readState } from '../state.js';
+import { readState } from '../collect/state.js';
 
 /** How often the job's processes are looked for on the GPUs (to find its GPUs when CUDA_VISIBLE_DEVICES is not set). */
 const PROCESSES_INTERVAL_MS = 5000;

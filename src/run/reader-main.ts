@@ -2,9 +2,9 @@ import type { Collection, Failure, GpuSample, RowProblem } from '../collection.j
 import type { CollectPlan } from '../collect/plan.js';
 import { collectOnce } from '../collect/one-shot.js';
 import { watchdogFor } from '../collect/watchdog.js';
-import { FIELDS } from '../fields.js';
+import { FIELDS } from '../fields/fields.js';
 import { openSource } from '../sources/sources.js';
-import { readState } from '../state.js';
+import { readState } from '../collect/state.js';
 import { readCollections } from './read-loop.js';
 
 // The GPU reader's process (src/run/reader.ts starts it), bundled as dist/gpu-reader.js. NVML's calls

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { type Collection, failedCollection } from '../collection.js';
 import { writeNamedOutput } from '../publish/named-output.js';
-import { describeFileError, isFileError } from '../safe-fs.js';
+import { describeFileError, isFileError } from '../files/safe-fs.js';
 import { addStep, newTotals } from './accumulate.js';
 import { formatSummary, summaryJson } from './format.js';
 import type { JobIdentity } from './job-info.js';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Collection } from '../collection.js';
-import type { Host } from '../host.js';
+import type { Host } from '../host/host.js';
 import { addSample, type RunTotals } from './accumulate.js';
 import type { ListedGpu } from './cuda-visible.js';
 import { jobFamilies, type JobIdentity } from './job-info.js';

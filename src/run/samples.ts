@@ -1,5 +1,5 @@
 import type { GpuSample } from '../collection.js';
-import { CLOCK_EVENT_REASON_BITS } from '../field-spec.js';
+import { CLOCK_EVENT_REASON_BITS } from '../fields/field-spec.js';
 import type { SeriesSample } from '../sources/nvidia-smi/series-csv.js';
 
 /** One GPU at one moment, in the units a person reads (percent, MiB, W, MHz), as the run's summary uses them. */

@@ -1,4 +1,4 @@
-import { OWN_PROC, readTextIfAny } from '../host.js';
+import { OWN_PROC, readTextIfAny } from '../host/host.js';
 
 // What `run` does with each signal sent to it (docs/run.md, "Signals", says the same). Every signal
 // that would end run by default is either passed to the job or has a reason here not to be: run must

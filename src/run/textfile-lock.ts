@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { tryLock } from '../locks/file-lock.js';
-import { describeFileError, isFileError, pinDir, type PinnedDir } from '../safe-fs.js';
+import { describeFileError, isFileError, pinDir, type PinnedDir } from '../files/safe-fs.js';
 
 /**
  * Takes the lock collect takes for a textfile (`DIR/.NAME.lock`, src/collect/lock.ts) for as long as

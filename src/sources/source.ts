@@ -1,5 +1,5 @@
 import type { ComputeApp, Failure, GpuRows, GpuSample, KnownGpu, RowProblem } from '../collection.js';
-import type { FieldSpec } from '../fields.js';
+import type { FieldSpec } from '../fields/field-spec.js';
 import type { XidEvents } from '../xid/watch.js';
 
 // What a data source gives the pipeline. Each source is a folder beside this file that alone knows

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Host } from '../host.js';
+import type { Host } from '../host/host.js';
 import { DEMO_HOSTS, type DemoHostName } from './demo/recordings.js';
 import type { BlockingDeadline, Source } from './source.js';
 

@@ -2,7 +2,7 @@ import { HARDWARE_XIDS } from './codes.js';
 import { busIdKey, type KmsgRecord, parseXidLine, type XidLine } from './parse.js';
 
 // Xid errors as counters that survive runs: the counts and the kernel log's cursor live in the state
-// directory (src/state.ts keeps them), so a line is counted once however many one-shot runs read it.
+// directory (src/collect/state.ts keeps them), so a line is counted once however many one-shot runs read it.
 
 /** How often one GPU (by PCI address) logged one Xid. */
 export interface XidCount {

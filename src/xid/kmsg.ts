@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, readSync, type Stats } from 'node:fs';
+import { openIfSync } from '../host/host.js';
 import { type KmsgRecord, parseKmsgRecord, parseKmsgRecords } from './parse.js';
 
 /** /dev/kmsg is the character device 1:11 (the kernel's devices.txt); no other device is read in its place. */
@@ -21,36 +22,21 @@ export interface KmsgReader {
   close(): void;
 }
 
-// O_NONBLOCK: at the end of the live log read() says EAGAIN instead of waiting for the next record.
-const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
-
-/** A system call's error (ENOENT, EACCES, EPERM…): the log cannot be read here. Anything else is a bug. */
+/** A system call's error (EAGAIN, EPIPE…) while reading the log. Anything else is a bug. */
 const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
   typeof (error as NodeJS.ErrnoException | undefined)?.syscall === 'string';
 
 /**
- * Opens the kernel log at `path` when it is one (see isKmsg; checked before and after open(), so no
- * other file is opened by a swap between the two). Undefined when it is absent, not one, or not
- * permitted (a container without CAP_SYSLOG, kernel.dmesg_restrict for non-root). One read() reads
- * at most `readCap` bytes.
+ * Opens the kernel log at `path` when it is one (see isKmsg; checked before and after open() by the
+ * host reader, so no other file is opened by a swap between the two; non-blocking, so at the end of
+ * the live log read() says EAGAIN instead of waiting for the next record). Undefined when it is
+ * absent, not one, or not permitted (a container without CAP_SYSLOG, kernel.dmesg_restrict for
+ * non-root). One read() reads at most `readCap` bytes.
  */
 export function openKmsg(path: string, readCap = READ_CAP_BYTES): KmsgReader | undefined {
-  let fd: number;
-  let stats: Stats;
-  try {
-    const before = statSync(path);
-    if (!isKmsg(before)) return undefined;
-    fd = openSync(path, FLAGS);
-    stats = fstatSync(fd);
-    if (!isKmsg(stats) || stats.ino !== before.ino || stats.dev !== before.dev || stats.rdev !== before.rdev) {
-      closeSync(fd);
-      return undefined;
-    }
-  } catch (error) {
-    if (isSystemError(error)) return undefined;
-    throw error;
-  }
-  return stats.isFile() ? fileReader(fd, readCap) : deviceReader(fd, readCap);
+  const opened = openIfSync(path, isKmsg);
+  if (!opened) return undefined;
+  return opened.stats.isFile() ? fileReader(opened.fd, readCap) : deviceReader(opened.fd, readCap);
 }
 
 /** The device gives one record per read(), from the oldest kept; the descriptor remembers where we are. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Host, readTextIfAny } from '../host.js';
+import { type Host, readTextIfAny } from '../host/host.js';
 import { countNvmlXids, countXids, type XidState } from './count.js';
 import { openKmsg, type KmsgReader } from './kmsg.js';
 import type { XidLine } from './parse.js';

@@ -4,10 +4,11 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
-import { buildFamilies } from '../../src/metrics.js';
-import { FIELDS, selectFields } from '../../src/fields.js';
-import { collectCapture, healthyCaptures } from '../capture-replay.js';
-import { CAPTURES, ROOT } from '../helpers.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import { selectFields } from '../../src/fields/field-select.js';
+import { collectCapture, healthyCaptures } from '../support/capture-replay.js';
+import { CAPTURES, ROOT } from '../support/helpers.js';
 
 const captures = healthyCaptures();
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Collection } from '../../src/collection.js';
 import { backoffMs, daemonLoop, MAX_BATCH_ROWS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
-import { FIELDS } from '../../src/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
 import type { SmiOutcome, SmiStream } from '../../src/sources/nvidia-smi/run.js';
 import { lmsRows } from '../../src/sources/nvidia-smi/source.js';
 

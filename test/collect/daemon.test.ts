@@ -7,9 +7,9 @@ import { promisify } from 'node:util';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
-import { startNodeExporter, type NodeExporter } from '../e2e/node-exporter.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir } from '../helpers.js';
-import { standInConfig, startDaemonWithStandIn } from '../nvml-stand-in.js';
+import { startNodeExporter, type NodeExporter } from '../support/node-exporter.js';
+import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
+import { standInConfig, startDaemonWithStandIn } from '../support/nvml-stand-in.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 

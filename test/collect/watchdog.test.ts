@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { CLI, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // The deadline on NVML's calls (src/collect/watchdog.ts): the stand-in's hang.<function>=N blocks
 // that call for good, as a driver stuck in the kernel does; the watchdog thread then publishes the

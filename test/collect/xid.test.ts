@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { CLI, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 // The Xid counter end to end: `collect` under --host-root, on a kernel log saved as a file in a copy of
 // test/fixtures/hosts/xid-kmsg (GPU 0 at 00000000:00:06.0, GPU 1 at 00000000:00:07.0, as the h200x2 captures).

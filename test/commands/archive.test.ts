@@ -1,7 +1,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 const HEADER = 'time,host,task_id,gpu_id\n';
 

@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 // archive's and report's options checked before any work: exit 2 and one line, nothing touched.
 

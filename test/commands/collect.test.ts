@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { ATTRIBUTED, attributionHost } from '../attribution-host.js';
-import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, eventually, runCli, tempDir } from '../helpers.js';
+import { ATTRIBUTED, attributionHost } from '../support/attribution-host.js';
+import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, eventually, runCli, tempDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 

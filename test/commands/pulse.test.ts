@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { capture, FAKE_SMI, runCli, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { capture, FAKE_SMI, runCli, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // pulse --source nvml: the live look through NVML, against the stand-in library answering an H100
 // under load (utilization near 100 %), with GPM's SM and tensor activity set per test.

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCollectArgs, type CollectArgs } from '../../src/commands/collect.js';
 import { checkExposition } from '../../src/exposition/check.js';
-import { FIELDS } from '../../src/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
 import type { Collection, GpuSample, Reading } from '../../src/collection.js';
-import { buildFamilies } from '../../src/metrics.js';
-import { ROOT, runCli, tempDir } from '../helpers.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
+import { ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const DEFAULTS: CollectArgs = {
   fileName: 'nvidia_gpu.prom',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultTask, parseRunArgs, type RunArgs } from '../../src/commands/run.js';
-import { taskNameProblem } from '../../src/task-name.js';
+import { taskNameProblem } from '../../src/commands/task-name.js';
 
 const ARGS: RunArgs = {
   interval: '1s',

@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvColumnOf, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
 import type { Collection, Reading } from '../../src/collection.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
-import { FILE_STEPS, type FileSteps } from '../../src/file-steps.js';
-import { stepsWithWrite } from '../faults.js';
+import { FILE_STEPS, type FileSteps } from '../../src/files/file-steps.js';
+import { stepsWithWrite } from '../support/faults.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ARCHIVE_STEPS, type ArchiveSteps } from '../../src/csvlog/archive-steps.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDirectory } from '../../src/csvlog/rotate.js';
-import { FAULT_KINDS, Fault } from '../faults.js';
-import { smallTmpfs } from '../small-tmpfs.js';
+import { FAULT_KINDS, Fault } from '../support/faults.js';
+import { smallTmpfs } from '../support/small-tmpfs.js';
 
 const HEADER = csvLine(CSV_HEADER);
 /** A row that says which it is in its utilization cell: a lost or doubled row shows by number. */

@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 
 const HEADER = csvLine(CSV_HEADER);

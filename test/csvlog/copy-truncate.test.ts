@@ -10,8 +10,8 @@ import { ARCHIVE_STEPS } from '../../src/csvlog/archive-steps.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { copyTruncate } from '../../src/csvlog/copy-truncate.js';
 import { archiveDirectory } from '../../src/csvlog/rotate.js';
-import { pinDir } from '../../src/safe-fs.js';
-import { CLI, cliEnv, runCli, tempDir } from '../helpers.js';
+import { pinDir } from '../../src/files/safe-fs.js';
+import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 
 const HEADER = csvLine(CSV_HEADER);

@@ -14,7 +14,7 @@ import {
   splitLines,
 } from '../../src/csvlog/read.js';
 import { HEADER, generateRows } from '../../src/report/history-generator.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2026, 10, 23);

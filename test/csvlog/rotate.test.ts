@@ -9,7 +9,7 @@ import { ARCHIVE_STEPS, type ArchiveSteps } from '../../src/csvlog/archive-steps
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
 import type { Collection, Reading } from '../../src/collection.js';
-import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 const HEADER = csvLine(CSV_HEADER);
 const row = (time: string, gpu = '0') => csvLine([time, 'h', 'job', gpu, 'GPU-x', 'n', 'ok', '1', '', '', '', '', '', '']);

@@ -2,7 +2,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { ROOT, tempDir } from '../helpers.js';
+import { ROOT, tempDir } from '../support/helpers.js';
 
 /** The cron.d file's jobs: minute hour dom month dow user command. */
 async function cronCommands(): Promise<string[]> {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, ROOT } from '../helpers.js';
+import { eventually, ROOT } from '../support/helpers.js';
 import { bootContainer, waitFor, type Container } from './boot/container.js';
 import { addStandIn, debianRoot, journal, sampleValue, scrape, TEST_DIR } from './boot/deployment.js';
 import { runsOf } from './boot/journal.js';

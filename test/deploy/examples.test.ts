@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_REASONS } from '../../src/collection.js';
-import { FIELDS } from '../../src/fields.js';
-import { metricCatalog } from '../../src/metrics-catalog.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import { metricCatalog } from '../../src/metrics/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
-import { freePort, startNodeExporter } from '../e2e/node-exporter.js';
-import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../helpers.js';
+import { freePort, startNodeExporter } from '../support/node-exporter.js';
+import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { copyTree, hiddenFromUnits } from '../../src/deploy/program.js';
 import { parseEnvironmentFile, renderEnvironmentFile } from '../../src/deploy/units.js';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, FAKE_BIN, capture, cliEnv, runCli, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { CLI, FAKE_BIN, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 const UNITS = 'etc/systemd/system';
 const PROGRAM = 'usr/local/lib/gpu-textfile';

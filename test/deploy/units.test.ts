@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { renderUnit } from '../../src/deploy/units.js';
-import { ROOT, runCli, tempDir } from '../helpers.js';
+import { ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const SYSTEMD = join(ROOT, 'systemd');
 

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GENERATED_SECTIONS, regenerate } from '../../src/docs/generated-tables.js';
-import { metricCatalog } from '../../src/metrics-catalog.js';
-import { ROOT } from '../helpers.js';
+import { metricCatalog } from '../../src/metrics/metrics-catalog.js';
+import { ROOT } from '../support/helpers.js';
 
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 

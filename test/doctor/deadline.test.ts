@@ -3,10 +3,10 @@ import { cp, open, symlink, truncate, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHostFacts } from '../../src/doctor/facts.js';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { diagnose, formatDiagnosis } from '../../src/doctor/index.js';
 import type { HostFacts } from '../../src/doctor/facts.js';
-import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../helpers.js';
+import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../support/helpers.js';
 
 const HEALTHY = join(FIXTURES, 'hosts/h200x2-healthy');
 const SMI_OK: HostFacts['smi'] = {

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { DOCTOR_CHECKS } from '../../src/doctor/check-ids.js';
 import { VERDICTS, type Verdict } from '../../src/doctor/types.js';
-import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 const HEALTHY = join(FIXTURES, 'hosts/h200x2-healthy');
 const GPUS = ['0000:00:06.0', '0000:00:07.0'];

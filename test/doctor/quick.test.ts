@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { failedCollection } from '../../src/collection.js';
 import { withDiagnosis } from '../../src/doctor/quick.js';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
-import { buildFamilies } from '../../src/metrics.js';
-import { FIXTURES, tempDir } from '../helpers.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
+import { FIXTURES, tempDir } from '../support/helpers.js';
 
 async function brokenHost(): Promise<string> {
   const root = join(await tempDir(), 'root');

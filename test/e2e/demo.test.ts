@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, cliEnv, runCli, tempDir } from '../helpers.js';
-import { startNodeExporter } from './node-exporter.js';
+import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { startNodeExporter } from '../support/node-exporter.js';
 
 // `--source demo` end to end: the built CLI, no nvidia-smi anywhere on PATH, the real promtool and node_exporter.
 const NO_SMI = { PATH: '/usr/bin:/bin' };

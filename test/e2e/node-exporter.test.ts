@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
-import { ATTRIBUTED, attributionHost } from '../attribution-host.js';
-import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli } from '../helpers.js';
-import { startNodeExporter, type NodeExporter } from './node-exporter.js';
+import { ATTRIBUTED, attributionHost } from '../support/attribution-host.js';
+import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli } from '../support/helpers.js';
+import { startNodeExporter, type NodeExporter } from '../support/node-exporter.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 

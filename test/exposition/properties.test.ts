@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
 import type { Collection, GpuSample } from '../../src/collection.js';
-import { buildFamilies } from '../../src/metrics.js';
+import { buildFamilies } from '../../src/metrics/metrics.js';
 import { parseComputeApps } from '../../src/sources/nvidia-smi/compute-apps.js';
 
 const UUID = 'GPU-d9041e44-56fa-e7d7-44d1-12664904be3d';

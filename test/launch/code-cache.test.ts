@@ -3,8 +3,8 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheFileName, loadCached, readOwnCache, saveCache } from '../../src/launch/code-cache.js';
-import { tempName } from '../../src/safe-fs.js';
-import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { tempName } from '../../src/files/safe-fs.js';
+import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
 
 const uid = process.geteuid!();
 

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, ROOT, cliEnv, eventually, tempDir } from '../helpers.js';
+import { CLI, ROOT, cliEnv, eventually, tempDir } from '../support/helpers.js';
 
 describe('the installed command', () => {
   it('prints the package version from any working directory', async () => {

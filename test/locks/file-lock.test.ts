@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FILE_STEPS } from '../../src/file-steps.js';
-import { OWN_PROC } from '../../src/host.js';
+import { FILE_STEPS } from '../../src/files/file-steps.js';
+import { OWN_PROC } from '../../src/host/host.js';
 import { isLockError, removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
-import { pinDir } from '../../src/safe-fs.js';
-import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir } from '../helpers.js';
+import { pinDir } from '../../src/files/safe-fs.js';
+import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 const me = currentOwner();

@@ -3,12 +3,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FILE_STEPS } from '../../src/file-steps.js';
+import { FILE_STEPS } from '../../src/files/file-steps.js';
 import { removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
 import { readLock, removeIfUnchanged } from '../../src/locks/lock-file.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
-import { pinDir } from '../../src/safe-fs.js';
-import { tempDir } from '../helpers.js';
+import { pinDir } from '../../src/files/safe-fs.js';
+import { tempDir } from '../support/helpers.js';
 
 // Judging what is at a lock's name, in process (file-lock.test.ts does it with real holders in
 // child processes): whose line it is, who owns the file, what kind of file it is.

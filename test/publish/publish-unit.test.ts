@@ -6,9 +6,9 @@ import { failedCollection, type Collection } from '../../src/collection.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { newRenderMemo, previousSuccessSeconds, publish, renderChecked } from '../../src/publish/publish.js';
 import { checkDirectories } from '../../src/publish/textfile.js';
-import { collectCapture } from '../capture-replay.js';
-import { tempDir } from '../helpers.js';
-import { fillLeaving, smallTmpfs } from '../small-tmpfs.js';
+import { collectCapture } from '../support/capture-replay.js';
+import { tempDir } from '../support/helpers.js';
+import { fillLeaving, smallTmpfs } from '../support/small-tmpfs.js';
 
 // publish() in process: the CLI tests beside this file run it through the built bundle.
 

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { publish } from '../../src/publish/publish.js';
 import { publishTextfile } from '../../src/publish/textfile.js';
-import { collectCapture } from '../capture-replay.js';
-import { FAKE_SMI, capture, runCli } from '../helpers.js';
-import { fillLeaving, smallTmpfs } from '../small-tmpfs.js';
+import { collectCapture } from '../support/capture-replay.js';
+import { FAKE_SMI, capture, runCli } from '../support/helpers.js';
+import { fillLeaving, smallTmpfs } from '../support/small-tmpfs.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 const PAGE = 4096;

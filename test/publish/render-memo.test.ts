@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import type { Collection, GpuSample, Reading } from '../../src/collection.js';
-import { FIELDS, type FieldSpec } from '../../src/fields.js';
+import { FIELDS } from '../../src/fields/fields.js';
+import type { FieldSpec } from '../../src/fields/field-spec.js';
 import { newRenderMemo, renderChecked } from '../../src/publish/publish.js';
 
 // The daemon mode keeps a RenderMemo from one sample to the next: the text must be exactly what a

@@ -5,8 +5,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { publishTextfile, readPrevious, removeStaleTemps, removeTextfile } from '../../src/publish/textfile.js';
-import { tempName } from '../../src/safe-fs.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../helpers.js';
+import { tempName } from '../../src/files/safe-fs.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
 
 describe('publishTextfile', () => {
   it('replaces the file whole and leaves no temp file', async () => {

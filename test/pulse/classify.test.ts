@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyPulse, trimIdleEnds } from '../../src/pulse/classify.js';
 import { REASON_BITS } from '../../src/pulse/clock-reasons.js';
 import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
-import { FAKE_SMI, ROOT, capture, runCli } from '../helpers.js';
+import { FAKE_SMI, ROOT, capture, runCli } from '../support/helpers.js';
 import { RECORDINGS, SERIES, TUNING, confusionTables, expectedVerdict, gpu0 } from './recordings.js';
 
 describe('pulse on the recordings its thresholds were tuned on', () => {

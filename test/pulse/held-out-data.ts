@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { classifyPulse } from '../../src/pulse/classify.js';
 import type { PulseVerdict } from '../../src/pulse/verdicts.js';
 import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
-import { CAPTURES } from '../helpers.js';
+import { CAPTURES } from '../support/helpers.js';
 
 // The held-out data pulse's thresholds never saw (docs/pulse.md, "Held out"), read for
 // test/pulse/held-out.test.ts, and the tables docs/pulse.md shows of it (built here so the doc cannot drift).

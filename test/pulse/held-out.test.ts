@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyPulse } from '../../src/pulse/classify.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/helpers.js';
 import { LOAD_VERDICT, otherGpusTable, samplesOf, steady, trailPhases, trailTable, without } from './held-out-data.js';
 import { SERIES } from './recordings.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { classifyPulse } from '../../src/pulse/classify.js';
 import type { PulseVerdict } from '../../src/pulse/verdicts.js';
 import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
-import { FIXTURES } from '../helpers.js';
+import { FIXTURES } from '../support/helpers.js';
 
 export const SERIES = join(FIXTURES, 'series');
 export const RECORDINGS = readdirSync(SERIES)

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { HEADER, generateRows, isoWithOffset } from '../../src/report/history-generator.js';
 import { Aggregator } from '../../src/report/aggregate.js';
 import { historyFiles, readHistory } from '../../src/csvlog/read.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 /** Map entries and array elements reachable from `value`: what a structure holds, whatever its shape. */
 function heldEntries(value: unknown, seen = new Set<unknown>()): number {

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { HEADER, PROFILES, generateRows } from '../../src/report/history-generator.js';
 import { buildReport, type Report } from '../../src/report/build.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 const MONDAY = Date.UTC(2026, 10, 23, 0, 0, 0); // 2026-11-23, a Monday
 const HOUR = 3_600_000;

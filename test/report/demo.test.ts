@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers.js';
+import { runCli } from '../support/helpers.js';
 
 describe('report --demo', () => {
   // A newcomer with no history yet sees every kind of finding and the summary at once.

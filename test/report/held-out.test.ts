@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { buildReport } from '../../src/report/build.js';
 import { HEADER, generateRows, type HistoryOptions, type Profile } from '../../src/report/history-generator.js';
-import { CAPTURES, tempDir } from '../helpers.js';
+import { CAPTURES, tempDir } from '../support/helpers.js';
 
 // The report's thresholds (src/report/findings.ts) were tuned on generated histories: the TUNING set
 // below, i.e. the histories of test/report/build.test.ts, report --demo's week (src/report/demo.ts) and the

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildReport, type Report } from '../../src/report/build.js';
 import { HEADER, PROFILES, generateRows, type Profile } from '../../src/report/history-generator.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 // Idle stretches on either side of a gap in the data: hours with no row at all (the collector stopped,
 // the host was down). Nothing is known of those hours: an idle stretch does not run across them, and

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADER } from '../../src/report/history-generator.js';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 // Two GPUs collected every 10 minutes from 10:00 to 10:40, then nothing until 11:20 (a gap every
 // GPU shares: 10:50, 11:00 and 11:10 are missing), then 11:20 to 11:40.

@@ -2,8 +2,8 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // A job's energy through the built program, from both sources, on the same steady load: two GPUs at
 // 500 W for the 16 s the job lasts. NVML's stand-in counter runs at 500 W (`energy_runs`) and is read

@@ -2,7 +2,7 @@ import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../support/helpers.js';
 
 // The job as a process: its bytes, its signals and its status pass through the wrapper unchanged.
 

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { inTree, parseParentPid, treeGpuUuids } from '../../src/run/process-tree.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 /** A host root whose proc/PID/stat files give each pid the parent named. */
 async function hostWithTree(parents: Record<number, number>) {

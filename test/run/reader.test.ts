@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { startNodeExporter } from '../e2e/node-exporter.js';
-import { CLI, capture, cliEnv, eventually, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { startNodeExporter } from '../support/node-exporter.js';
+import { CLI, capture, cliEnv, eventually, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // run and pulse with --source nvml while an NVML call hangs (the stand-in's hang.<function>=N: that
 // call never returns, as a driver stuck in the kernel): the built program, the real node_exporter

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { csvCells } from '../../src/csvlog/read.js';
 import { addSample, addStep, newTotals } from '../../src/run/accumulate.js';
 import { summarize } from '../../src/run/summary.js';
-import { CAPTURES } from '../helpers.js';
+import { CAPTURES } from '../support/helpers.js';
 
 // A real PyTorch loop on an H200 whose input pipeline turns slow halfway (test/gpu/slow-input-loop.py),
 // recorded by `gpu-textfile run` (SOURCE.md there): its CSV replayed through the summary.

@@ -2,8 +2,8 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // `gpu-textfile run -- CMD` end to end: the built CLI, the stand-in nvidia-smi replaying two H200s
 // (GPU 0 draws 118.73 W, GPU 1 78.12 W), and small shell jobs. A job that must outlive a sample

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { PASSED_SIGNALS } from '../../src/run/signals.js';
-import { CLI, FAKE_SMI, capture, cliEnv, eventually, tempDir } from '../helpers.js';
-import { standInConfig, standInLibrary } from '../nvml-stand-in.js';
+import { CLI, FAKE_SMI, capture, cliEnv, eventually, tempDir } from '../support/helpers.js';
+import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // Signals sent to `run` (src/run/signals.ts) and to the daemon, through the built program: none opens
 // Node's inspector (a debugger on 127.0.0.1:9229), each of run's reaches the job, and a job that a

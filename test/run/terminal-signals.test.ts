@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { CLI } from '../helpers.js';
+import { CLI } from '../support/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { inForeground, passSignals, TERMINAL_SIGNALS } from '../../src/run/signals.js';
 

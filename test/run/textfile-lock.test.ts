@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir } from '../helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
 
 // run's textfile is its own (src/run/textfile-lock.ts): collect's name is refused before anything
 // starts, and a name whose lock another writer holds leaves that writer's file alone.

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openKmsg } from '../../src/xid/kmsg.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 // Tests run as root (as CI does): mknod makes device nodes like the ones a host's /dev holds.
 const mknod = (path: string, kind: 'c' | 'p', ...numbers: string[]) => execFileSync('mknod', [path, kind, ...numbers]);

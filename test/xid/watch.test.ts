@@ -1,9 +1,9 @@
 import { copyFile, cp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostAt } from '../../src/host.js';
+import { hostAt } from '../../src/host/host.js';
 import { watchXids } from '../../src/xid/watch.js';
-import { FIXTURES, tempDir } from '../helpers.js';
+import { FIXTURES, tempDir } from '../support/helpers.js';
 
 // Which of the two counts, the kernel log or NVML's events, as the log becomes readable or stays not:
 // a copy of test/fixtures/hosts/xid-kmsg (GPU 0 at 0000:00:06 logged 79 once, GPU 1 at 0000:00:07 13 twice).

@@ -1,5 +1,5 @@
 import type { Failure, GpuSample, RowProblem } from '../../collection.js';
-import { CLOCK_EVENT_REASON_BITS, fieldNames, type FieldSpec } from '../../field-spec.js';
+import { CLOCK_EVENT_REASON_BITS, fieldNames, type FieldSpec } from '../../fields/field-spec.js';
 import { parseComputeApps } from '../nvidia-smi/compute-apps.js';
 import { sampleFromCells } from '../nvidia-smi/rows.js';
 import type { RowStream, Source } from '../source.js';

@@ -1,4 +1,4 @@
-import { fieldNames, type FieldSpec } from '../../fields.js';
+import { fieldNames, type FieldSpec } from '../../fields/field-spec.js';
 
 /**
  * `nvidia-smi --help-query-gpu` -> every field name it accepts. Entries are lines that start with

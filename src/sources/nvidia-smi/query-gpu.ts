@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { isSample, type Failure, type GpuSample, type KnownGpu, type RowProblem } from '../../collection.js';
-import { FIELDS, type FieldSpec } from '../../fields.js';
-import { listIfAny, readTextIfAny, type Host } from '../../host.js';
+import { FIELDS } from '../../fields/fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
+import { listIfAny, readTextIfAny, type Host } from '../../host/host.js';
 import { outputLines, splitCells } from './cells.js';
 import { classifyFailure } from './failure.js';
 import { parseHelpQueryGpu, resolveQueryNames } from './help-query-gpu.js';

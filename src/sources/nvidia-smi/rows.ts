@@ -1,5 +1,5 @@
 import type { GpuSample, Reading, RowProblem } from '../../collection.js';
-import type { FieldSpec } from '../../fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import { classifyCell } from './cells.js';
 
 // --query-gpu rows -> typed samples: nvidia-smi's units and words become base units and numbers.

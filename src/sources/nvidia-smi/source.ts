@@ -1,5 +1,5 @@
-import type { FieldSpec } from '../../fields.js';
-import type { Host } from '../../host.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
+import type { Host } from '../../host/host.js';
 import type { RowStream, Source, SourceReads } from '../source.js';
 import { splitCells } from './cells.js';
 import { COMPUTE_APPS_ARGS, parseComputeApps } from './compute-apps.js';

@@ -1,5 +1,5 @@
 import type { Reading } from '../../collection.js';
-import type { FieldSpec } from '../../fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import type { Device, GpmSample, Nvml, Result } from './api.js';
 import { fieldOutcome } from './return-codes.js';
 

@@ -1,5 +1,6 @@
 import type { GpuSample, KnownGpu, Reading } from '../../collection.js';
-import { FIELDS, type FieldSpec } from '../../fields.js';
+import { FIELDS } from '../../fields/fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import type { Result } from './api.js';
 import type { DeviceCalls, FieldReader } from './device-calls.js';
 import { FIELD_READERS } from './field-readers.js';

@@ -1,9 +1,9 @@
 import type { Reading } from '../../collection.js';
-import { CLOCK_EVENT_REASON_BITS, MIB, type FieldSpec } from '../../field-spec.js';
+import { CLOCK_EVENT_REASON_BITS, MIB, type FieldSpec } from '../../fields/field-spec.js';
 import type { Result, UintGetter } from './api.js';
 import type { FieldReader } from './device-calls.js';
 
-// Every field of the table (src/fields.ts) NVML can answer, and the call that answers it. A reading is
+// Every field of the table (src/fields/fields.ts) NVML can answer, and the call that answers it. A reading is
 // in base units like nvidia-smi's, and `shown` in nvidia-smi's units (the CSV trail's columns).
 
 const number = (value: number, shown: string): Reading => ({ kind: 'number', value, shown });

@@ -1,10 +1,10 @@
 import type { Reading } from '../../collection.js';
-import type { FieldSpec } from '../../fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import type { Nvml, Result } from './api.js';
 import type { DeviceCalls, DeviceState, FieldReader } from './device-calls.js';
 import { OUT_OF_RANGE } from './field-readers.js';
 
-// The fields only NVML answers (FieldSpec.nvml in src/fields.ts): the energy counter, PCIe replays and
+// The fields only NVML answers (FieldSpec.nvml in src/fields/fields.ts): the energy counter, PCIe replays and
 // GPM's activity ratios.
 
 /** nvmlGpmMetricId_t: the GPM metrics read, by field. */

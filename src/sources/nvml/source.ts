@@ -1,5 +1,5 @@
 import type { Failure, GpuSample } from '../../collection.js';
-import type { FieldSpec } from '../../fields.js';
+import type { FieldSpec } from '../../fields/field-spec.js';
 import { type BlockingDeadline, type GpuQuery, type GpuRead, NO_DEADLINE, type Source } from '../source.js';
 import type { Nvml } from './api.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -197,4 +197,5 @@ export function nvmlSource(options: NvmlSourceOptions): Source {
 
 // For bench/nvml-calls.mjs and bench/nvml-floor.cjs, which time NVML's calls through the bundle users run.
 export { nvmlOpener } from './session.js';
-export { FIELDS, selectFields } from '../../fields.js';
+export { FIELDS } from '../../fields/fields.js';
+export { selectFields } from '../../fields/field-select.js';

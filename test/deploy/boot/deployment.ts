@@ -2,7 +2,7 @@ import { chmod, copyFile, cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { CAPTURES, FAKE_SMI, ROOT } from '../../helpers.js';
+import { CAPTURES, FAKE_SMI, ROOT } from '../../support/helpers.js';
 import { bootContainer, type Container } from './container.js';
 import { parseJournal, type JournalEntry } from './journal.js';
 

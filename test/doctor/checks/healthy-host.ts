@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { NVIDIA_VENDOR, readHostFacts, type HostFacts, type PciDevice } from '../../../src/doctor/facts.js';
 import type { SmiOutcome } from '../../../src/sources/nvidia-smi/run.js';
-import { hostAt } from '../../../src/host.js';
-import { FAKE_SMI, FIXTURES, capture } from '../../helpers.js';
+import { hostAt } from '../../../src/host/host.js';
+import { FAKE_SMI, FIXTURES, capture } from '../../support/helpers.js';
 
 /** The tree standing in for the healthy 2 x H200 host (see its SOURCE.md). */
 export const HEALTHY = join(FIXTURES, 'hosts/h200x2-healthy');

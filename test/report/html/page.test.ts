@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { HEADER, generateRows } from '../../../src/report/history-generator.js';
-import { runCli, tempDir } from '../../helpers.js';
+import { runCli, tempDir } from '../../support/helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const START = Date.UTC(2026, 10, 23);

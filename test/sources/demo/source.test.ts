@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIELDS } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
 import { demoSource } from '../../../src/sources/demo/source.js';
 import type { GpuRead } from '../../../src/sources/source.js';
-import { ROOT } from '../../helpers.js';
+import { ROOT } from '../../support/helpers.js';
 
 // The demo source over the recordings as the build ships them (global setup builds dist/).
 const DIR = join(ROOT, 'dist/demo');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FAILURE_REASONS } from '../../../src/collection.js';
 import { classifyFailure } from '../../../src/sources/nvidia-smi/failure.js';
-import { CAPTURES } from '../../helpers.js';
+import { CAPTURES } from '../../support/helpers.js';
 
 // Every failure capture: what nvidia-smi printed and its exit status -> the reason in the folder name.
 const expected: Record<string, keyof typeof FAILURE_REASONS> = {

@@ -1,9 +1,9 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIELDS } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
 import { parseHelpQueryGpu, resolveQueryNames } from '../../../src/sources/nvidia-smi/help-query-gpu.js';
-import { CAPTURES } from '../../helpers.js';
+import { CAPTURES } from '../../support/helpers.js';
 
 const help = (dir: string) => parseHelpQueryGpu(readFileSync(join(CAPTURES, dir, 'help-query-gpu.txt'), 'utf8'));
 const withHelp = readdirSync(CAPTURES).filter((dir) => existsSync(join(CAPTURES, dir, 'help-query-gpu.txt')));

@@ -1,10 +1,11 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIELDS, selectFields } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
+import { selectFields } from '../../../src/fields/field-select.js';
 import { queryGpus } from '../../../src/sources/nvidia-smi/query-gpu.js';
 import { runSmi, type SmiRunner } from '../../../src/sources/nvidia-smi/run.js';
-import { FAKE_SMI, capture, tempDir } from '../../helpers.js';
+import { FAKE_SMI, capture, tempDir } from '../../support/helpers.js';
 
 /** A runner replaying a capture folder (any path), logging each call's first argument. */
 const runner =

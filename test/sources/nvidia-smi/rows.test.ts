@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FIELDS, type FieldSpec } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
+import type { FieldSpec } from '../../../src/fields/field-spec.js';
 import { readCell, sampleFromCells } from '../../../src/sources/nvidia-smi/rows.js';
 
 const field = (query: string): FieldSpec => FIELDS.find((f) => f.query === query)!;

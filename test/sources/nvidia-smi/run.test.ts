@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../../helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIELDS } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
 import type { SmiOutcome, SmiStream } from '../../../src/sources/nvidia-smi/run.js';
 import { lmsRows, parseSmiTimestamp } from '../../../src/sources/nvidia-smi/source.js';
 

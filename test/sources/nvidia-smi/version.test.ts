@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cudaVersionOf, parseCudaVersion } from '../../../src/sources/nvidia-smi/version.js';
-import { CAPTURES } from '../../helpers.js';
+import { CAPTURES } from '../../support/helpers.js';
 
 const recorded = (capture: string) => readFileSync(join(CAPTURES, capture, 'version.txt'), 'utf8');
 

@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { capture, eventually, runCli, tempDir } from '../../helpers.js';
-import { buildStandInWithout, standInConfig, startDaemonWithStandIn } from '../../nvml-stand-in.js';
+import { capture, eventually, runCli, tempDir } from '../../support/helpers.js';
+import { buildStandInWithout, standInConfig, startDaemonWithStandIn } from '../../support/nvml-stand-in.js';
 
 // An older driver's libnvidia-ml lacks the functions added after it. The stand-in built without one
 // export stands for it: every field read through the missing function is absent (no series, no

@@ -1,5 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { FIELDS, selectFields } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
+import { selectFields } from '../../../src/fields/field-select.js';
 import type { Nvml } from '../../../src/sources/nvml/api.js';
 import { ENERGY_EVERY_MS, GPM_EVERY_MS, readGpus, readPlan, SETTINGS_EVERY_MS, type Kept } from '../../../src/sources/nvml/source.js';
 

@@ -3,8 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { capture, eventually, tempDir } from '../../helpers.js';
-import { standInConfig, startDaemonWithStandIn } from '../../nvml-stand-in.js';
+import { capture, eventually, tempDir } from '../../support/helpers.js';
+import { standInConfig, startDaemonWithStandIn } from '../../support/nvml-stand-in.js';
 
 // The daemon mode on NVML: no child, the same loop; each sample a new file; the energy counter on its
 // own cadence; GPM against the previous sample (no window after the first).

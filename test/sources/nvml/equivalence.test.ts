@@ -2,10 +2,10 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../../src/exposition/check.js';
-import { CLOCK_EVENT_REASON_BITS, type FieldSpec } from '../../../src/field-spec.js';
-import { FIELDS } from '../../../src/fields.js';
-import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../../helpers.js';
-import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+import { CLOCK_EVENT_REASON_BITS, type FieldSpec } from '../../../src/fields/field-spec.js';
+import { FIELDS } from '../../../src/fields/fields.js';
+import { FAKE_SMI, FIXTURES, capture, runCli, tempDir } from '../../support/helpers.js';
+import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 // Both sources on one real H200 at the same moments (test/fixtures/nvml-equivalence/, see its SOURCE.md),
 // replayed through our code: each moment's nvidia-smi answer is rebuilt as a capture from what the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../../src/exposition/check.js';
-import { capture } from '../../helpers.js';
-import { collectWithStandIn, standInConfig } from '../../nvml-stand-in.js';
+import { capture } from '../../support/helpers.js';
+import { collectWithStandIn, standInConfig } from '../../support/nvml-stand-in.js';
 
 // An NVML getter that returns SUCCESS with a value that is none: 0xFFFFFFFF (a 32-bit "not
 // available"), 2^64 - 1 (NVML_VALUE_NOT_AVAILABLE), or a number past what the quantity can be. Each is

@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../../helpers.js';
-import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../../support/helpers.js';
+import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 /** The files a collect run loaded (require's cache at exit, native modules included), by base name. */
 async function loadedBy(args: string[], env: Record<string, string>): Promise<string[]> {
@@ -36,6 +36,6 @@ it('collect with nvidia-smi loads neither dist/nvml.js nor koffi; with --source 
   const nvml = await loadedBy(['--source', 'nvml', '--nvml-library', standInLibrary()], { NVML_STAND_IN: join(dir, 'conf') });
   expect(nvml.filter((path) => /nvml|koffi/.test(path))).toEqual(['dist/nvml.js', `dist/koffi/linux_${process.arch}/koffi.node`]);
   // Nor node:crypto, on either path: loading it cost a one-shot run 5 ms on the H200 host, for the
-  // eight random bytes of a temp file's name (src/random-hex.ts reads them from /dev/urandom).
+  // eight random bytes of a temp file's name (src/files/random-hex.ts reads them from /dev/urandom).
   expect([...smi, ...nvml].filter((name) => name === 'NativeModule crypto')).toEqual([]);
 });

@@ -4,11 +4,18 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { FIELDS, selectFields } from '../../../src/fields.js';
+import { FIELDS } from '../../../src/fields/fields.js';
+import { selectFields } from '../../../src/fields/field-select.js';
 import type { Nvml } from '../../../src/sources/nvml/api.js';
 import { type Kept, readGpus, readPlan } from '../../../src/sources/nvml/source.js';
-import { FAKE_SMI, capture, eventually, runCli, tempDir } from '../../helpers.js';
-import { NVML_CALLS, collectWithStandIn, servedByNodeExporter, standInConfig, startDaemonWithStandIn } from '../../nvml-stand-in.js';
+import { FAKE_SMI, capture, eventually, runCli, tempDir } from '../../support/helpers.js';
+import {
+  NVML_CALLS,
+  collectWithStandIn,
+  servedByNodeExporter,
+  standInConfig,
+  startDaemonWithStandIn,
+} from '../../support/nvml-stand-in.js';
 
 // GPM per MIG GPU instance (NVML only), from the layout and values constructed in
 // test/fixtures/nvml-calls/h200-mig__590.48.01__constructed/ (SOURCE.md): no MIG GPU could be used.

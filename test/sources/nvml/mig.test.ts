@@ -4,8 +4,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
 import { migProfile } from '../../../src/sources/nvml/mig.js';
-import { capture, tempDir } from '../../helpers.js';
-import { NVML_CALLS, collectWithStandIn, servedByNodeExporter, standInConfig } from '../../nvml-stand-in.js';
+import { capture, tempDir } from '../../support/helpers.js';
+import { NVML_CALLS, collectWithStandIn, servedByNodeExporter, standInConfig } from '../../support/nvml-stand-in.js';
 
 // MIG devices' memory (NVML only), from a layout built from NVIDIA's documented profiles on the
 // h200-mig capture's GPU (test/fixtures/nvml-calls/h200-mig__590.48.01__constructed/SOURCE.md).

@@ -4,8 +4,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
 import { DRIVER_SAMPLE_PERIOD_MS, windowStart } from '../../../src/sources/nvml/process-utilization.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../../helpers.js';
-import { NVML_CALLS, collectWithStandIn, recordedProcessUtilization, standInConfig } from '../../nvml-stand-in.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../../support/helpers.js';
+import { NVML_CALLS, collectWithStandIn, recordedProcessUtilization, standInConfig } from '../../support/nvml-stand-in.js';
 
 // Per-process SM and memory utilization (NVML only), replayed from what a real H200 answered under
 // bf16 matmuls (test/fixtures/nvml-calls/h200__580.159.04__process-utilization/SOURCE.md).

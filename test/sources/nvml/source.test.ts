@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../../helpers.js';
-import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../../support/helpers.js';
+import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 // The NVML source against the stand-in libnvidia-ml.so.1 (test/fixtures/nvml-stand-in/), through the
 // CLI users run: the library is loaded by path (--nvml-library), its answers written from captures.

@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { CLI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../../helpers.js';
-import { standInConfig, standInLibrary } from '../../nvml-stand-in.js';
+import { CLI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../../support/helpers.js';
+import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 // Xid errors from NVML's event set in the daemon mode of --source nvml, against the stand-in (its
 // "<i>.xid=" events) and a copy of test/fixtures/hosts/xid-kmsg (GPU 0 at 0000:00:06 logged 79 once,

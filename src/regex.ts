@@ -1,2 +1,0 @@
-/** `text` as a regular expression that matches it literally. */
-export const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ComputeApp } from '../../src/collection.js';
+import { hostAt } from '../../src/host/host.js';
+import { describeProcesses } from '../../src/host/processes.js';
+import { FIXTURES } from '../support/helpers.js';
+
+const HOSTS = join(FIXTURES, 'hosts');
+const app = (pid: number): ComputeApp => ({ uuid: 'GPU-1', pid, name: 'python3', memoryBytes: 1 });
+const ID = '3f4e9c1d2b7a8e6f5d4c3b2a19081726354a5b6c7d8e9f0a1b2c3d4e5f607182';
+const ID2 = '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9';
+const UID = '7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6';
+
+// One tree per format, each /proc/2006/cgroup written from the runtime's documented naming (SOURCE.md).
+const formats: [tree: string, attribution: Record<string, string>][] = [
+  ['attribution-docker-systemd-v2', { container_id: ID }],
+  ['attribution-docker-cgroupfs-v1', { container_id: ID }],
+  ['attribution-k8s-containerd-systemd-v2', { container_id: ID, pod_uid: UID }],
+  ['attribution-k8s-crio-systemd-v2', { container_id: ID2, pod_uid: UID }],
+  ['attribution-k8s-cgroupfs-v1', { container_id: ID2, pod_uid: UID }],
+  // Rootless: the scope is in the user's delegated subtree, where the user may name a cgroup anything.
+  ['attribution-podman-rootless-v2', { systemd_unit: `libpod-${ID2}.scope` }],
+  ['attribution-systemd-service-v2', { systemd_unit: 'train.service' }],
+  ['attribution-systemd-user-service-v1', { systemd_unit: 'train.service' }],
+  ['attribution-slurm-v1', { slurm_job: '4242' }],
+  ['attribution-slurm-v2', { slurm_job: '4242' }],
+  // A Slurm-like cgroup the user made below user@1000.service is no job.
+  ['attribution-spoof-user-slurm-v2', { systemd_unit: 'user@1000.service' }],
+];
+
+describe('describeProcesses reads /proc/PID/cgroup under the host root', () => {
+  it.each(formats)('%s', (tree, attribution) => {
+    const [sample] = describeProcesses([app(2006)], hostAt(join(HOSTS, tree)));
+    expect(sample).toEqual({ ...app(2006), user: '', attribution });
+  });
+
+  it('the recorded H200 process in a hand-made systemd-run scope: unit and owner', () => {
+    const tree = join(HOSTS, 'attribution-recorded-h200-scope');
+    // The pid and memory nvidia-smi printed, from the recording beside the tree.
+    const [uuid, pid, name, mib] = readFileSync(join(tree, 'query-compute-apps.csv'), 'utf8').trim().split(', ');
+    const recorded: ComputeApp = { uuid: uuid!, pid: Number(pid), name: name!, memoryBytes: Number(mib) * 1048576 };
+    expect(describeProcesses([recorded], hostAt(tree))).toEqual([
+      { ...recorded, user: 'root', attribution: { systemd_unit: 'run-r0123456789abcdef0123456789abcdef.scope' } },
+    ]);
+  });
+});
