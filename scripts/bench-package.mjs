@@ -29,17 +29,19 @@ try {
   execFileSync('tar', ['-xzf', join(out, `gpu-textfile-${version}-linux-x64.tar.gz`), '-C', work]);
   const top = join(work, `gpu-textfile-${version}-linux-x64`);
   const env = { ...process.env, FAKE_SMI_CAPTURE: join(ROOT, 'test/fixtures/captures/h200x2__580.159.04__linux-idle') };
+  // The real nvidia-smi where one answers (a GPU host: what the comparison is about), else the stand-in.
+  const real = (() => {
+    try {
+      execFileSync('nvidia-smi', ['-L'], { stdio: 'ignore', timeout: 10_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  const smi = real ? 'nvidia-smi' : join(ROOT, 'test/fixtures/bin/nvidia-smi');
   delete env.NODE_EXTRA_CA_CERTS;
   delete env.NODE_COMPILE_CACHE;
-  const collect = (dir) => [
-    'collect',
-    '--nvidia-smi',
-    join(ROOT, 'test/fixtures/bin/nvidia-smi'),
-    '--textfile-dir',
-    join(work, dir),
-    '--state-dir',
-    join(work, `${dir}-state`),
-  ];
+  const collect = (dir) => ['collect', '--nvidia-smi', smi, '--textfile-dir', join(work, dir), '--state-dir', join(work, `${dir}-state`)];
   const rows = [
     {
       label: `node dist/gpu-textfile.js (this machine's ${process.version})`,
@@ -57,7 +59,9 @@ try {
       env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache-c') },
     },
   ];
-  console.log(`\none-shot collect, ${values.runs} runs each (median; peak RSS the largest), stand-in nvidia-smi:\n`);
+  console.log(
+    `\none-shot collect, ${values.runs} runs each (median; peak RSS the largest), ${real ? 'the real nvidia-smi' : 'stand-in nvidia-smi'}:\n`,
+  );
   console.log('| program | wall ms | CPU ms | peak RSS MiB |');
   console.log('|---|---:|---:|---:|');
   for (const row of rows) {
