@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +33,10 @@ describe('report --demo', () => {
 
   it('removes it when the report fails too', { timeout: 60_000 }, async () => {
     const tmp = await tempDir();
-    const result = await runCli(['report', '--demo', '--out', join(tmp, 'no-such-dir', 'report.txt')], { TMPDIR: tmp }, 50_000);
+    // An --out whose directory is a file: the report cannot be written (a missing directory is made).
+    const blocker = join(await tempDir(), 'a-file');
+    await writeFile(blocker, '');
+    const result = await runCli(['report', '--demo', '--out', join(blocker, 'report.txt')], { TMPDIR: tmp }, 50_000);
     expect([result.exitCode, result.stderr, await readdir(tmp)]).toEqual([1, expect.stringContaining('cannot write'), []]);
   });
 });
