@@ -68,6 +68,30 @@ describe('a hung NVML call', () => {
     expect(await readdir(textfiles)).toEqual([]);
   }, 120_000);
 
+  /** `run --source nvml --interval 10s MORE -- sh -c JOB` against the stand-in answering `config`. */
+  const runNvmlJob = (dir: string, config: string, job: string, more: string[]) =>
+    execa(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--source',
+        'nvml',
+        '--nvml-library',
+        standInLibrary(),
+        '--interval',
+        '10s',
+        ...more,
+        '--state-dir',
+        join(dir, 's'),
+        '--',
+        'sh',
+        '-c',
+        job,
+      ],
+      { env: cliEnv({ NVML_STAND_IN: config }), extendEnv: false, reject: false, timeout: 90_000, stdin: 'ignore' },
+    );
+
   it('run: the energy counter is read once more when the job ends, by the reader, under its watchdog', async () => {
     const dir = await tempDir();
     const calls = join(dir, 'calls');
@@ -76,14 +100,7 @@ describe('a hung NVML call', () => {
     // too); with a 10 s interval, no sample of the stream's falls between the job's end and run's.
     const energyReads = `grep -c '^nvmlDeviceGetTotalEnergyConsumption$' "${calls}"`;
     const job = `i=0; while [ $i -lt 600 ] && [ "$(${energyReads})" -lt 4 ]; do sleep 0.05; i=$((i+1)); done; echo JOB-ENDED >> "${calls}"`;
-    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '10s', '--task', 'final'];
-    const result = await execa(process.execPath, [CLI, 'run', ...options, '--state-dir', join(dir, 's'), '--', 'sh', '-c', job], {
-      env: cliEnv({ NVML_STAND_IN: config }),
-      extendEnv: false,
-      reject: false,
-      timeout: 90_000,
-      stdin: 'ignore',
-    });
+    const result = await runNvmlJob(dir, config, job, ['--task', 'final']);
     expect([result.exitCode, result.timedOut]).toEqual([0, false]);
     const after = (await readFile(calls, 'utf8')).split('JOB-ENDED\n')[1] ?? '';
     expect(after.split('\n')).toContain('nvmlDeviceGetTotalEnergyConsumption');
@@ -96,14 +113,7 @@ describe('a hung NVML call', () => {
     const config = await standIn(dir, ['0.energy_mj=1000', `calls=${calls}`, 'hang.nvmlDeviceGetTotalEnergyConsumption=3']);
     const energyReads = `grep -c '^nvmlDeviceGetTotalEnergyConsumption$' "${calls}"`;
     const job = `i=0; while [ $i -lt 600 ] && [ "$(${energyReads})" -lt 2 ]; do sleep 0.05; i=$((i+1)); done`;
-    const options = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '10s', '--timeout', '2s', '--task', 'end'];
-    const result = await execa(process.execPath, [CLI, 'run', ...options, '--state-dir', join(dir, 's'), '--', 'sh', '-c', job], {
-      env: cliEnv({ NVML_STAND_IN: config }),
-      extendEnv: false,
-      reject: false,
-      timeout: 90_000,
-      stdin: 'ignore',
-    });
+    const result = await runNvmlJob(dir, config, job, ['--timeout', '2s', '--task', 'end']);
     expect([result.exitCode, result.timedOut]).toEqual([0, false]);
     expect(result.stderr).toMatch(/^gpu-textfile run: the read at the job's end failed: timeout: /m);
     expect(result.stderr).not.toMatch(/the job runs on/);
