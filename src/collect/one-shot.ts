@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { csvHost } from '../csvlog/columns.js';
+import { compatFileName, readDeviceMinors } from '../compat/compat-file.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -16,6 +17,10 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   fileName: plan.fileName,
   dryRun: plan.dryRun,
   labels: plan.labels,
+  compat: plan.compat && {
+    fileName: compatFileName(plan.fileName, plan.compat),
+    context: { hostname: hostname(), labels: plan.labels, minors: readDeviceMinors(plan.host) },
+  },
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
   out,
 });
