@@ -60,10 +60,10 @@ describe('dcgmFamilies', () => {
       gpu: '0',
       uuid: 'GPU-a',
       readings: new Map([
-        ['energy', { kind: 'number', value: 1234.567, shown: '1234567' }],
-        ['gpm.tensor_active', { kind: 'number', value: 0.42, shown: '42' }],
+        ['nvml.energy', { kind: 'number', value: 1234.567, shown: '1234567' }],
+        ['nvml.gpm.tensor_active', { kind: 'number', value: 0.42, shown: '42' }],
       ]),
-      migActivity: [{ gpuInstance: 2, profile: '3g.71gb', ratios: new Map([['gpm.tensor_active', 0.7]]) }],
+      migActivity: [{ gpuInstance: 2, profile: '3g.71gb', ratios: new Map([['nvml.gpm.tensor_active', 0.7]]) }],
     };
     const collection: Collection = { fields: [], samples: [sample], down: [], health: { durationSeconds: 0 } };
     expect(series(collection, 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION')?.map((s) => s.value)).toEqual([1234567]);
