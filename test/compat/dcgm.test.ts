@@ -2,12 +2,13 @@ import { execa } from 'execa';
 import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { dcgmFamilies } from '../../src/compat/dcgm.js';
+import { DCGM_FIELDS, dcgmFamilies } from '../../src/compat/dcgm.js';
+import { FIELDS } from '../../src/fields/fields.js';
 import { parseDeviceMinor } from '../../src/compat/compat-file.js';
 import { failedCollection, type Collection, type GpuSample } from '../../src/collection.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
-import { capture, FAKE_SMI, FIXTURES, runCli, tempDir } from '../support/helpers.js';
+import { capture, CLI, cliEnv, eventually, FAKE_BIN, FAKE_SMI, FIXTURES, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { recorded } from './recording.js';
 
@@ -19,6 +20,18 @@ const series = (collection: Collection, name: string) =>
     ?.samples.map((s) => ({ labels: Object.fromEntries(s.labels), value: s.value }));
 
 describe('dcgmFamilies', () => {
+  it('reads only fields of the field table, and the same field the table names for a DCGM field', () => {
+    for (const field of DCGM_FIELDS)
+      expect(
+        FIELDS.map((f) => f.query),
+        field.name,
+      ).toContain(field.query);
+    for (const field of FIELDS.filter((f) => f.nvml)) {
+      const ours = DCGM_FIELDS.find((d) => d.name === field.nvml!.dcgm);
+      if (ours) expect(ours.query, field.nvml!.dcgm).toBe(field.query);
+    }
+  });
+
   it("gives dcgm-exporter's names in its units, the recorded values: MHz, W, C, %, MiB", async () => {
     const { collection } = await collectCapture(LOAD);
     const values = (name: string) => series(collection, name)?.map((s) => s.value);
@@ -229,5 +242,72 @@ describe('collect --compat dcgm', () => {
     });
     expect(plain.exitCode).toBe(0);
     expect(await readdir(join(dir, 't'))).toEqual(['nvidia_gpu.prom']);
+  });
+
+  it('the daemon mode publishes the dcgm file at every sample, as it does ours', async () => {
+    const dir = await tempDir();
+    const child = execa(
+      process.execPath,
+      [
+        CLI,
+        'collect',
+        '--compat',
+        'dcgm',
+        '--interval',
+        '200ms',
+        '--nvidia-smi',
+        FAKE_SMI,
+        '--textfile-dir',
+        join(dir, 't'),
+        '--state-dir',
+        join(dir, 's'),
+      ],
+      { env: cliEnv({ FAKE_SMI_CAPTURE: capture(LOAD) }), extendEnv: false, reject: false },
+    );
+    onTestFinished(async () => {
+      child.kill('SIGTERM');
+      await child;
+    });
+    const temps = () =>
+      readFile(join(dir, 't/nvidia_gpu_dcgm.prom'), 'utf8').then(
+        (text) => checkExposition(text).samples.filter((s) => s.name === 'DCGM_FI_DEV_GPU_TEMP'),
+        () => [],
+      );
+    expect(await eventually(async () => (await temps()).length === 2, 30_000)).toBe(true);
+    expect((await temps()).map((s) => s.value)).toEqual(recorded(capture(LOAD), 'temperature.gpu'));
+  });
+
+  it('install --compat dcgm writes GPU_TEXTFILE_COMPAT, and collect run as the units run it writes the dcgm file', async () => {
+    const root = await tempDir();
+    const installed = await runCli(['install', '--root', root, '--no-enable', '--compat', 'dcgm']);
+    expect([installed.exitCode, installed.stderr]).toEqual([0, '']);
+    const file = join(root, 'etc/default/gpu-textfile');
+    expect(await readFile(file, 'utf8')).toMatch(/^GPU_TEXTFILE_COMPAT=dcgm$/m);
+    const textfile = join(root, 't');
+    const run = await execa(
+      'sh',
+      [
+        '-c',
+        'set -a; . "$1"; shift; exec "$@"',
+        'sh',
+        file,
+        process.execPath,
+        CLI,
+        'collect',
+        '--textfile-dir',
+        textfile,
+        '--state-dir',
+        join(root, 's'),
+      ],
+      {
+        env: cliEnv({ PATH: `${FAKE_BIN}:${process.env.PATH}`, FAKE_SMI_CAPTURE: capture(LOAD) }),
+        extendEnv: false,
+        reject: false,
+      },
+    );
+    expect([run.exitCode, run.stderr]).toEqual([0, '']);
+    expect((await readdir(textfile)).sort()).toEqual(['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom']);
+    const bad = await runCli(['install', '--root', root, '--no-enable', '--compat', 'nvidia']);
+    expect([bad.exitCode, bad.stderr]).toEqual([2, expect.stringContaining('--compat: "nvidia" is not one of dcgm')]);
   });
 });
