@@ -8,7 +8,7 @@ import { parseDeviceMinor } from '../../src/compat/compat-file.js';
 import { failedCollection, type Collection, type GpuSample } from '../../src/collection.js';
 import { checkExposition } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
-import { capture, CLI, cliEnv, eventually, FAKE_BIN, FAKE_SMI, FIXTURES, runCli, tempDir } from '../support/helpers.js';
+import { capture, CLI, cliEnv, eventually, FAKE_BIN, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { recorded } from './recording.js';
 
@@ -66,6 +66,14 @@ describe('dcgmFamilies', () => {
     });
     // GPU 1's minor number is not known: no device label (empty, which Prometheus drops), never a guess from the index.
     expect(labels[1]!.device).toBe('');
+  });
+
+  it("docs/compat.md's mapping table names every DCGM field written, from the field it is read from", async () => {
+    const doc = await readFile(join(ROOT, 'docs/compat.md'), 'utf8');
+    for (const field of DCGM_FIELDS)
+      expect(doc, field.name).toMatch(
+        new RegExp(`^\\| \`${field.name}\` \\| ${field.type} \\| [^|]+ \\| \`${field.query.replaceAll('.', '\\.')}\``, 'm'),
+      );
   });
 
   it('energy in mJ and the profiling ratios (0-1) from NVML; MIG series add GPU_I_PROFILE and GPU_I_ID', () => {
