@@ -92,7 +92,9 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   });
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   // Temp files a killed run left behind.
-  if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
+  if (!plan.dryRun)
+    for (const name of [plan.fileName, ...(publishTarget.compat ? [publishTarget.compat.fileName] : [])])
+      removeStaleTemps(plan.textfileDir, name);
   const collected = await collecting;
   const { health } = collected.collection;
   // A failed run carries the last good run's time over from the file it replaces.

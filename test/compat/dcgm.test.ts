@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { DCGM_FIELDS, dcgmFamilies } from '../../src/compat/dcgm.js';
@@ -250,6 +250,22 @@ describe('collect --compat dcgm', () => {
     });
     expect(plain.exitCode).toBe(0);
     expect(await readdir(join(dir, 't'))).toEqual(['nvidia_gpu.prom']);
+  });
+
+  it('removes the temp files a killed run left of the dcgm file, as of ours', async () => {
+    const dir = await tempDir();
+    const textfile = join(dir, 't');
+    await mkdir(textfile);
+    const left = '.nvidia_gpu_dcgm.prom.0123456789abcdef.tmp';
+    await writeFile(join(textfile, left), 'half a file');
+    const result = await runCli(
+      ['collect', '--compat', 'dcgm', '--nvidia-smi', FAKE_SMI, '--textfile-dir', textfile, '--state-dir', join(dir, 's')],
+      {
+        FAKE_SMI_CAPTURE: capture(LOAD),
+      },
+    );
+    expect(result.exitCode).toBe(0);
+    expect((await readdir(textfile)).sort()).toEqual(['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom']);
   });
 
   it('the daemon mode publishes the dcgm file at every sample, as it does ours', async () => {
