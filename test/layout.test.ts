@@ -34,7 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['doctor', 'report', 'pulse', 'deploy', 'launch', 'docs'],
   ['sources', 'publish'],
   // metrics/ holds the families' catalog too: commands (reserved --label names) and docs read it without building any.
-  ['metrics', 'csvlog'],
+  // compat/ renders the same collection in a peer exporter's names (dcgm-exporter's): publish writes its file beside ours.
+  ['metrics', 'csvlog', 'compat'],
   ['exposition'],
   ['collection'],
   // The shared concerns: the field table, safe file handling, the host's files, locks, statistics, Xid.

@@ -33,7 +33,9 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   const { daemonLoop } = await import('./daemon-loop.js');
   const { publish, previousSuccessSeconds, removeStaleTemps, newRenderMemo } = await import('../publish/publish.js');
   publishTarget.memo = newRenderMemo();
-  if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
+  if (!plan.dryRun)
+    for (const name of [plan.fileName, ...(publishTarget.compat ? [publishTarget.compat.fileName] : [])])
+      removeStaleTemps(plan.textfileDir, name);
   // NVML's calls block this thread: a watchdog thread bounds each sample's (src/collect/watchdog.ts).
   const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
   const source = await openSource(plan.source, { ...plan, deadline: watchdog });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { csvHost } from '../csvlog/columns.js';
+import { compatFileName, readDeviceMinors } from '../compat/compat-file.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -16,6 +17,10 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   fileName: plan.fileName,
   dryRun: plan.dryRun,
   labels: plan.labels,
+  compat: plan.compat && {
+    fileName: compatFileName(plan.fileName, plan.compat),
+    context: { hostname: hostname(), labels: plan.labels, minors: readDeviceMinors(plan.host) },
+  },
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
   out,
 });
@@ -87,7 +92,9 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   });
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   // Temp files a killed run left behind.
-  if (!plan.dryRun) removeStaleTemps(plan.textfileDir, plan.fileName);
+  if (!plan.dryRun)
+    for (const name of [plan.fileName, ...(publishTarget.compat ? [publishTarget.compat.fileName] : [])])
+      removeStaleTemps(plan.textfileDir, name);
   const collected = await collecting;
   const { health } = collected.collection;
   // A failed run carries the last good run's time over from the file it replaces.

@@ -1,5 +1,6 @@
 import type { FieldSpec } from '../fields/field-spec.js';
 import type { Host } from '../host/host.js';
+import type { CompatName } from '../compat/compat-file.js';
 import type { DemoHostName, SourceName } from '../sources/sources.js';
 
 /** Everything a collect run needs, checked and typed: commands/collect.ts builds it from the options. */
@@ -23,6 +24,8 @@ export interface CollectPlan {
   /** Print the exposition instead of writing anything. */
   dryRun: boolean;
   labels: [string, string][];
+  /** --compat: the peer exporter whose names a second file carries (docs/compat.md). */
+  compat?: CompatName;
   stateDir: string;
   csv?: { dir: string; task: string };
   /** Daemon mode when set: publish every intervalMs. */

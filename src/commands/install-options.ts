@@ -34,6 +34,7 @@ export const PASSED_ON = [
   'source',
   'nvml-library',
   'gpm-window',
+  'compat',
 ] as const;
 type PassedOn = (typeof PASSED_ON)[number];
 const PASSED = Object.fromEntries(PASSED_ON.map((name) => [name, passedOn(name)])) as { [N in PassedOn]: ReturnType<typeof passedOn<N>> };

@@ -37,6 +37,13 @@ export const COLLECT_OPTIONS = {
     default: 'nvidia_gpu.prom',
     describe: 'Name of the file written there (must end in .prom)',
   },
+  compat: {
+    type: 'string',
+    placeholder: 'dcgm',
+    group: OUTPUT,
+    describe:
+      "Also write the same sample in a peer exporter's names, units and labels, as a second file: dcgm (dcgm-exporter's, <file-name>_dcgm.prom; docs/compat.md)",
+  },
   'dry-run': { type: 'boolean', group: OUTPUT, default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
   'nvidia-smi': {
     type: 'string',

@@ -4,6 +4,7 @@ import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
 import { buildFamilies } from '../metrics/metrics.js';
+import { dcgmFamilies, type DcgmContext } from '../compat/dcgm.js';
 import { newLabelArrays, type LabelArrays } from '../metrics/metrics-labels.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
@@ -22,6 +23,8 @@ export interface PublishTarget {
   extraFamilies?: () => MetricFamily[];
   /** Kept from one collection to the next by a long-running publisher (newRenderMemo). */
   memo?: RenderMemo;
+  /** --compat dcgm: the same collection in dcgm-exporter's names, in a file of its own (docs/compat.md). */
+  compat?: { fileName: string; context: DcgmContext };
 }
 
 /**
@@ -84,6 +87,20 @@ async function afterFailedWrite(error: TextfileError, collection: Collection, ta
   return `write_failed: ${error.message} (${fallback ? `the previous ${where} stays` : `wrote ${where} with the health block only`})`;
 }
 
+/**
+ * The dcgm-exporter file: its own name, so that no HELP text of ours meets one of its (node_exporter
+ * rejects a family whose HELP differs between files). A collection that breaks a format rule (a bug)
+ * gives an empty file: dcgm-exporter's names carry no health of their own, ours says what failed.
+ */
+function publishCompat(collection: Collection, target: PublishTarget): string | undefined {
+  if (!target.compat) return undefined;
+  const families = dcgmFamilies(collection, target.compat.context);
+  const text = render(families);
+  const problems = [...checkFamilies(families), ...checkExposition(text).problems];
+  const written = publishTextfile(target.textfileDir, target.compat.fileName, problems.length === 0 ? text : '');
+  return written && `${written.reason}: ${written.message}`;
+}
+
 /** What publishing one collection came to. */
 export interface Published {
   /** The failure the file reports, if the collection failed. */
@@ -100,7 +117,9 @@ export async function publish(collection: Collection, target: PublishTarget, now
     return { failure };
   }
   const written = publishTextfile(target.textfileDir, target.fileName, text);
-  const textfileError = written && (await afterFailedWrite(written, collection, target));
+  const ownError = written && (await afterFailedWrite(written, collection, target));
+  const compatError = publishCompat(collection, target);
+  const textfileError = [ownError, compatError].filter(Boolean).join('; ') || undefined;
   let csvError: string | undefined;
   if (target.csv) {
     const { appendCsvSample } = await import('../csvlog/append.js');

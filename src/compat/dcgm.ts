@@ -1,0 +1,215 @@
+import type { Attribution } from '../host/cgroup.js';
+import { busIdKey } from '../xid/parse.js';
+import { textReading, type Collection, type GpuSample } from '../collection.js';
+import type { MetricFamily, MetricSample } from '../exposition/families.js';
+
+// The collection in dcgm-exporter's names, units and labels, so that its dashboards (Grafana 12239)
+// and alert rules read a host without DCGM. The names, types, units and HELP texts are dcgm-exporter's
+// (etc/default-counters.csv); our fields give them in base units, converted back here. A field the
+// collection lacks gives no series: absent, never zero (docs/compat.md lists which and why).
+
+type Labels = readonly (readonly [string, string])[];
+
+/** One dcgm-exporter field we can fill: from which of our fields (by query), and the factor from our base unit to its unit. */
+interface DcgmField {
+  name: string;
+  type: 'gauge' | 'counter';
+  help: string;
+  query: string;
+  /** Our base-unit value times this is DCGM's (hertz -> MHz: 1e-6; a ratio -> %: 100). */
+  scale: number;
+}
+
+const MHZ = 1e-6;
+const MIB = 1 / (1024 * 1024);
+
+/** In default-counters.csv's order; the profiling ratios after, from GPM (Hopper and later, --source nvml). */
+export const DCGM_FIELDS: readonly DcgmField[] = [
+  { name: 'DCGM_FI_DEV_SM_CLOCK', type: 'gauge', help: 'SM clock frequency (in MHz).', query: 'clocks.current.sm', scale: MHZ },
+  { name: 'DCGM_FI_DEV_MEM_CLOCK', type: 'gauge', help: 'Memory clock frequency (in MHz).', query: 'clocks.current.memory', scale: MHZ },
+  { name: 'DCGM_FI_DEV_MEMORY_TEMP', type: 'gauge', help: 'Memory temperature (in C).', query: 'temperature.memory', scale: 1 },
+  { name: 'DCGM_FI_DEV_GPU_TEMP', type: 'gauge', help: 'GPU temperature (in C).', query: 'temperature.gpu', scale: 1 },
+  { name: 'DCGM_FI_DEV_POWER_USAGE', type: 'gauge', help: 'Power draw (in W).', query: 'power.draw', scale: 1 },
+  {
+    name: 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION',
+    type: 'counter',
+    help: 'Total energy consumption since boot (in mJ).',
+    query: 'nvml.energy',
+    scale: 1000,
+  },
+  {
+    name: 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER',
+    type: 'counter',
+    help: 'Total number of PCIe retries.',
+    query: 'nvml.pcie.replay_counter',
+    scale: 1,
+  },
+  { name: 'DCGM_FI_DEV_GPU_UTIL', type: 'gauge', help: 'GPU utilization (in %).', query: 'utilization.gpu', scale: 100 },
+  { name: 'DCGM_FI_DEV_MEM_COPY_UTIL', type: 'gauge', help: 'Memory utilization (in %).', query: 'utilization.memory', scale: 100 },
+  { name: 'DCGM_FI_DEV_ENC_UTIL', type: 'gauge', help: 'Encoder utilization (in %).', query: 'utilization.encoder', scale: 100 },
+  { name: 'DCGM_FI_DEV_DEC_UTIL', type: 'gauge', help: 'Decoder utilization (in %).', query: 'utilization.decoder', scale: 100 },
+  { name: 'DCGM_FI_DEV_FB_FREE', type: 'gauge', help: 'Framebuffer memory free (in MiB).', query: 'memory.free', scale: MIB },
+  { name: 'DCGM_FI_DEV_FB_USED', type: 'gauge', help: 'Framebuffer memory used (in MiB).', query: 'memory.used', scale: MIB },
+  {
+    name: 'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS',
+    type: 'counter',
+    help: 'Number of remapped rows for uncorrectable errors',
+    query: 'remapped_rows.uncorrectable',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS',
+    type: 'counter',
+    help: 'Number of remapped rows for correctable errors',
+    query: 'remapped_rows.correctable',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_DEV_ROW_REMAP_FAILURE',
+    type: 'gauge',
+    help: 'Whether remapping of rows has failed',
+    query: 'remapped_rows.failure',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_PROF_SM_ACTIVE',
+    type: 'gauge',
+    help: 'The ratio of cycles an SM has at least 1 warp assigned.',
+    query: 'nvml.gpm.sm_active',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_PROF_SM_OCCUPANCY',
+    type: 'gauge',
+    help: 'The ratio of number of warps resident on an SM.',
+    query: 'nvml.gpm.sm_occupancy',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE',
+    type: 'gauge',
+    help: 'Ratio of cycles the tensor (HMMA) pipe is active.',
+    query: 'nvml.gpm.tensor_active',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_PROF_DRAM_ACTIVE',
+    type: 'gauge',
+    help: 'Ratio of cycles the device memory interface is active sending or receiving data.',
+    query: 'nvml.gpm.dram_active',
+    scale: 1,
+  },
+];
+
+/** What the dcgm file needs beside the collection: dcgm-exporter's Hostname label, and the user's --label pairs. */
+export interface DcgmContext {
+  hostname: string;
+  labels: readonly (readonly [string, string])[];
+  /** The GPUs' device minor numbers by PCI bus id as busIdKey writes it ("nvidia<minor>" is dcgm's device label); a GPU not in it has none. */
+  minors?: ReadonlyMap<string, number>;
+}
+
+/** Conversions by a factor leave float noise (0.45 x 100 = 45.00000000000001): DCGM's units never need more than 9 digits. */
+const clean = (value: number): number => Number(value.toPrecision(12));
+
+/** dcgm-exporter's labels of one GPU, in its order; `device` only where the minor number is known. */
+function gpuLabels(sample: GpuSample, context: DcgmContext): Labels {
+  const bus = textReading(sample, 'pci.bus_id') ?? '';
+  const key = busIdKey(bus);
+  const minor = key === undefined ? undefined : context.minors?.get(key);
+  return [
+    ['gpu', sample.gpu],
+    ['UUID', sample.uuid],
+    ['pci_bus_id', bus],
+    ['device', minor === undefined ? '' : `nvidia${minor}`],
+    ['modelName', textReading(sample, 'name') ?? ''],
+    ['Hostname', context.hostname],
+    ['DCGM_FI_DRIVER_VERSION', textReading(sample, 'driver_version') ?? ''],
+    ...context.labels,
+  ];
+}
+
+/** The MIG labels dcgm-exporter adds; whole-GPU series of a family that has MIG series carry them empty (Prometheus drops an empty label). */
+const NO_MIG: Labels = [
+  ['GPU_I_PROFILE', ''],
+  ['GPU_I_ID', ''],
+];
+
+function fieldFamily(field: DcgmField, samples: readonly { sample: GpuSample; labels: Labels }[]): MetricFamily {
+  const series: MetricSample[] = [];
+  for (const { sample, labels } of samples) {
+    const reading = sample.readings.get(field.query);
+    if (reading?.kind === 'number') series.push({ labels, value: clean(reading.value * field.scale) });
+  }
+  const migSeries: MetricSample[] = [];
+  for (const { sample, labels } of samples)
+    for (const activity of sample.migActivity ?? []) {
+      const ratio = activity.ratios.get(field.query);
+      if (ratio === undefined) continue;
+      migSeries.push({
+        labels: [...labels, ['GPU_I_PROFILE', activity.profile], ['GPU_I_ID', String(activity.gpuInstance)]],
+        value: clean(ratio * field.scale),
+      });
+    }
+  const all = migSeries.length === 0 ? series : [...series.map((s) => ({ ...s, labels: [...s.labels, ...NO_MIG] })), ...migSeries];
+  return { name: field.name, type: field.type, help: field.help, samples: all };
+}
+
+/**
+ * DCGM_FI_DEV_XID_ERRORS is the value of the last Xid. The kernel log's counts say which codes came,
+ * not in which order: the value is 0 where the GPU logged none, the code where it logged only one,
+ * and absent where it logged several (which came last is unknown). The counter beside it has them all.
+ */
+function xidFamilies(collection: Collection, byUuid: ReadonlyMap<string, Labels>): MetricFamily[] {
+  if (!collection.xid?.sourceUp) return [];
+  const last: MetricSample[] = [];
+  const counts: MetricSample[] = [];
+  for (const [uuid, labels] of byUuid) {
+    const logged = collection.xid.series.filter((s) => s.uuid === uuid && s.count > 0);
+    const codes = new Set(logged.map((s) => s.xid));
+    if (codes.size <= 1) last.push({ labels, value: codes.size === 0 ? 0 : [...codes][0]! });
+    for (const s of collection.xid.series.filter((x) => x.uuid === uuid))
+      counts.push({ labels: [...labels, ['xid', String(s.xid)]], value: s.count });
+  }
+  return [
+    { name: 'DCGM_FI_DEV_XID_ERRORS', type: 'gauge', help: 'Value of the last XID error encountered.', samples: last },
+    {
+      name: 'DCGM_EXP_XID_ERRORS_total',
+      type: 'counter',
+      help: 'Xid errors the GPU logged, by Xid code, counted from the kernel log (gpu-textfile; not a DCGM field).',
+      samples: counts,
+    },
+  ];
+}
+
+/** Who the GPU's processes run for, in dcgm-exporter's label names (container, hpc_job): one info series per GPU and owner. */
+function attributionFamily(collection: Collection, byUuid: ReadonlyMap<string, Labels>): MetricFamily[] {
+  const owners = new Map<string, { labels: Labels; value: number }>();
+  const named = (a: Attribution | undefined) => ({ container: a?.container_id ?? '', hpc_job: a?.slurm_job ?? '' });
+  for (const app of collection.processes?.apps ?? []) {
+    const labels = byUuid.get(app.uuid);
+    const { container, hpc_job } = named(app.attribution);
+    if (!labels || (container === '' && hpc_job === '')) continue;
+    owners.set(`${app.uuid}\u0000${container}\u0000${hpc_job}`, {
+      labels: [...labels, ['container', container], ['hpc_job', hpc_job]],
+      value: 1,
+    });
+  }
+  if (owners.size === 0) return [];
+  return [
+    {
+      name: 'DCGM_EXP_GPU_ATTRIBUTION_INFO',
+      type: 'gauge',
+      help: 'The container or Slurm job a process on the GPU runs for (gpu-textfile; join on gpu and UUID).',
+      samples: [...owners.values()],
+    },
+  ];
+}
+
+/** The collection as dcgm-exporter's families; a failed collection has none (the file is then empty, which node_exporter accepts). */
+export function dcgmFamilies(collection: Collection, context: DcgmContext): MetricFamily[] {
+  const labelled = collection.samples.map((sample) => ({ sample, labels: gpuLabels(sample, context) }));
+  const byUuid = new Map(labelled.map(({ sample, labels }) => [sample.uuid, labels]));
+  const families = DCGM_FIELDS.map((field) => fieldFamily(field, labelled));
+  return [...families, ...xidFamilies(collection, byUuid), ...attributionFamily(collection, byUuid)].filter((f) => f.samples.length > 0);
+}
