@@ -22,6 +22,9 @@ export function sampleSeconds(batch: { samples: readonly GpuSample[]; startedAt:
   return Math.max(0, now - from) / 1000;
 }
 
+/** The longest pause after a slow one-shot while a GPU is lost (the back-off's ceiling). */
+export const MAX_LOST_PAUSE_MS = 60_000;
+
 /** Whether a collection names a GPU that did not answer (nvidia_gpu_up 0): while others did, or every GPU the last good run knew. */
 export const hasLostGpu = (collection: Collection): boolean => collection.down.some((gpu) => gpu.reason === 'gpu_lost');
 
@@ -103,15 +106,22 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
 
   // A warning repeated by the next one-shot (a GPU still lost, each interval) is said once.
   let said = new Set<string>();
+  /** How long the last one-shot took (its nvidia-smi calls are slow on a lost GPU). */
+  let took = 0;
   const recover = async () => {
+    const started = input.now();
     const result = await input.oneShot(state, lastSuccessSeconds);
+    took = input.now() - started;
     state = result.state;
     await input.saveState(state);
     processes = result.collection.processes ?? processes;
     lastSuccessSeconds = result.collection.health.lastSuccessSeconds;
     await publish(result.collection);
-    for (const warning of result.warnings) if (!said.has(warning)) input.say(warning);
-    said = new Set(result.warnings);
+    // A failed read says why too (every GPU lost: no warning of its own), once while it repeats.
+    const { failure } = result.collection.health;
+    const lines = [...result.warnings, ...(failure ? [`${failure.reason}: ${failure.message}`] : [])];
+    for (const line of lines) if (!said.has(line)) input.say(line);
+    said = new Set(lines);
     return result;
   };
   // An abort ends a wait early: the loop then stops.
@@ -126,11 +136,15 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       signal.addEventListener('abort', done, { once: true });
     });
 
-  /** A one-shot collection every interval, on the interval's cadence, while it finds a GPU lost. */
+  /**
+   * A one-shot collection every interval, on the interval's cadence, while it finds a GPU lost. A
+   * one-shot that took longer than the interval (nvidia-smi slow on a lost GPU) is followed by a pause
+   * as long as it took, so the GPUs are never asked back to back for hours.
+   */
   const whileLost = async (first: CollectOutput) => {
     let result = first;
     for (let due = input.now(); !signal.aborted && hasLostGpu(result.collection); ) {
-      due = Math.max(due + input.intervalMs, input.now());
+      due = Math.max(due + input.intervalMs, input.now() + Math.min(took, MAX_LOST_PAUSE_MS));
       await wait(due - input.now());
       if (signal.aborted) break;
       result = await recover();

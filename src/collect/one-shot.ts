@@ -119,10 +119,10 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   for (const warning of result.warnings) say(warning);
   if (failure) {
     const where = plan.dryRun ? 'printed' : `wrote ${join(plan.textfileDir, plan.fileName)}`;
+    // Every GPU lost: the file names them down (nvidia_gpu_up 0) beside the health block.
+    const what = result.collection.down.length > 0 ? 'the health block and the GPUs down' : 'the health block only';
     const hint = diagnosis ? `gpu-textfile doctor says ${diagnosis.verdict}: ${diagnosis.summary}` : 'try: gpu-textfile doctor';
-    say(
-      `${failure.reason}: ${failure.message} (${where} with the health block only; ${hint})${demoHint(failure.reason, diagnosis?.verdict)}`,
-    );
+    say(`${failure.reason}: ${failure.message} (${where} with ${what}; ${hint})${demoHint(failure.reason, diagnosis?.verdict)}`);
     return 1;
   }
   // The textfile is published, but the trail lost this sample: not a success.

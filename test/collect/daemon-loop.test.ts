@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Collection } from '../../src/collection.js';
+import { failedCollection, type Collection } from '../../src/collection.js';
 import { backoffMs, daemonLoop, MAX_BATCH_ROWS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import type { SmiOutcome, SmiStream } from '../../src/sources/nvidia-smi/run.js';
@@ -224,6 +224,31 @@ describe('daemonLoop', () => {
     expect(run.children.length).toBe(1);
     expect(run.said.at(-1)).toMatch(/^every GPU answers again/);
     await run.stop();
+  });
+
+  it('every GPU lost and nvidia-smi slow on it: the failure said once, each one-shot followed by a pause as long as it took', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const failure = { reason: 'gpu_lost' as const, message: 'Unable to determine the device handle for GPU 00000000:00:06.0' };
+    const allLost: Collection = { ...failedCollection(failure, 0), down: [{ gpu: '0', uuid: 'GPU-0', reason: 'gpu_lost' }] };
+    const reads: { start: number; end: number }[] = [];
+    const run = loop({
+      oneShot: async (state) => {
+        const start = Date.now();
+        // Longer than the 200 ms interval: a query that touches a lost GPU can take seconds.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        reads.push({ start, end: Date.now() });
+        return { collection: allLost, state, warnings: [] };
+      },
+    });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(reads.length).toBeGreaterThanOrEqual(3);
+    for (const [i, read] of reads.entries()) if (i > 0) expect(read.start - reads[i - 1]!.end).toBeGreaterThanOrEqual(500);
+    expect(run.said).toEqual([`gpu_lost: ${failure.message}`]);
+    expect(run.children).toEqual([]);
+    // A one-shot may be under way: the loop ends once it returns.
+    const stopping = run.stop();
+    await vi.advanceTimersByTimeAsync(1000);
+    await stopping;
   });
 
   it('a reader that ends on a lost GPU publishes the one-shot read that names it, not its failure', async () => {
