@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { pinDir, replaceFile } from '../files/safe-fs.js';
@@ -6,52 +6,65 @@ import { pinDir, replaceFile } from '../files/safe-fs.js';
 // A file the user names on the command line (report --out, run --summary-json) is what
 // write-file-atomic is made for: a temp file renamed over it (a reader sees the old file or the new),
 // a link the user put at the name followed to its target, an existing file's owner and mode kept.
-// But it follows links by resolving the whole path with realpath first: run as root in a directory
-// another user can write (a shared /tmp, their home), a link that user planted at the name would
-// have root's rename land on its target (/etc/shadow). So it is used only where nobody else can
-// change the directory's entries; anywhere else safe-fs replaces the name and never writes through.
+// But it goes by path, resolving it with realpath first and renaming by name after: run as root, a
+// link another user planted at the name, or a directory of the path they swapped for a link between
+// the two, would have root's rename land where they chose (/etc/shadow). So it is used only where no
+// other user can change any directory of the path (then nothing can move under us); anywhere else
+// safe-fs replaces the name in its pinned directory and never writes through a link.
 
 /** Whether only we (or root) can change the entries of a directory: owned by our uid or root, writable by neither group nor others. */
 export const isTrustedDir = (info: { uid: number; mode: number }, euid: number): boolean =>
   (info.uid === euid || info.uid === 0) && (info.mode & 0o022) === 0;
 
+const STICKY = 0o1000;
+
 /**
- * Writes `text` to the file at `path`, whole or not at all, creating its directory (safe-fs). In a
- * directory others can change: safe-fs's replaceFile (mode 0644), which replaces a link at the name,
- * never its target. In a trusted one: the user's link followed, and write-file-atomic where it
- * leads (replaceFile again if that lies in a directory others can change). Throws the file error
- * (isFileError) when it cannot.
+ * Whether no other user can change what `dir` (a real path: no links in it) leads to: `dir` is
+ * trusted, and so is each directory above it, or that directory is root's and sticky (/tmp) and
+ * the entry below it ours or root's, which nobody else may then rename or replace.
+ */
+export function isStablePath(dir: string, euid: number, stat: (path: string) => Stats = lstatSync): boolean {
+  let child = stat(dir);
+  if (!child.isDirectory() || !isTrustedDir(child, euid)) return false;
+  for (let path = dir; dirname(path) !== path; path = dirname(path)) {
+    const parent = stat(dirname(path));
+    const ours = (uid: number) => uid === 0 || uid === euid;
+    const sticky = (parent.mode & STICKY) !== 0 && ours(parent.uid) && ours(child.uid);
+    if (!parent.isDirectory() || !(isTrustedDir(parent, euid) || sticky)) return false;
+    child = parent;
+  }
+  return true;
+}
+
+/**
+ * Writes `text` to the file at `path`, whole or not at all, creating its directory (safe-fs). Where
+ * no other user can change the path (its directory and, through any link the user made there, the
+ * target's): write-file-atomic, the link followed, owner and mode kept. Anywhere else: safe-fs's
+ * replaceFile (mode 0644) in the name's pinned directory, which replaces a link at the name and
+ * never writes through it. Throws the file error (isFileError) when it cannot.
  */
 export function writeNamedOutput(path: string, text: string, euid = process.geteuid?.() ?? -1): void {
   const asked = resolve(path);
   const askedDir = pinDir(dirname(asked), { create: true });
   try {
-    // Stat through the pinned descriptor: the directory opened, not whatever the path names now.
-    if (!isTrustedDir(statSync(askedDir.fdPath), euid)) {
-      replaceFile(askedDir, basename(asked), text);
+    const target = realTarget(asked);
+    if (isStablePath(realpathSync(dirname(asked)), euid) && isStablePath(dirname(target), euid)) {
+      writeFileAtomic.sync(target, text);
       return;
     }
+    replaceFile(askedDir, basename(asked), text);
   } finally {
     askedDir.close();
   }
-  // Nobody else can change the name: a link there is the user's own, and leads where they meant.
-  const target = realTarget(asked);
-  const targetDir = pinDir(dirname(target));
-  try {
-    if (isTrustedDir(statSync(targetDir.fdPath), euid)) writeFileAtomic.sync(target, text);
-    // The user's link leads into a directory others can change: its last name, replaced there.
-    else replaceFile(targetDir, basename(target), text);
-  } finally {
-    targetDir.close();
-  }
 }
 
-/** Where `path` leads: its realpath, or `path` itself when there is nothing there yet. */
+/** Where `path` leads: its realpath, or its directory's realpath and its name when nothing is there yet. */
 function realTarget(path: string): string {
   try {
     return realpathSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return path;
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ENOENT') return resolve(realpathSync(dirname(path)), basename(path));
     throw error;
   }
 }

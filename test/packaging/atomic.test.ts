@@ -101,4 +101,24 @@ describe('write-file-atomic where the file is ours or the user named it', () => 
     expect(await readlink(out)).toBe(target);
     expect(await readFile(target, 'utf8')).not.toBe('old\n');
   });
+
+  // Between resolving the path and renaming onto it, another user able to write a directory ABOVE a
+  // trusted one could swap that directory for a link: such a path is never written by path.
+  it.each(OUTPUTS)('%s in a directory of ours below one others can write never follows a link', async (_, args) => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'default.csv'), '');
+    const target = join(dir, 'kept');
+    await writeFile(target, 'old\n');
+    const open = join(dir, 'open');
+    await mkdir(open);
+    await chmod(open, 0o777);
+    const ours = join(open, 'ours');
+    await mkdir(ours, { mode: 0o755 });
+    const out = join(ours, 'out');
+    await symlink(target, out);
+    const run = await runCli(args(dir, out));
+    expect(run.exitCode).toBe(0);
+    expect(await readFile(target, 'utf8')).toBe('old\n');
+    expect((await lstat(out)).isFile()).toBe(true);
+  });
 });
