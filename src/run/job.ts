@@ -84,12 +84,15 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
   // A signal before the job started is passed once it has; after it exited, ignored.
   let state: 'starting' | 'running' | 'exited' = 'starting';
   const early: NodeJS.Signals[] = [];
+  let settled = false;
   const signals = passSignals(
     (signal) => {
       if (state === 'running') child.kill(signal);
       else if (state === 'starting') early.push(signal);
     },
-    () => (state === 'running' && child.pid !== undefined ? processStat(child.pid) : undefined),
+    // Until the loop has turned once after the spawn, a terminal's signal may have come before the
+    // fork (Node runs handlers from the loop): it reached run only, so it is passed, not held back.
+    () => (state === 'running' && settled && child.pid !== undefined ? processStat(child.pid) : undefined),
   );
   const child = spawn(command[0]!, command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'], env });
   return new Promise((resolve) => {
@@ -99,6 +102,9 @@ export function startJob(command: readonly string[], env: NodeJS.ProcessEnv, io:
     });
     child.once('spawn', () => {
       state = 'running';
+      setImmediate(() => {
+        settled = true;
+      });
       for (const signal of early) child.kill(signal);
       const onBroken = () => child.kill('SIGPIPE');
       const failed = (stream: string) => (error: NodeJS.ErrnoException) => io.onOutputFailed(stream, error);
