@@ -121,11 +121,13 @@ const LIBRARY_DIRS = [
   'usr/lib/wsl/lib',
 ];
 
+const NVML_FILE = /^libnvidia-ml\.so\.\d+\.\d+/;
+
 /** libnvidia-ml.so.X.Y[.Z] files: the user-space side of the driver, with its version in the name. */
 async function findNvml(host: Host): Promise<string[]> {
   const found = new Set<string>();
   for (const dir of LIBRARY_DIRS) {
-    for (const file of await list(host, dir)) if (/^libnvidia-ml\.so\.\d+\.\d+/.test(file)) found.add(`/${dir}/${file}`);
+    for (const file of await list(host, dir, (name) => NVML_FILE.test(name))) found.add(`/${dir}/${file}`);
   }
   return [...found].sort();
 }

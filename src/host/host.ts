@@ -160,13 +160,18 @@ export async function readIfExists(host: Pick<Host, 'root'>, path: string): Prom
   }
 }
 
-/** A directory's entries (at most LIST_CAP of them), in the directory's order; none when it cannot be read. */
-async function listDir(host: Pick<Host, 'root'>, path: string): Promise<Dirent[]> {
+/**
+ * A directory's entries (at most LIST_CAP of them), in the directory's order; none when it cannot be
+ * read. With `match`, only the names it takes are kept and counted: a few names looked for in a
+ * directory of thousands (/usr/lib64) are found wherever the directory's order puts them.
+ */
+async function listDir(host: Pick<Host, 'root'>, path: string, match?: (name: string) => boolean): Promise<Dirent[]> {
   const dir = await opendir(hostPath(host, path)).catch(unreadable);
   if (!dir) return [];
   const entries: Dirent[] = [];
   try {
     for await (const entry of dir) {
+      if (match && !match(entry.name)) continue;
       entries.push(entry);
       if (entries.length >= LIST_CAP) break;
     }
@@ -176,9 +181,9 @@ async function listDir(host: Pick<Host, 'root'>, path: string): Promise<Dirent[]
   return entries;
 }
 
-/** Names in a directory (at most LIST_CAP of them); none when it cannot be read. */
-export const list = async (host: Pick<Host, 'root'>, path: string): Promise<string[]> =>
-  (await listDir(host, path)).map((entry) => entry.name);
+/** Names in a directory (at most LIST_CAP of them; with `match`, of those it takes); none when it cannot be read. */
+export const list = async (host: Pick<Host, 'root'>, path: string, match?: (name: string) => boolean): Promise<string[]> =>
+  (await listDir(host, path, match)).map((entry) => entry.name);
 
 /** A directory's entries with their types (at most LIST_CAP), sorted by name as readdir() gives them; none when it cannot be read. */
 export const listEntries = async (host: Pick<Host, 'root'>, path: string): Promise<Dirent[]> =>
