@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture, eventually, FAKE_SMI, runCli } from '../support/helpers.js';
-import { freePort, startNodeExporter } from '../support/node-exporter.js';
+import { startNodeExporter } from '../support/node-exporter.js';
+import { startPrometheus } from '../support/prometheus.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 import { recorded } from './recording.js';
 
@@ -13,7 +13,6 @@ import { recorded } from './recording.js';
 // Prometheus scraping a real node_exporter per source. The panels' expressions and the two variables
 // are taken as facts (what each panel asks), not copied from the dashboard's file.
 
-const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
 const LOAD = 'h200x2__580.159.04__linux-load';
 /** GPM's tensor activity the NVML stand-in answers, in % (NVML's unit; GPM metric id 5). */
 const TENSOR_PERCENT = [42, 17];
@@ -66,32 +65,12 @@ describe('dashboard 12239 (dcgm-exporter) on the --compat dcgm file', () => {
       NVML_STAND_IN: config,
     });
 
-    await writeFile(
-      join(dir, 'prometheus.yml'),
-      JSON.stringify({
-        global: { scrape_interval: '1s' },
-        scrape_configs: [{ job_name: 'node', static_configs: [{ targets: [smi, nvml] }] }],
-      }),
-    );
-    const port = await freePort();
-    let log = '';
-    const prometheus = spawn(
-      PROMETHEUS,
-      [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'tsdb')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        '--log.level=warn',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    prometheus.stdout.on('data', (chunk) => (log += chunk));
-    prometheus.stderr.on('data', (chunk) => (log += chunk));
-    const exited = new Promise<void>((resolve) => prometheus.once('exit', () => resolve()));
-    stops.push(async () => {
-      if (prometheus.exitCode === null && prometheus.signalCode === null) prometheus.kill('SIGTERM');
-      await exited;
+    const prometheus = await startPrometheus(dir, {
+      global: { scrape_interval: '1s' },
+      scrape_configs: [{ job_name: 'node', static_configs: [{ targets: [smi, nvml] }] }],
     });
+    const { port } = prometheus;
+    stops.push(prometheus.stop);
     const api = async (path: string) => {
       const body = (await (await fetch(`http://127.0.0.1:${port}/api/v1/${path}`)).json()) as {
         status: string;
@@ -108,7 +87,7 @@ describe('dashboard 12239 (dcgm-exporter) on the --compat dcgm file', () => {
     // The variables: label_values(DCGM_FI_DEV_GPU_TEMP, instance) and label_values(DCGM_FI_DEV_GPU_TEMP, gpu).
     labelValues = async (label) => ((await api(`label/${label}/values?match[]=DCGM_FI_DEV_GPU_TEMP`)) as string[]).sort();
     const ready = await eventually(async () => (await query('DCGM_FI_DEV_GPU_TEMP').catch(() => [])).length === 4, 90_000);
-    expect(ready, log).toBe(true);
+    expect(ready, prometheus.log()).toBe(true);
   }, 150_000);
 
   afterAll(async () => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,10 +7,9 @@ import { FAILURE_REASONS } from '../../src/collection.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import { metricCatalog } from '../../src/metrics/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
-import { freePort, startNodeExporter } from '../support/node-exporter.js';
+import { startNodeExporter } from '../support/node-exporter.js';
+import { startPrometheus } from '../support/prometheus.js';
 import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../support/helpers.js';
-
-const PROMETHEUS = process.env.PROMETHEUS ?? 'prometheus';
 
 const EXAMPLES = join(ROOT, 'examples');
 const promtool = (...args: string[]) => execa('promtool', args, { cwd: EXAMPLES, reject: false });
@@ -211,27 +209,9 @@ describe('the examples on a real Prometheus scraping a default install', () => {
       rule_files: rules,
       scrape_configs: jobs.map((job) => ({ job_name: job, static_configs: [{ targets: [withGpus, without] }] })),
     };
-    // JSON is YAML.
-    await writeFile(join(dir, 'prometheus.yml'), JSON.stringify(config));
-    const port = await freePort();
-    let log = '';
-    const prometheus = spawn(
-      PROMETHEUS,
-      [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'tsdb')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        '--log.level=warn',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    prometheus.stdout.on('data', (chunk) => (log += chunk));
-    prometheus.stderr.on('data', (chunk) => (log += chunk));
-    const exited = new Promise<void>((resolve) => prometheus.once('exit', () => resolve()));
-    stops.push(async () => {
-      if (prometheus.exitCode === null && prometheus.signalCode === null) prometheus.kill('SIGTERM');
-      await exited;
-    });
+    const prometheus = await startPrometheus(dir, config);
+    const { port } = prometheus;
+    stops.push(prometheus.stop);
     query = async (expr) => {
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
       const body = (await response.json()) as { status: string; error?: string; data?: { resultType: string; result: Sample[] } };
@@ -244,7 +224,7 @@ describe('the examples on a real Prometheus scraping a default install', () => {
       const recorded = await query('instance_gpu:nvidia_gpu_utilization_ratio:avg1h').catch(() => []);
       return scrapes.length === 2 * jobs.length && recorded.length > 0;
     }, 90_000);
-    expect(ready, log).toBe(true);
+    expect(ready, prometheus.log()).toBe(true);
   }, 150_000);
 
   afterAll(async () => {
