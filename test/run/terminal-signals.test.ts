@@ -75,14 +75,15 @@ describe("run's terminal signals", () => {
     // terminal's, and run's copy had it been passed, landing in that handling.
     const job = 'n=0; trap "n=\\$((n+1)); sleep 1" INT; echo ready; while [ $n -lt 1 ]; do sleep 0.05; done; echo got $n; exit 3';
     const { output, exitCode } = await ctrlC(job);
+    // What the terminal showed (the job's lines and run's summary) says why, should this ever fail.
     expect(output).toContain('got 1');
-    expect(exitCode).toBe(3);
+    expect(exitCode, output).toBe(3);
   });
 
   it('Ctrl-C in a terminal reaches a job that left the group (timeout), through run', async () => {
     // timeout(1) runs in a process group of its own: the terminal's Ctrl-C reaches only run.
     const { output, exitCode } = await ctrlC('echo ready; exec timeout 60 sleep 60');
     expect(output).toMatch(/SIGINT|130/);
-    expect(exitCode).toBe(130);
+    expect(exitCode, output).toBe(130);
   });
 });
