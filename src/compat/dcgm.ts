@@ -129,6 +129,22 @@ function gpuLabels(sample: GpuSample, context: DcgmContext): Labels {
   ];
 }
 
+/** The label names of the dcgm file's series: a --label of one of these would give a series the same label twice. */
+export const DCGM_LABELS: readonly string[] = [
+  'gpu',
+  'UUID',
+  'pci_bus_id',
+  'device',
+  'modelName',
+  'Hostname',
+  'DCGM_FI_DRIVER_VERSION',
+  'GPU_I_PROFILE',
+  'GPU_I_ID',
+  'xid',
+  'container',
+  'hpc_job',
+];
+
 /** The MIG labels dcgm-exporter adds; whole-GPU series of a family that has MIG series carry them empty (Prometheus drops an empty label). */
 const NO_MIG: Labels = [
   ['GPU_I_PROFILE', ''],
