@@ -72,6 +72,13 @@ export const DCGM_FIELDS: readonly DcgmField[] = [
     scale: 1,
   },
   {
+    name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
+    type: 'gauge',
+    help: 'Ratio of time the graphics engine is active.',
+    query: 'nvml.gpm.graphics_active',
+    scale: 1,
+  },
+  {
     name: 'DCGM_FI_PROF_SM_ACTIVE',
     type: 'gauge',
     help: 'The ratio of cycles an SM has at least 1 warp assigned.',

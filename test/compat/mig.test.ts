@@ -27,16 +27,21 @@ describe('collect --compat dcgm on a MIG host', () => {
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     const scraped = checkExposition(await exporter.scrape()).samples;
     expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
-    const ours = scraped
-      .filter((s) => s.name === 'nvidia_gpu_mig_sm_active_ratio')
-      .map((s) => [s.labels.mig_profile, s.labels.gpu_instance, s.value])
-      .sort();
-    const dcgm = scraped
-      .filter((s) => s.name === 'DCGM_FI_PROF_SM_ACTIVE' && (s.labels.GPU_I_ID ?? '') !== '')
-      .map((s) => [s.labels.GPU_I_PROFILE, s.labels.GPU_I_ID, s.value])
-      .sort();
-    expect(ours.length).toBeGreaterThan(1);
-    expect(dcgm).toEqual(ours);
+    for (const [dcgmName, ourName] of [
+      ['DCGM_FI_PROF_SM_ACTIVE', 'nvidia_gpu_mig_sm_active_ratio'],
+      ['DCGM_FI_PROF_GR_ENGINE_ACTIVE', 'nvidia_gpu_mig_graphics_active_ratio'],
+    ]) {
+      const ours = scraped
+        .filter((s) => s.name === ourName)
+        .map((s) => [s.labels.mig_profile, s.labels.gpu_instance, s.value])
+        .sort();
+      const dcgm = scraped
+        .filter((s) => s.name === dcgmName && (s.labels.GPU_I_ID ?? '') !== '')
+        .map((s) => [s.labels.GPU_I_PROFILE, s.labels.GPU_I_ID, s.value])
+        .sort();
+      expect(ours.length, ourName).toBeGreaterThan(1);
+      expect(dcgm, dcgmName).toEqual(ours);
+    }
     // The whole GPU's series is there too, with the MIG labels empty (Prometheus drops an empty label).
     const whole = scraped.filter((s) => s.name === 'DCGM_FI_PROF_SM_ACTIVE' && (s.labels.GPU_I_ID ?? '') === '');
     expect(whole.map((s) => s.value)).toEqual(scraped.filter((s) => s.name === 'nvidia_gpu_sm_active_ratio').map((s) => s.value));
