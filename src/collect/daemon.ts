@@ -34,7 +34,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   const { publish, previousSuccessSeconds, removeStaleTemps, newRenderMemo } = await import('../publish/publish.js');
   publishTarget.memo = newRenderMemo();
   if (!plan.dryRun)
-    for (const name of [plan.fileName, ...(publishTarget.compat ? [publishTarget.compat.fileName] : [])])
+    for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
       removeStaleTemps(plan.textfileDir, name);
   // NVML's calls block this thread: a watchdog thread bounds each sample's (src/collect/watchdog.ts).
   const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { csvHost } from '../csvlog/columns.js';
-import { compatFileName, readDeviceMinors } from '../compat/compat-file.js';
+import { compatOutputs, readDeviceMinors } from '../compat/compat-file.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -17,10 +17,14 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
   fileName: plan.fileName,
   dryRun: plan.dryRun,
   labels: plan.labels,
-  compat: plan.compat && {
-    fileName: compatFileName(plan.fileName, plan.compat),
-    context: { hostname: hostname(), labels: plan.labels, minors: readDeviceMinors(plan.host) },
-  },
+  compat:
+    plan.compat === undefined || plan.compat.length === 0
+      ? undefined
+      : compatOutputs(plan.compat, plan.fileName, {
+          hostname: hostname(),
+          labels: plan.labels,
+          minors: plan.compat.includes('dcgm') ? readDeviceMinors(plan.host) : undefined,
+        }),
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
   out,
 });
@@ -93,7 +97,7 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
   const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
   // Temp files a killed run left behind.
   if (!plan.dryRun)
-    for (const name of [plan.fileName, ...(publishTarget.compat ? [publishTarget.compat.fileName] : [])])
+    for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
       removeStaleTemps(plan.textfileDir, name);
   const collected = await collecting;
   const { health } = collected.collection;

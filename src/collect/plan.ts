@@ -24,8 +24,8 @@ export interface CollectPlan {
   /** Print the exposition instead of writing anything. */
   dryRun: boolean;
   labels: [string, string][];
-  /** --compat: the peer exporter whose names a second file carries (docs/compat.md). */
-  compat?: CompatName;
+  /** --compat: the peer exporters whose names a file of its own each carries (docs/compat.md); empty for none. */
+  compat?: readonly CompatName[];
   stateDir: string;
   csv?: { dir: string; task: string };
   /** Daemon mode when set: publish every intervalMs. */

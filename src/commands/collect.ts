@@ -8,7 +8,7 @@ import { hostAt } from '../host/host.js';
 import { DEMO_LABEL, ownLabelNames } from '../metrics/metrics-catalog.js';
 import { DEMO_HOST_NAMES, SOURCE_NAMES } from '../sources/sources.js';
 import { taskNameProblem } from './task-name.js';
-import { COMPAT_NAMES } from '../compat/compat-file.js';
+import { parseCompat } from '../compat/compat-file.js';
 import { defaultTextfileDir, type COLLECT_OPTIONS } from './options.js';
 import type { ArgsOf } from './option-types.js';
 
@@ -34,8 +34,8 @@ export function parseCollectArgs(args: CollectArgs): CollectPlan | string {
   if (typeof source === 'string') return source;
   const labels = parseLabels(args.label);
   if (typeof labels === 'string') return labels;
-  const compat = args.compat === undefined ? undefined : COMPAT_NAMES.find((name) => name === args.compat);
-  if (args.compat !== undefined && !compat) return `--compat: "${args.compat}" is not one of ${COMPAT_NAMES.join(', ')}`;
+  const compat = parseCompat(args.compat, labels);
+  if (typeof compat === 'string') return compat;
   return {
     ...source,
     nvidiaSmi: args.nvidiaSmi,

@@ -1,13 +1,55 @@
 import { join } from 'node:path';
+import type { Collection } from '../collection.js';
+import type { MetricFamily } from '../exposition/families.js';
 import { listIfAny, readTextIfAny, type Host } from '../host/host.js';
 import { busIdKey } from '../xid/parse.js';
+import { DCGM_LABELS, dcgmFamilies, type DcgmContext } from './dcgm.js';
+import { NVIDIA_GPU_EXPORTER_LABELS, nvidiaGpuExporterFamilies } from './nvidia-gpu-exporter.js';
 
 // Which peer exporters --compat names, the file each one's names go to, and the one fact of the host
 // dcgm-exporter's labels need that no source gives: the GPU's device minor number.
 
 /** The peer exporters whose names --compat writes. */
-export const COMPAT_NAMES = ['dcgm'] as const;
+export const COMPAT_NAMES = ['dcgm', 'nvidia_gpu_exporter'] as const;
 export type CompatName = (typeof COMPAT_NAMES)[number];
+
+/**
+ * --compat's value: one name or a comma list ("dcgm,nvidia_gpu_exporter"), each once; or the one line
+ * that says what is wrong (exit 2). A --label that the peer's series carry already is refused too: the
+ * series would have that label twice, which node_exporter rejects.
+ */
+export function parseCompat(value: string | undefined, labels: readonly (readonly [string, string])[]): CompatName[] | string {
+  if (value === undefined) return [];
+  const names: CompatName[] = [];
+  for (const item of value.split(',').map((part) => part.trim())) {
+    const name = COMPAT_NAMES.find((known) => known === item);
+    if (!name) return `--compat: "${item}" is not one of ${COMPAT_NAMES.join(', ')}`;
+    if (!names.includes(name)) names.push(name);
+  }
+  for (const name of names) {
+    const taken = labels.find(([key]) => PEER_LABELS[name].includes(key));
+    if (taken) return `--label: "${taken[0]}" is a label of --compat ${name}'s series`;
+  }
+  return names;
+}
+
+const PEER_LABELS: Record<CompatName, readonly string[]> = { dcgm: DCGM_LABELS, nvidia_gpu_exporter: NVIDIA_GPU_EXPORTER_LABELS };
+
+/** One peer's file: its name, and the collection in the peer's names. */
+export interface CompatOutput {
+  fileName: string;
+  families: (collection: Collection) => MetricFamily[];
+}
+
+/** The files --compat asks for, each rendered from the same collection as ours. */
+export const compatOutputs = (names: readonly CompatName[], fileName: string, context: DcgmContext): CompatOutput[] =>
+  names.map((name) => ({
+    fileName: compatFileName(fileName, name),
+    families:
+      name === 'dcgm'
+        ? (collection: Collection) => dcgmFamilies(collection, context)
+        : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels),
+  }));
 
 /** "nvidia_gpu.prom" -> "nvidia_gpu_dcgm.prom": its own file, so no HELP text of ours meets one of the peer's (node_exporter#1885). */
 export const compatFileName = (fileName: string, compat: CompatName): string => fileName.replace(/\.prom$/, `_${compat}.prom`);

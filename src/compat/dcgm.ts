@@ -18,6 +18,8 @@ interface DcgmField {
   query: string;
   /** Our base-unit value times this is DCGM's (hertz -> MHz: 1e-6; a ratio -> %: 100). */
   scale: number;
+  /** The MIG GPU instance's memory that DCGM's GPU_I entity reports for this field (NVML: each MIG device's), in bytes. */
+  migMemory?: 'used' | 'free';
 }
 
 const MHZ = 1e-6;
@@ -48,8 +50,22 @@ export const DCGM_FIELDS: readonly DcgmField[] = [
   { name: 'DCGM_FI_DEV_MEM_COPY_UTIL', type: 'gauge', help: 'Memory utilization (in %).', query: 'utilization.memory', scale: 100 },
   { name: 'DCGM_FI_DEV_ENC_UTIL', type: 'gauge', help: 'Encoder utilization (in %).', query: 'utilization.encoder', scale: 100 },
   { name: 'DCGM_FI_DEV_DEC_UTIL', type: 'gauge', help: 'Decoder utilization (in %).', query: 'utilization.decoder', scale: 100 },
-  { name: 'DCGM_FI_DEV_FB_FREE', type: 'gauge', help: 'Framebuffer memory free (in MiB).', query: 'memory.free', scale: MIB },
-  { name: 'DCGM_FI_DEV_FB_USED', type: 'gauge', help: 'Framebuffer memory used (in MiB).', query: 'memory.used', scale: MIB },
+  {
+    name: 'DCGM_FI_DEV_FB_FREE',
+    type: 'gauge',
+    help: 'Framebuffer memory free (in MiB).',
+    query: 'memory.free',
+    scale: MIB,
+    migMemory: 'free',
+  },
+  {
+    name: 'DCGM_FI_DEV_FB_USED',
+    type: 'gauge',
+    help: 'Framebuffer memory used (in MiB).',
+    query: 'memory.used',
+    scale: MIB,
+    migMemory: 'used',
+  },
   {
     name: 'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS',
     type: 'counter',
@@ -69,6 +85,13 @@ export const DCGM_FIELDS: readonly DcgmField[] = [
     type: 'gauge',
     help: 'Whether remapping of rows has failed',
     query: 'remapped_rows.failure',
+    scale: 1,
+  },
+  {
+    name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
+    type: 'gauge',
+    help: 'Ratio of time the graphics engine is active.',
+    query: 'nvml.gpm.graphics_active',
     scale: 1,
   },
   {
@@ -129,11 +152,53 @@ function gpuLabels(sample: GpuSample, context: DcgmContext): Labels {
   ];
 }
 
+/** The label names of the dcgm file's series: a --label of one of these would give a series the same label twice. */
+export const DCGM_LABELS: readonly string[] = [
+  'gpu',
+  'UUID',
+  'pci_bus_id',
+  'device',
+  'modelName',
+  'Hostname',
+  'DCGM_FI_DRIVER_VERSION',
+  'GPU_I_PROFILE',
+  'GPU_I_ID',
+  'xid',
+  'container',
+  'hpc_job',
+];
+
 /** The MIG labels dcgm-exporter adds; whole-GPU series of a family that has MIG series carry them empty (Prometheus drops an empty label). */
 const NO_MIG: Labels = [
   ['GPU_I_PROFILE', ''],
   ['GPU_I_ID', ''],
 ];
+
+/** "1c.3g.71gb" (a compute instance's profile) -> "3g.71gb": DCGM's GPU_I_PROFILE names the GPU instance. */
+const gpuInstanceProfile = (profile: string): string => profile.replace(/^\d+c\./, '');
+
+/**
+ * A field's values per MIG GPU instance, in our base units: GPM's ratios of each GPU instance, and its
+ * memory, which its compute instances share (each MIG device reports the same: the first one's is taken).
+ * NVML gives no clocks, temperature or power per MIG device: those fields have no MIG series.
+ */
+function migValues(field: DcgmField, sample: GpuSample): { gpuInstance: number; profile: string; value: number }[] {
+  const ratios = (sample.migActivity ?? []).flatMap(({ gpuInstance, profile, ratios }) => {
+    const value = ratios.get(field.query);
+    return value === undefined ? [] : [{ gpuInstance, profile, value }];
+  });
+  const kind = field.migMemory;
+  if (!kind) return ratios;
+  const memory = new Map<number, { gpuInstance: number; profile: string; value: number }>();
+  for (const device of sample.mig ?? [])
+    if (device.memory && !memory.has(device.gpuInstance))
+      memory.set(device.gpuInstance, {
+        gpuInstance: device.gpuInstance,
+        profile: gpuInstanceProfile(device.profile),
+        value: device.memory[kind],
+      });
+  return [...ratios, ...memory.values()];
+}
 
 function fieldFamily(field: DcgmField, samples: readonly { sample: GpuSample; labels: Labels }[]): MetricFamily {
   const series: MetricSample[] = [];
@@ -141,16 +206,12 @@ function fieldFamily(field: DcgmField, samples: readonly { sample: GpuSample; la
     const reading = sample.readings.get(field.query);
     if (reading?.kind === 'number') series.push({ labels, value: clean(reading.value * field.scale) });
   }
-  const migSeries: MetricSample[] = [];
-  for (const { sample, labels } of samples)
-    for (const activity of sample.migActivity ?? []) {
-      const ratio = activity.ratios.get(field.query);
-      if (ratio === undefined) continue;
-      migSeries.push({
-        labels: [...labels, ['GPU_I_PROFILE', activity.profile], ['GPU_I_ID', String(activity.gpuInstance)]],
-        value: clean(ratio * field.scale),
-      });
-    }
+  const migSeries = samples.flatMap(({ sample, labels }) =>
+    migValues(field, sample).map(({ gpuInstance, profile, value }) => ({
+      labels: [...labels, ['GPU_I_PROFILE', profile], ['GPU_I_ID', String(gpuInstance)]] as Labels,
+      value: clean(value * field.scale),
+    })),
+  );
   const all = migSeries.length === 0 ? series : [...series.map((s) => ({ ...s, labels: [...s.labels, ...NO_MIG] })), ...migSeries];
   return { name: field.name, type: field.type, help: field.help, samples: all };
 }

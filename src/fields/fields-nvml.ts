@@ -27,6 +27,16 @@ export const NVML_FIELDS: readonly FieldSpec[] = [
   ),
   // GPM (GPU performance monitoring, Hopper and later): shares of the time between two samples.
   nvmlGauge(
+    'gpm.graphics_active',
+    'graphics_active_ratio',
+    'Share of time a graphics or compute context was busy on the graphics or compute pipe (0-1).',
+    'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
+    {
+      factor: PERCENT,
+      unit: '%',
+    },
+  ),
+  nvmlGauge(
     'gpm.sm_active',
     'sm_active_ratio',
     'Share of time at least one warp was resident on an SM, averaged over all SMs (0-1).',

@@ -50,6 +50,12 @@ export const FIXED_FAMILIES = {
   migMemoryUsed: fixed('nvidia_gpu_mig_memory_used_bytes', 'gauge', 'Memory in use in a MIG device, in bytes.', MIG_LABELS),
   migMemoryTotal: fixed('nvidia_gpu_mig_memory_total_bytes', 'gauge', 'Memory of a MIG device (its GPU instance), in bytes.', MIG_LABELS),
   migMemoryFree: fixed('nvidia_gpu_mig_memory_free_bytes', 'gauge', 'Memory free in a MIG device, in bytes.', MIG_LABELS),
+  migGraphicsActive: fixed(
+    'nvidia_gpu_mig_graphics_active_ratio',
+    'gauge',
+    'Share of time a graphics or compute context of a MIG GPU instance was busy (0-1).',
+    GPU_INSTANCE_LABELS,
+  ),
   migSmActive: fixed(
     'nvidia_gpu_mig_sm_active_ratio',
     'gauge',
@@ -122,6 +128,7 @@ export const FIXED_FAMILIES = {
 
 /** The MIG GPU instance families of GPM, by the query of the whole GPU's field of the same metric. */
 export const MIG_GPM_FAMILIES: Readonly<Record<string, FixedFamily>> = {
+  'nvml.gpm.graphics_active': FIXED_FAMILIES.migGraphicsActive,
   'nvml.gpm.sm_active': FIXED_FAMILIES.migSmActive,
   'nvml.gpm.sm_occupancy': FIXED_FAMILIES.migSmOccupancy,
   'nvml.gpm.tensor_active': FIXED_FAMILIES.migTensorActive,

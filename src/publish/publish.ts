@@ -4,7 +4,7 @@ import { render } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
 import { buildFamilies } from '../metrics/metrics.js';
-import { dcgmFamilies, type DcgmContext } from '../compat/dcgm.js';
+import type { CompatOutput } from '../compat/compat-file.js';
 import { newLabelArrays, type LabelArrays } from '../metrics/metrics-labels.js';
 import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
 
@@ -23,8 +23,8 @@ export interface PublishTarget {
   extraFamilies?: () => MetricFamily[];
   /** Kept from one collection to the next by a long-running publisher (newRenderMemo). */
   memo?: RenderMemo;
-  /** --compat dcgm: the same collection in dcgm-exporter's names, in a file of its own (docs/compat.md). */
-  compat?: { fileName: string; context: DcgmContext };
+  /** --compat: the same collection in a peer exporter's names, each in a file of its own (docs/compat.md). */
+  compat?: readonly CompatOutput[];
 }
 
 /**
@@ -88,16 +88,15 @@ async function afterFailedWrite(error: TextfileError, collection: Collection, ta
 }
 
 /**
- * The dcgm-exporter file: its own name, so that no HELP text of ours meets one of its (node_exporter
+ * A peer exporter's file: its own name, so that no HELP text of ours meets one of its (node_exporter
  * rejects a family whose HELP differs between files). A collection that breaks a format rule (a bug)
- * gives an empty file: dcgm-exporter's names carry no health of their own, ours says what failed.
+ * gives an empty file: our file says what failed.
  */
-function publishCompat(collection: Collection, target: PublishTarget): string | undefined {
-  if (!target.compat) return undefined;
-  const families = dcgmFamilies(collection, target.compat.context);
+function publishCompat(collection: Collection, target: PublishTarget, output: CompatOutput): string | undefined {
+  const families = output.families(collection);
   const text = render(families);
   const problems = [...checkFamilies(families), ...checkExposition(text).problems];
-  const written = publishTextfile(target.textfileDir, target.compat.fileName, problems.length === 0 ? text : '');
+  const written = publishTextfile(target.textfileDir, output.fileName, problems.length === 0 ? text : '');
   return written && `${written.reason}: ${written.message}`;
 }
 
@@ -118,8 +117,8 @@ export async function publish(collection: Collection, target: PublishTarget, now
   }
   const written = publishTextfile(target.textfileDir, target.fileName, text);
   const ownError = written && (await afterFailedWrite(written, collection, target));
-  const compatError = publishCompat(collection, target);
-  const textfileError = [ownError, compatError].filter(Boolean).join('; ') || undefined;
+  const compatErrors = (target.compat ?? []).map((output) => publishCompat(collection, target, output));
+  const textfileError = [ownError, ...compatErrors].filter(Boolean).join('; ') || undefined;
   let csvError: string | undefined;
   if (target.csv) {
     const { appendCsvSample } = await import('../csvlog/append.js');

@@ -17,7 +17,7 @@ const keys = async (file: string): Promise<string[]> =>
     .filter((line) => line.includes('=') && !line.startsWith('#'));
 
 describe('collect --compat dcgm on a MIG host', () => {
-  it("gives each GPU instance's profiling ratios with GPU_I_PROFILE and GPU_I_ID, in a file node_exporter accepts", async () => {
+  it("gives each GPU instance's profiling ratios and memory with GPU_I_PROFILE and GPU_I_ID, in a file node_exporter accepts", async () => {
     const dir = await tempDir();
     const textfile = join(dir, 't');
     const exporter = await startNodeExporter(textfile);
@@ -27,16 +27,33 @@ describe('collect --compat dcgm on a MIG host', () => {
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     const scraped = checkExposition(await exporter.scrape()).samples;
     expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
-    const ours = scraped
-      .filter((s) => s.name === 'nvidia_gpu_mig_sm_active_ratio')
-      .map((s) => [s.labels.mig_profile, s.labels.gpu_instance, s.value])
-      .sort();
-    const dcgm = scraped
-      .filter((s) => s.name === 'DCGM_FI_PROF_SM_ACTIVE' && (s.labels.GPU_I_ID ?? '') !== '')
-      .map((s) => [s.labels.GPU_I_PROFILE, s.labels.GPU_I_ID, s.value])
-      .sort();
-    expect(ours.length).toBeGreaterThan(1);
-    expect(dcgm).toEqual(ours);
+    for (const [dcgmName, ourName] of [
+      ['DCGM_FI_PROF_SM_ACTIVE', 'nvidia_gpu_mig_sm_active_ratio'],
+      ['DCGM_FI_PROF_GR_ENGINE_ACTIVE', 'nvidia_gpu_mig_graphics_active_ratio'],
+    ]) {
+      const ours = scraped
+        .filter((s) => s.name === ourName)
+        .map((s) => [s.labels.mig_profile, s.labels.gpu_instance, s.value])
+        .sort();
+      const dcgm = scraped
+        .filter((s) => s.name === dcgmName && (s.labels.GPU_I_ID ?? '') !== '')
+        .map((s) => [s.labels.GPU_I_PROFILE, s.labels.GPU_I_ID, s.value])
+        .sort();
+      expect(ours.length, ourName).toBeGreaterThan(1);
+      expect(dcgm, dcgmName).toEqual(ours);
+    }
+    // Each GPU instance's memory in MiB, once per GPU instance (its compute instances share it), as ours has it per MIG device.
+    const ourMemory = new Map(
+      scraped
+        .filter((s) => s.name === 'nvidia_gpu_mig_memory_used_bytes')
+        .map((s) => [s.labels.gpu_instance, s.value / (1024 * 1024)] as const),
+    );
+    const fbUsed = scraped
+      .filter((s) => s.name === 'DCGM_FI_DEV_FB_USED' && (s.labels.GPU_I_ID ?? '') !== '')
+      .map((s) => [s.labels.GPU_I_ID, s.labels.GPU_I_PROFILE, s.value]);
+    expect(fbUsed.map(([id]) => id).sort()).toEqual([...ourMemory.keys()].sort());
+    for (const [id, , value] of fbUsed) expect(value, String(id)).toBe(ourMemory.get(String(id)));
+    expect(fbUsed.find(([id]) => id === '1')?.[1]).toBe('3g.71gb');
     // The whole GPU's series is there too, with the MIG labels empty (Prometheus drops an empty label).
     const whole = scraped.filter((s) => s.name === 'DCGM_FI_PROF_SM_ACTIVE' && (s.labels.GPU_I_ID ?? '') === '');
     expect(whole.map((s) => s.value)).toEqual(scraped.filter((s) => s.name === 'nvidia_gpu_sm_active_ratio').map((s) => s.value));

@@ -9,6 +9,7 @@ import { OUT_OF_RANGE } from './field-readers.js';
 
 /** nvmlGpmMetricId_t: the GPM metrics read, by field. */
 export const GPM_METRICS: Readonly<Record<string, number>> = {
+  'nvml.gpm.graphics_active': 1, // NVML_GPM_METRIC_GRAPHICS_UTIL
   'nvml.gpm.sm_active': 2, // NVML_GPM_METRIC_SM_UTIL
   'nvml.gpm.sm_occupancy': 3, // NVML_GPM_METRIC_SM_OCCUPANCY
   'nvml.gpm.tensor_active': 5, // NVML_GPM_METRIC_ANY_TENSOR_UTIL

@@ -29,7 +29,7 @@ function fakeNvml(calls: string[]): Nvml {
     gpmSupported: () => ({ rc: 0, value: true }),
     gpmAlloc: () => ({ rc: 0, value: 1n }),
     gpmTake: () => 0,
-    gpmMetrics: () => ({ rc: 0, value: [50, 14, 40, 16].map((value) => ({ rc: 0, value })) }),
+    gpmMetrics: () => ({ rc: 0, value: [60, 50, 14, 40, 16].map((value) => ({ rc: 0, value })) }),
   };
   return new Proxy({} as Nvml, {
     get:

@@ -54,13 +54,14 @@ describe('an NVML answer that is no value', () => {
   });
 
   it('the energy counter and PCIe replays at their "none", GPM ratios that are no number', async () => {
-    const gpm = ['0.gpm=1', '0.gpm.2=nan', '0.gpm.3=-1', '0.gpm.5=94', '0.gpm.10=16'];
+    const gpm = ['0.gpm=1', '0.gpm.1=inf', '0.gpm.2=nan', '0.gpm.3=-1', '0.gpm.5=94', '0.gpm.10=16'];
     const samples = await collect([`0.energy_mj=${U64}`, `0.replay=${U32}`, ...gpm], '--gpm-window', '20ms');
     const values = (name: string) => samples.filter((s) => s.name === name).map((s) => s.value);
     const errors = samples.filter((s) => s.name === 'nvidia_gpu_field_error').map((s) => `${s.labels.gpu} ${s.labels.field}`);
     expect({
       energy: values('nvidia_gpu_energy_joules_total'),
       replays: values('nvidia_gpu_pcie_replay_errors_total'),
+      graphics: values('nvidia_gpu_graphics_active_ratio'),
       smActive: values('nvidia_gpu_sm_active_ratio'),
       occupancy: values('nvidia_gpu_sm_occupancy_ratio'),
       tensor: values('nvidia_gpu_tensor_active_ratio'),
@@ -68,10 +69,17 @@ describe('an NVML answer that is no value', () => {
     }).toEqual({
       energy: [],
       replays: [],
+      graphics: [],
       smActive: [],
       occupancy: [],
       tensor: [0.94],
-      errors: ['0 nvml.energy', '0 nvml.gpm.sm_active', '0 nvml.gpm.sm_occupancy', '0 nvml.pcie.replay_counter'],
+      errors: [
+        '0 nvml.energy',
+        '0 nvml.gpm.graphics_active',
+        '0 nvml.gpm.sm_active',
+        '0 nvml.gpm.sm_occupancy',
+        '0 nvml.pcie.replay_counter',
+      ],
     });
   });
 

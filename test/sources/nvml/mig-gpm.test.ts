@@ -29,7 +29,9 @@ const keys = async (file: string, gpu = 0): Promise<string[]> =>
     .filter((line) => line.includes('=') && !line.startsWith('#'))
     .map((line) => line.replace(/^(\d+)\./, (_, n: string) => `${Number(n) >= 100 ? Number(n) + 10 * gpu : gpu}.`));
 const layout = async (gpu = 0) => [...(await keys('mig.conf', gpu)), ...(await keys('mig-gpm.conf', gpu))];
-const RATIOS = ['sm_active', 'sm_occupancy', 'tensor_active', 'dram_active'].map((name) => `nvidia_gpu_mig_${name}_ratio`);
+const RATIOS = ['graphics_active', 'sm_active', 'sm_occupancy', 'tensor_active', 'dram_active'].map(
+  (name) => `nvidia_gpu_mig_${name}_ratio`,
+);
 /** A MIG device's or GPU instance's family (nvidia_gpu_mig_mode is the GPU's own). */
 const MIG_FAMILY = /nvidia_gpu_mig_(?!mode)/;
 const series = (text: string, name: string) =>
@@ -50,6 +52,7 @@ describe('GPM per MIG GPU instance', () => {
       ['0', '13', '1g.18gb', 0.06],
       ['0', '14', '1g.18gb', 0],
     ]);
+    expect(series(result.stdout, 'nvidia_gpu_mig_graphics_active_ratio').map((row) => row[3])).toEqual([0.99, 0.2, 0.08, 0]);
     expect(series(result.stdout, 'nvidia_gpu_mig_sm_occupancy_ratio').map((row) => row[3])).toEqual([0.4525, 0.035, 0.015, 0]);
     expect(series(result.stdout, 'nvidia_gpu_mig_tensor_active_ratio').map((row) => row[3])).toEqual([0.88, 0, 0, 0]);
     expect(series(result.stdout, 'nvidia_gpu_mig_dram_active_ratio').map((row) => row[3])).toEqual([0.31, 0.64, 0.585, 0]);
@@ -89,7 +92,7 @@ describe('GPM per MIG GPU instance', () => {
       (await layout()).filter((line) => line !== '0.gpm=1'),
     );
     expect([on, off, noGpm].map((row) => row.slice(0, 4))).toEqual([
-      ['MIG on, GPM', 16, 8, 10],
+      ['MIG on, GPM', 20, 8, 10],
       ['MIG off', 0, 0, 2],
       ['no GPM', 0, 0, 0],
     ]);
@@ -226,7 +229,7 @@ function fakeMigNvml(state: { lost: boolean; broken: boolean; allocated: Set<big
     },
     gpmTake: () => 0,
     gpmMigTake: () => 0,
-    gpmMetrics: () => ({ rc: 0, value: [50, 14, 40, 16].map((value) => ({ rc: 0, value })) }),
+    gpmMetrics: () => ({ rc: 0, value: [60, 50, 14, 40, 16].map((value) => ({ rc: 0, value })) }),
     gpmFree: (sample) => {
       state.freed.push(sample as bigint);
       return 0;

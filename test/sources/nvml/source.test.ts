@@ -137,6 +137,7 @@ describe('collect --source nvml', () => {
       '0.energy_mj=123456789',
       '0.replay=3',
       '0.gpm=1',
+      '0.gpm.1=98.75',
       '0.gpm.2=96.5',
       '0.gpm.3=14.25',
       '0.gpm.5=94',
@@ -149,6 +150,7 @@ describe('collect --source nvml', () => {
     const values = (name: string) => samples.filter((s) => s.name === name).map((s) => [s.labels.gpu, s.value]);
     expect(values('nvidia_gpu_energy_joules_total')).toEqual([['0', 123456.789]]);
     expect(values('nvidia_gpu_pcie_replay_errors_total')).toEqual([['0', 3]]);
+    expect(values('nvidia_gpu_graphics_active_ratio')).toEqual([['0', 0.9875]]);
     expect(values('nvidia_gpu_sm_active_ratio')).toEqual([['0', 0.965]]);
     expect(values('nvidia_gpu_sm_occupancy_ratio')).toEqual([['0', 0.1425]]);
     expect(values('nvidia_gpu_tensor_active_ratio')).toEqual([['0', 0.94]]);
