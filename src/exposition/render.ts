@@ -6,23 +6,75 @@ type Labels = MetricSample['labels'];
 const renderLabels = (labels: Labels): string =>
   labels.length === 0 ? '' : `{${labels.map(([label, value]) => `${label}="${escapeLabelValue(value)}"`).join(',')}}`;
 
+/** One family's text as last rendered, and the samples it was rendered from. */
+interface Block {
+  help: string;
+  type: MetricFamily['type'];
+  samples: readonly MetricSample[];
+  text: string;
+  /** Each series' `name{labels} ` (by its labels array): written once per run, not once per sample. */
+  prefixes: WeakMap<Labels, string>;
+}
+
 /**
- * Families -> exposition text. Families without samples are left out. `rendered` holds each labels
- * array's text: most series share their array with the other series of their GPU (in every family),
- * so each is escaped and joined once per text, not once per series; a long-running publisher that
- * keeps its arrays from one collection to the next (metrics.ts) keeps this too, and each is done once.
+ * What a long-running publisher keeps from one render to the next: each labels array's text, and
+ * each family's last block. A family whose series are the very same labels arrays with the same
+ * values (Object.is) as last time is written from its block; any other is rendered again, so a block
+ * never stands for values other than those it was made from.
  */
-export function render(families: readonly MetricFamily[], rendered: WeakMap<Labels, string> = new WeakMap()): string {
+export interface RenderCache {
+  labels: WeakMap<Labels, string>;
+  blocks: Map<string, Block>;
+}
+
+export const newRenderCache = (): RenderCache => ({ labels: new WeakMap(), blocks: new Map() });
+
+const sameSamples = (now: readonly MetricSample[], before: readonly MetricSample[]): boolean => {
+  if (now.length !== before.length) return false;
+  for (let i = 0; i < now.length; i++) {
+    const a = now[i]!;
+    const b = before[i]!;
+    if (a.labels !== b.labels || !Object.is(a.value, b.value)) return false;
+  }
+  return true;
+};
+
+/**
+ * Families -> exposition text. Families without samples are left out. With a kept `cache` (the
+ * daemon mode), a family whose samples did not change is not rendered again, and a series' labels
+ * are escaped and joined once per labels array: most series share their array with the other series
+ * of their GPU, and a publisher that keeps its arrays from one collection to the next (metrics.ts)
+ * hands the very same ones every sample.
+ */
+export function render(families: readonly MetricFamily[], cache: RenderCache = newRenderCache()): string {
   const labelsText = (labels: Labels): string => {
-    let text = rendered.get(labels);
-    if (text === undefined) rendered.set(labels, (text = renderLabels(labels)));
+    let text = cache.labels.get(labels);
+    if (text === undefined) cache.labels.set(labels, (text = renderLabels(labels)));
     return text;
   };
-  let text = '';
+  const parts: string[] = [];
   for (const family of families) {
     if (family.samples.length === 0) continue;
-    text += `# HELP ${family.name} ${escapeHelp(family.help)}\n# TYPE ${family.name} ${family.type}\n`;
-    for (const sample of family.samples) text += `${family.name}${labelsText(sample.labels)} ${formatValue(sample.value)}\n`;
+    let block = cache.blocks.get(family.name);
+    if (block && block.help === family.help && block.type === family.type && sameSamples(family.samples, block.samples)) {
+      parts.push(block.text);
+      continue;
+    }
+    if (!block || block.help !== family.help) {
+      block = { help: family.help, type: family.type, samples: [], text: '', prefixes: new WeakMap() };
+      cache.blocks.set(family.name, block);
+    }
+    const { prefixes } = block;
+    let text = `# HELP ${family.name} ${escapeHelp(family.help)}\n# TYPE ${family.name} ${family.type}\n`;
+    for (const sample of family.samples) {
+      let prefix = prefixes.get(sample.labels);
+      if (prefix === undefined) prefixes.set(sample.labels, (prefix = `${family.name}${labelsText(sample.labels)} `));
+      text += `${prefix}${formatValue(sample.value)}\n`;
+    }
+    block.type = family.type;
+    block.samples = family.samples;
+    block.text = text;
+    parts.push(text);
   }
-  return text;
+  return parts.join('');
 }
