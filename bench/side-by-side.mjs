@@ -109,6 +109,26 @@ function cadence(interval, seconds) {
   });
 }
 
+/** bench/publish-floor.cjs at the same cadence, on `text`: the kernel's and node:fs's part of a write, ms per sample. */
+function publishFloor(interval, seconds, text) {
+  const args = [
+    '--every',
+    String(intervalMs(interval)),
+    '--seconds',
+    String(seconds),
+    '--text',
+    text,
+    '--dir',
+    mkdtempSync(join(work, 'f-')),
+  ];
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bench/publish-floor.cjs'), ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.once('exit', (code) => (code === 0 ? done(JSON.parse(out.trim())) : fail(new Error(`publish-floor exited ${code}`))));
+  });
+}
+
 function measure(command, extra = {}) {
   const out = execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command], { env: { ...env, ...extra } });
   const r = JSON.parse(out.toString());
@@ -118,20 +138,26 @@ function measure(command, extra = {}) {
 
 if (!process.argv.includes('--no-daemon')) {
   console.log(`## The daemon mode, --source nvml: CPU per sample (all threads), ${builds[0][0]} beside ${builds[1][0]}\n`);
+  // The text a sample writes, for the publishing floor.
+  const text = join(work, 'sample.prom');
+  const dryRun = ['collect', '--source', 'nvml', '--nvml-library', library, '--no-processes', '--dry-run'];
+  writeFileSync(text, execFileSync(process.execPath, [join(builds[1][1], 'gpu-textfile.js'), ...dryRun], { env }));
   console.log(
-    '| interval | samples (base / this) | CPU per sample, base ms | this ms | NVML calls per sample ms | own, base ms | own, this ms |',
+    '| interval | samples (base / this) | CPU per sample, base ms | this ms | NVML calls per sample ms | publishing floor ms | own (less NVML), base ms | this ms |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const [i, interval] of intervals.entries()) {
     const s = seconds[i] ?? seconds.at(-1);
-    const [base, now, nvml] = await Promise.all([
+    const [base, now, nvml, floor] = await Promise.all([
       daemon(builds[0][1], interval, s),
       daemon(builds[1][1], interval, s),
       cadence(interval, s + 10),
+      publishFloor(interval, s + 10, text),
     ]);
     const calls = nvml.callsMsPerSample;
+    const own = (r) => (r.msPerSample - calls).toFixed(3);
     console.log(
-      `| ${interval} | ${base.samples} / ${now.samples} | ${base.msPerSample.toFixed(3)} | ${now.msPerSample.toFixed(3)} | ${calls.toFixed(3)} | ${(base.msPerSample - calls).toFixed(3)} | ${(now.msPerSample - calls).toFixed(3)} |`,
+      `| ${interval} | ${base.samples} / ${now.samples} | ${base.msPerSample.toFixed(3)} | ${now.msPerSample.toFixed(3)} | ${calls.toFixed(3)} | ${floor.msPerWrite.toFixed(3)} | ${own(base)} | ${own(now)} |`,
     );
   }
   console.log('');
