@@ -40,18 +40,28 @@ const sameSamples = (now: readonly MetricSample[], before: readonly MetricSample
 };
 
 /**
- * Families -> exposition text. Families without samples are left out. With a kept `cache` (the
- * daemon mode), a family whose samples did not change is not rendered again, and a series' labels
- * are escaped and joined once per labels array: most series share their array with the other series
- * of their GPU, and a publisher that keeps its arrays from one collection to the next (metrics.ts)
- * hands the very same ones every sample.
+ * Families -> exposition text. Families without samples are left out. Each labels array is escaped
+ * and joined once: most series share their array with the other series of their GPU. With a kept
+ * `cache` (the daemon mode, whose series keep their arrays from one collection to the next:
+ * metrics.ts), a family whose samples did not change is not rendered again, and each series' name and
+ * labels are put together once per run; without one (a one-shot run) nothing is kept beyond this text.
  */
-export function render(families: readonly MetricFamily[], cache: RenderCache = newRenderCache()): string {
-  const labelsText = (labels: Labels): string => {
-    let text = cache.labels.get(labels);
-    if (text === undefined) cache.labels.set(labels, (text = renderLabels(labels)));
+export function render(families: readonly MetricFamily[], cache?: RenderCache): string {
+  const labels = cache?.labels ?? new WeakMap<Labels, string>();
+  const labelsText = (array: Labels): string => {
+    let text = labels.get(array);
+    if (text === undefined) labels.set(array, (text = renderLabels(array)));
     return text;
   };
+  if (!cache) {
+    let text = '';
+    for (const family of families) {
+      if (family.samples.length === 0) continue;
+      text += `# HELP ${family.name} ${escapeHelp(family.help)}\n# TYPE ${family.name} ${family.type}\n`;
+      for (const sample of family.samples) text += `${family.name}${labelsText(sample.labels)} ${formatValue(sample.value)}\n`;
+    }
+    return text;
+  }
   const parts: string[] = [];
   for (const family of families) {
     if (family.samples.length === 0) continue;
@@ -76,5 +86,6 @@ export function render(families: readonly MetricFamily[], cache: RenderCache = n
     block.text = text;
     parts.push(text);
   }
+  // One flat string: the write encodes it at once instead of first flattening a rope of every piece.
   return parts.join('');
 }

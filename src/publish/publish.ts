@@ -52,10 +52,12 @@ export function renderChecked(
   labels: [string, string][],
   checkText = true,
   extra: readonly MetricFamily[] = [],
-  memo: RenderMemo = newRenderMemo(),
+  kept?: RenderMemo,
 ): { text: string; failure?: Failure } {
+  const memo = kept ?? newRenderMemo();
   const families = [...buildFamilies(collection, labels, memo.arrays), ...extra];
-  const text = render(families, memo.rendered);
+  // Blocks are kept only by a publisher that renders again (the daemon mode): a one-shot run's would go unused.
+  const text = render(families, kept?.rendered);
   const unchanged = memo.checked !== undefined && sameSeries(families, memo.checked);
   const problems = [...(unchanged ? [] : checkFamilies(families, memo.described)), ...(checkText ? checkExposition(text).problems : [])];
   if (problems.length === 0) {
