@@ -2,7 +2,8 @@
 // through the bundle users run) every --every ms as `collect --interval` calls it, with every NVML call
 // timed. Calls made far apart cost several times what they cost back to back (caches, the driver's
 // state), so bench/nvml-calls.mjs's table is the lower bound and this one what a sample pays.
-//   node bench/nvml-cadence.cjs [--every 250] [--seconds 15] [--nvml-library PATH] [--fields 'nvml.gpm.*,...' excluded]
+//   node bench/nvml-cadence.cjs [--every 250] [--seconds 15] [--nvml-library PATH] [--exclude-fields 'nvml.gpm.*,...'] [--json]
+// --json prints one line instead of the table: NVML's calls and the whole read, ms per sample (bench/side-by-side.mjs).
 const { join } = require('node:path');
 const ROOT = join(__dirname, '..');
 const { nvmlOpener, readGpus, readPlan, FIELDS, selectFields } = require(join(ROOT, 'dist/nvml.js'));
@@ -62,6 +63,11 @@ function report() {
   const rows = [...calls].sort((a, b) => b[1].us - a[1].us);
   const energy = calls.get('energy')?.us ?? 0;
   const allCalls = rows.reduce((sum, [, c]) => sum + c.us, 0);
+  if (process.argv.includes('--json')) {
+    const perMs = (us) => us / samples / 1000;
+    console.log(JSON.stringify({ every, gpus, samples, callsMsPerSample: perMs(allCalls), readMsPerSample: perMs(readUs) }));
+    return;
+  }
   console.log(`## The daemon mode's NVML read at a ${every} ms cadence (${gpus} GPU(s), ${samples} samples after ${WARMUP_MS / 1000} s)\n`);
   console.log('| NVML call | calls per sample | ms per call | ms per sample |');
   console.log('|---|---|---|---|');

@@ -121,5 +121,25 @@ export const withXid = (collection: Collection, xid: XidPoll | undefined, gpus: 
   return { ...collection, xid: { sourceUp: xid.up, source, series: xidSeries(xid.state?.counts ?? [], gpus, zeroed) } };
 };
 
+/**
+ * withXid for the daemon mode, which looks at the kernel log at most every second: between two looks
+ * the poll is the very same object, and the GPUs nearly always the same, so the series are those the
+ * last sample had instead of being made again. Any other poll, or any change in a GPU's name, uuid
+ * or bus, makes them anew.
+ */
+export function keptXid(): (collection: Collection, xid: XidPoll | undefined, gpus: readonly KnownGpu[]) => Collection {
+  let last: { xid: XidPoll; state: XidPoll['state']; key: string; value: Collection['xid'] } | undefined;
+  return (collection, xid, gpus) => {
+    if (!xid) return collection;
+    // Lengths first: no name runs into the next, whatever characters a source gave them.
+    let key = String(collection.samples.length);
+    for (const each of [...collection.samples.map(knownGpu), ...gpus])
+      key += `|${each.gpu.length}:${each.gpu}${each.uuid.length}:${each.uuid}${each.busId.length}:${each.busId}`;
+    if (last?.xid !== xid || last.state !== xid.state || last.key !== key)
+      last = { xid, state: xid.state, key, value: withXid(collection, xid, gpus).xid };
+    return { ...collection, xid: last.value };
+  };
+}
+
 const withXidState = (state: CollectorState, xid: XidPoll | undefined): CollectorState =>
   xid?.state ? { ...state, xid: xid.state } : state;

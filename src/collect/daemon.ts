@@ -4,7 +4,7 @@ import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from './state.js';
 import type { XidPoll } from '../xid/watch.js';
-import { knownGpu, queryProcesses, withXid } from './collect.js';
+import { keptXid, knownGpu, queryProcesses } from './collect.js';
 import { withCollectLock } from './lock.js';
 import { collectOnce, publishTargetOf, stateToKeep, xidWatchFor } from './one-shot.js';
 import type { CollectIo, CollectPlan } from './plan.js';
@@ -56,6 +56,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   let cudaVersion = state.cuda?.version || undefined;
   let lastSuccessSeconds = await previousSuccessSeconds(publishTarget);
   let lastLook: { at: number; poll: XidPoll } | undefined;
+  const withXid = keptXid();
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
     if (!keep) return;

@@ -15,21 +15,28 @@ const family = (spec: Pick<MetricFamily, 'name' | 'type' | 'help'>, samples: Met
   samples,
 });
 
-function fieldSamples(field: FieldSpec, sample: GpuSample, gpuLabels: Labels, arrays: LabelArrays, gpuKey: string): MetricSample[] {
+/** Appends a field's series for one GPU to `series` (no array of its own: this runs for every series of every sample). */
+function fieldSamples(
+  series: MetricSample[],
+  field: FieldSpec,
+  sample: GpuSample,
+  gpuLabels: Labels,
+  arrays: LabelArrays,
+  gpuKey: string,
+): void {
   const reading = sample.readings.get(field.query);
   // Without labels of its own a field's series shares the GPU's labels array.
   const labels: Labels = field.labels
     ? keptArray(arrays, `${gpuKey}\u0000${field.query}`, () => [...gpuLabels, ...Object.entries(field.labels!)])
     : gpuLabels;
-  if (reading?.kind === 'number') return [{ labels, value: reading.value }];
-  if (reading?.kind === 'text' && field.kind === 'state' && field.stateLabel) {
+  if (reading?.kind === 'number') series.push({ labels, value: reading.value });
+  else if (reading?.kind === 'text' && field.kind === 'state' && field.stateLabel) {
     const states = field.states ?? [];
     const stateLabels = (state: string) =>
       keptArray(arrays, `${gpuKey}\u0000${field.query}\u0000${state}`, () => [...labels, [field.stateLabel!, state] as const]);
-    const known = states.map((state) => ({ labels: stateLabels(state), value: state === reading.text ? 1 : 0 }));
-    return states.includes(reading.text) ? known : [...known, { labels: stateLabels(reading.text), value: 1 }];
+    for (const state of states) series.push({ labels: stateLabels(state), value: state === reading.text ? 1 : 0 });
+    if (!states.includes(reading.text)) series.push({ labels: stateLabels(reading.text), value: 1 });
   }
-  return [];
 }
 
 /**
@@ -64,8 +71,7 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
   const labelled = samples.map((sample) => ({ sample, labels: gpuLabels(sample), key: gpuKey(sample) }));
   for (const { spec, fields: members } of fieldFamilies(fields)) {
     const series: MetricSample[] = [];
-    for (const { sample, labels, key } of labelled)
-      for (const field of members) series.push(...fieldSamples(field, sample, labels, arrays, key));
+    for (const { sample, labels, key } of labelled) for (const field of members) fieldSamples(series, field, sample, labels, arrays, key);
     families.push(family({ name: spec.metric!, type: spec.type ?? 'gauge', help: spec.help ?? '' }, series));
   }
   families.push(

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { checkExposition, checkFamilies, sameSeries, type LabelsDescription } from '../exposition/check.js';
-import { render } from '../exposition/render.js';
+import { newRenderCache, render, type RenderCache } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
 import { buildFamilies } from '../metrics/metrics.js';
@@ -33,13 +33,14 @@ export interface PublishTarget {
  */
 export interface RenderMemo {
   arrays: LabelArrays;
-  rendered: WeakMap<object, string>;
+  /** Each labels array's text and each family's last block (exposition/render.ts). */
+  rendered: RenderCache;
   described: WeakMap<object, LabelsDescription>;
   /** The last families that passed the checks: a sample with the very same series is not checked again. */
   checked?: readonly MetricFamily[];
 }
 
-export const newRenderMemo = (): RenderMemo => ({ arrays: newLabelArrays(), rendered: new WeakMap(), described: new WeakMap() });
+export const newRenderMemo = (): RenderMemo => ({ arrays: newLabelArrays(), rendered: newRenderCache(), described: new WeakMap() });
 
 /**
  * Renders a collection, falling back to a health-only file if it breaks a format rule (a bug). The
@@ -51,10 +52,12 @@ export function renderChecked(
   labels: [string, string][],
   checkText = true,
   extra: readonly MetricFamily[] = [],
-  memo: RenderMemo = newRenderMemo(),
+  kept?: RenderMemo,
 ): { text: string; failure?: Failure } {
+  const memo = kept ?? newRenderMemo();
   const families = [...buildFamilies(collection, labels, memo.arrays), ...extra];
-  const text = render(families, memo.rendered);
+  // Blocks are kept only by a publisher that renders again (the daemon mode): a one-shot run's would go unused.
+  const text = render(families, kept?.rendered);
   const unchanged = memo.checked !== undefined && sameSeries(families, memo.checked);
   const problems = [...(unchanged ? [] : checkFamilies(families, memo.described)), ...(checkText ? checkExposition(text).problems : [])];
   if (problems.length === 0) {

@@ -4,6 +4,9 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { render } from '../../src/exposition/render.js';
+import { keptXid, withXid } from '../../src/collect/collect.js';
+import type { Collection, GpuSample } from '../../src/collection.js';
+import type { XidPoll } from '../../src/xid/watch.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import { selectFields } from '../../src/fields/field-select.js';
@@ -202,5 +205,46 @@ describe('collect', () => {
     expect(names.has('nvidia_gpu_ecc_errors_total')).toBe(false);
     expect(names.has('nvidia_gpu_clocks_event_reason_seconds_total')).toBe(true);
     expect(names.has('nvidia_gpu_up')).toBe(true);
+  });
+});
+
+// The daemon mode keeps the last sample's Xid series while the poll (one look a second) and the GPUs are
+// the same: every answer must still be the one withXid gives for that sample.
+describe('keptXid', () => {
+  const gpu = (index: string, uuid: string, bus: string): GpuSample => ({
+    gpu: index,
+    uuid,
+    readings: new Map([['pci.bus_id', { kind: 'text', text: bus }]]),
+  });
+  const sampled = (samples: GpuSample[]): Collection => ({ fields: [], samples, down: [], health: { durationSeconds: 0.01 } });
+  const poll = (count: number, up = true): XidPoll => ({
+    up,
+    state: { boot: 'b', cursor: 1, counts: count > 0 ? [{ bus: '0000:00:06', xid: 79, count }] : [] } as unknown as XidPoll['state'],
+  });
+  const a = gpu('0', 'GPU-a', '00000000:00:06.0');
+
+  it("the same poll and GPUs give the very same series; each answer equals withXid's", () => {
+    const kept = keptXid();
+    const first = poll(1);
+    const one = kept(sampled([a]), first, []);
+    const two = kept(sampled([a]), first, []);
+    expect(two.xid).toBe(one.xid);
+    expect(two.xid).toEqual(withXid(sampled([a]), first, []).xid);
+  });
+
+  it('a new poll, another GPU or a GPU on another bus makes them anew', () => {
+    const kept = keptXid();
+    const first = poll(1);
+    const cases: [Collection, XidPoll, { gpu: string; uuid: string; busId: string }[]][] = [
+      [sampled([a]), first, []],
+      [sampled([a]), poll(2), []],
+      [sampled([a]), poll(2, false), []],
+      [sampled([gpu('0', 'GPU-b', '00000000:00:06.0')]), first, []],
+      [sampled([gpu('0', 'GPU-a', '00000000:00:07.0')]), first, []],
+      [sampled([]), first, [{ gpu: '0', uuid: 'GPU-a', busId: '00000000:00:06.0' }]],
+      [sampled([a]), first, []],
+    ];
+    for (const [collection, xid, gpus] of cases) expect(kept(collection, xid, gpus).xid).toEqual(withXid(collection, xid, gpus).xid);
+    expect(kept(sampled([a]), undefined, []).xid).toBeUndefined();
   });
 });

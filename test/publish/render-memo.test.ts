@@ -65,3 +65,32 @@ it('a kept memo skips the checks only for the very series last checked: a duplic
   expect(renderChecked(good, labels, false, [], memo).failure).toBeUndefined();
   expect(memo.checked).not.toBe(lastGood);
 });
+
+it("a kept memo writes each sample's health block and values, never the last ones again", () => {
+  const memo = newRenderMemo();
+  const gpus = [sample('0', 'GPU-a', 100, 'Default', false)];
+  for (const [duration, last] of [
+    [0.01, 1000],
+    [0.02, 1000.25],
+    [0.02, 1000.5],
+  ] as const) {
+    const each: Collection = { ...collection(gpus), health: { durationSeconds: duration, lastSuccessSeconds: last } };
+    const { text } = renderChecked(each, [], false, [], memo);
+    expect(text).toBe(renderChecked(each, [], false, []).text);
+    expect(text).toContain(`nvidia_gpu_collector_duration_seconds ${duration}\n`);
+    expect(text).toContain(`nvidia_gpu_collector_last_success_timestamp_seconds ${last}\n`);
+  }
+  // A failed sample: its error and success 0, no GPU values (the GPUs' families are gone, not kept).
+  const failed: Collection = {
+    ...collection([]),
+    health: { durationSeconds: 0.5, lastSuccessSeconds: 1000.5, failure: { reason: 'timeout', message: 'x' } },
+  };
+  const { text } = renderChecked(failed, [], false, [], memo);
+  expect(text).toBe(renderChecked(failed, [], false, []).text);
+  expect(text).toContain('nvidia_gpu_collector_success 0\n');
+  expect(text).not.toContain('nvidia_gpu_power_draw_watts');
+  // And back: the GPU's values are those of this sample.
+  const back = collection([sample('0', 'GPU-a', 140, 'Default', false)]);
+  expect(renderChecked(back, [], false, [], memo).text).toBe(renderChecked(back, [], false, []).text);
+  expect(renderChecked(back, [], false, [], memo).text).toContain('nvidia_gpu_power_draw_watts{gpu="0",uuid="GPU-a"} 140\n');
+});
