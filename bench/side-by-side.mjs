@@ -170,7 +170,10 @@ if (!process.argv.includes('--no-one-shot')) {
   const state = join(work, 'state');
   execFileSync('mkdir', ['-p', shimDir, state]);
   const shim = join(shimDir, 'nvidia-smi');
-  writeFileSync(shim, `#!/bin/sh\nprintf '%s\\0' "$@" >> '${log}'; printf '\\n' >> '${log}'\nexec '${smi.includes('/') ? resolve(smi) : smi}' "$@"\n`);
+  writeFileSync(
+    shim,
+    `#!/bin/sh\nprintf '%s\\0' "$@" >> '${log}'; printf '\\n' >> '${log}'\nexec '${smi.includes('/') ? resolve(smi) : smi}' "$@"\n`,
+  );
   chmodSync(shim, 0o755);
   const textfile = join(work, 'textfile');
   const collect = (dist, nvidiaSmi) => [
