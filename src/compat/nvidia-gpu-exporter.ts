@@ -170,7 +170,16 @@ function appFamilies(collection: Collection, gpus: readonly { sample: GpuSample;
   const apps = collection.processes?.apps;
   if (!apps) return [];
   const known = new Set(gpus.map(({ sample }) => sample.uuid));
-  const mine = apps.filter((app) => known.has(app.uuid));
+  // The same pid can show twice on one GPU (one row per MIG instance): one process, its memory summed,
+  // as in our own file; two series with one label set would get the whole file refused.
+  const merged = new Map<string, (typeof apps)[number]>();
+  for (const app of apps.filter((one) => known.has(one.uuid))) {
+    const key = `${app.uuid}/${app.pid}`;
+    const before = merged.get(key);
+    const unknown = before?.memoryBytes === undefined && app.memoryBytes === undefined;
+    merged.set(key, before ? { ...before, memoryBytes: unknown ? undefined : (before.memoryBytes ?? 0) + (app.memoryBytes ?? 0) } : app);
+  }
+  const mine = [...merged.values()];
   const appLabels = (app: (typeof apps)[number]): Labels => [
     ['uuid', peerUuid(app.uuid)],
     ['pid', String(app.pid)],

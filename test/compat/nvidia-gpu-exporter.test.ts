@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { failedCollection, type Collection, type GpuSample } from '../../src/collection.js';
 import { nvidiaGpuExporterFamilies, PEER_FIELDS, peerMetric } from '../../src/compat/nvidia-gpu-exporter.js';
-import { checkExposition } from '../../src/exposition/check.js';
+import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
 import { capture, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
@@ -92,6 +92,31 @@ describe('nvidiaGpuExporterFamilies', () => {
     expect(info[0]!.labels).toEqual({ uuid: 'd9041e44-56fa-e7d7-44d1-12664904be3d', pid: '2006', process_name: 'python3' });
     expect(series(collection, 'nvidia_smi_compute_app_used_memory_bytes')![0]!.value).toBe(3682 * 1048576);
     expect(series(collection, 'nvidia_smi_compute_apps')!.map((s) => s.value)).toEqual([3, 1]);
+  });
+
+  it('a pid on two rows of one GPU (one per MIG instance) is one process: one series, memory summed, counted once', () => {
+    const apps = [
+      { uuid: 'GPU-AB', pid: 7, name: 'train', user: 'ada', memoryBytes: 100 },
+      { uuid: 'GPU-AB', pid: 7, name: 'train', user: 'ada', memoryBytes: 50 },
+      { uuid: 'GPU-AB', pid: 8, name: 'eval', user: 'ada' },
+    ];
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-AB', readings: new Map() }],
+      down: [],
+      processes: { apps, dropped: 0, skipped: 0 },
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    const families = nvidiaGpuExporterFamilies(collection, []);
+    expect(checkFamilies(families)).toEqual([]);
+    expect(series(collection, 'nvidia_smi_compute_app_info')).toEqual([
+      { labels: { uuid: 'ab', pid: '7', process_name: 'train' }, value: 1 },
+      { labels: { uuid: 'ab', pid: '8', process_name: 'eval' }, value: 1 },
+    ]);
+    expect(series(collection, 'nvidia_smi_compute_app_used_memory_bytes')).toEqual([
+      { labels: { uuid: 'ab', pid: '7', process_name: 'train' }, value: 150 },
+    ]);
+    expect(series(collection, 'nvidia_smi_compute_apps')).toEqual([{ labels: { uuid: 'ab' }, value: 2 }]);
   });
 
   it('MIG devices, memory once per GPU instance, GPM ratios per GPU instance; energy in joules from NVML', () => {
