@@ -54,6 +54,14 @@ export const compatOutputs = (names: readonly CompatName[], fileName: string, co
 /** "nvidia_gpu.prom" -> "nvidia_gpu_dcgm.prom": its own file, so no HELP text of ours meets one of the peer's (node_exporter#1885). */
 export const compatFileName = (fileName: string, compat: CompatName): string => fileName.replace(/\.prom$/, `_${compat}.prom`);
 
+/**
+ * The peers' files of `fileName` that --compat does not ask for (any more): collect removes them when
+ * it starts, since the peers' names carry no time of collection and a file left by an earlier
+ * --compat would show its last values for ever.
+ */
+export const unaskedCompatFiles = (names: readonly CompatName[], fileName: string): string[] =>
+  COMPAT_NAMES.filter((name) => !names.includes(name)).map((name) => compatFileName(fileName, name));
+
 /** "Device Minor: 	 3" in /proc/driver/nvidia/gpus/<bus>/information -> 3; undefined where the line is missing. */
 export function parseDeviceMinor(information: string): number | undefined {
   const match = /^Device Minor:\s*(\d{1,6})\s*$/m.exec(information);
