@@ -14,14 +14,16 @@ export const COMPAT_NAMES = ['dcgm', 'nvidia_gpu_exporter'] as const;
 export type CompatName = (typeof COMPAT_NAMES)[number];
 
 /**
- * --compat's value: one name or a comma list ("dcgm,nvidia_gpu_exporter"), each once; or the one line
- * that says what is wrong (exit 2). A --label that the peer's series carry already is refused too: the
- * series would have that label twice, which node_exporter rejects.
+ * --compat's value: one name or a list ("dcgm,nvidia_gpu_exporter"), each once; or the one line that
+ * says what is wrong (exit 2). Commas or white space separate, as in every list of
+ * /etc/default/gpu-textfile, and an empty value (a setting blanked out there) asks for none. A --label
+ * that the peer's series carry already is refused too: the series would have that label twice, which
+ * node_exporter rejects.
  */
 export function parseCompat(value: string | undefined, labels: readonly (readonly [string, string])[]): CompatName[] | string {
   if (value === undefined) return [];
   const names: CompatName[] = [];
-  for (const item of value.split(',').map((part) => part.trim())) {
+  for (const item of value.split(/[\s,]+/).filter((part) => part !== '')) {
     const name = COMPAT_NAMES.find((known) => known === item);
     if (!name) return `--compat: "${item}" is not one of ${COMPAT_NAMES.join(', ')}`;
     if (!names.includes(name)) names.push(name);

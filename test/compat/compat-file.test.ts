@@ -65,3 +65,29 @@ describe("a peer's file --compat no longer asks for", () => {
     expect(await eventually(async () => (await files()).join() === 'nvidia_gpu.prom', 30_000)).toBe(true);
   });
 });
+
+describe('GPU_TEXTFILE_COMPAT as /etc/default/gpu-textfile gives it', () => {
+  const collect = (dir: string, compat: string) =>
+    runCli(['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
+      FAKE_SMI_CAPTURE: capture(LOAD),
+      GPU_TEXTFILE_COMPAT: compat,
+    });
+
+  it('a list separated by spaces, as the file says lists are written, is a list', async () => {
+    const dir = await tempDir();
+    const result = await collect(dir, 'dcgm nvidia_gpu_exporter');
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    expect((await readdir(join(dir, 't'))).sort()).toEqual([
+      'nvidia_gpu.prom',
+      'nvidia_gpu_dcgm.prom',
+      'nvidia_gpu_nvidia_gpu_exporter.prom',
+    ]);
+  });
+
+  it('an empty value (a setting blanked out) asks for no peer, rather than failing every run with exit 2', async () => {
+    const dir = await tempDir();
+    const result = await collect(dir, '');
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    expect(await readdir(join(dir, 't'))).toEqual(['nvidia_gpu.prom']);
+  });
+});
