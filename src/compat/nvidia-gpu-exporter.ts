@@ -123,20 +123,27 @@ function infoFamily(collection: Collection, gpus: readonly { sample: GpuSample; 
   );
 }
 
-/** The NVML-only fields the peer's NVML backend writes too, by our query: its name, type and HELP. */
-const NVML_PEER: readonly (readonly [query: string, name: string, type: 'gauge' | 'counter', help: string])[] = [
-  ['nvml.energy', 'nvidia_smi_energy_joules_total', 'counter', 'Energy the GPU consumed since the driver loaded, in joules.'],
+/**
+ * The NVML-only fields the peer's NVML backend writes too, by our query: its name, type, HELP, and the
+ * factor from our base unit to its value. PCIe throughput: NVML answers KB/s, which we take as 1024
+ * bytes and the peer as 1000 ("pending live calibration, 1000 until proven"): the peer's number is
+ * written, so that a panel over hosts of both shows one traffic as one value.
+ */
+const NVML_PEER: readonly (readonly [query: string, name: string, type: 'gauge' | 'counter', help: string, scale: number])[] = [
+  ['nvml.energy', 'nvidia_smi_energy_joules_total', 'counter', 'Energy the GPU consumed since the driver loaded, in joules.', 1],
   [
     'nvml.pcie.throughput.transmit',
     'nvidia_smi_pcie_throughput_tx_bytes_per_second',
     'gauge',
-    'PCIe traffic the GPU sent over the last 20 ms, in bytes per second.',
+    "PCIe traffic the GPU sent over the last 20 ms, in bytes per second (NVML's KB/s x 1000, as nvidia_gpu_exporter).",
+    1000 / 1024,
   ],
   [
     'nvml.pcie.throughput.receive',
     'nvidia_smi_pcie_throughput_rx_bytes_per_second',
     'gauge',
-    'PCIe traffic the GPU received over the last 20 ms, in bytes per second.',
+    "PCIe traffic the GPU received over the last 20 ms, in bytes per second (NVML's KB/s x 1000, as nvidia_gpu_exporter).",
+    1000 / 1024,
   ],
 ];
 
@@ -151,13 +158,13 @@ function fieldFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[]): 
       }),
     ),
   );
-  const nvml = NVML_PEER.map(([query, name, type, help]) =>
+  const nvml = NVML_PEER.map(([query, name, type, help, scale]) =>
     gauge(
       name,
       help,
       gpus.flatMap(({ sample, labels }) => {
         const reading = sample.readings.get(query);
-        return reading?.kind === 'number' ? [{ labels, value: clean(reading.value) }] : [];
+        return reading?.kind === 'number' ? [{ labels, value: clean(reading.value * scale) }] : [];
       }),
       type,
     ),

@@ -94,6 +94,24 @@ describe('nvidiaGpuExporterFamilies', () => {
     expect(series(collection, 'nvidia_smi_compute_apps')!.map((s) => s.value)).toEqual([3, 1]);
   });
 
+  it("PCIe throughput as the peer converts NVML's KB/s: x 1000 (its pcieThroughputKBMultiplier), so hosts of both agree", () => {
+    const kb = { transmit: 1500, receive: 250 };
+    const readings = new Map(
+      Object.entries(kb).map(([direction, value]) => [
+        `nvml.pcie.throughput.${direction}`,
+        { kind: 'number' as const, value: value * 1024, shown: String(value) },
+      ]),
+    );
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-AB', readings }],
+      down: [],
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    expect(series(collection, 'nvidia_smi_pcie_throughput_tx_bytes_per_second')).toEqual([{ labels: { uuid: 'ab' }, value: 1_500_000 }]);
+    expect(series(collection, 'nvidia_smi_pcie_throughput_rx_bytes_per_second')).toEqual([{ labels: { uuid: 'ab' }, value: 250_000 }]);
+  });
+
   it('a pid on two rows of one GPU (one per MIG instance) is one process: one series, memory summed, counted once', () => {
     const apps = [
       { uuid: 'GPU-AB', pid: 7, name: 'train', user: 'ada', memoryBytes: 100 },
