@@ -270,16 +270,19 @@ function migFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[], con
   ];
 }
 
-/** The kernel log's Xid counts as the peer's counter (it counts NVML's events since it started; we count the log's). */
-function xidFamily(collection: Collection, gpus: readonly { sample: GpuSample }[], constant: Labels): MetricFamily[] {
+/**
+ * The kernel log's Xid counts as the peer's counter (it counts NVML's events since it started; we count
+ * the log's). The kernel's, not the GPUs': kept for a GPU that gave no sample (Xid 79: fallen off the
+ * bus) and on a failed collection, as in our file.
+ */
+function xidFamily(collection: Collection, constant: Labels): MetricFamily[] {
   if (!collection.xid?.sourceUp) return [];
-  const known = new Set(gpus.map(({ sample }) => sample.uuid));
   return [
     gauge(
       'nvidia_smi_xid_errors_total',
       'Xid errors the GPU logged, by Xid code, counted from the kernel log.',
       collection.xid.series
-        .filter((s) => known.has(s.uuid) && s.count > 0)
+        .filter((s) => s.uuid !== '' && s.count > 0)
         .map((s) => ({ labels: [['uuid', peerUuid(s.uuid)], ['xid', String(s.xid)], ...constant], value: s.count })),
       'counter',
     ),
@@ -329,7 +332,7 @@ export function nvidiaGpuExporterFamilies(collection: Collection, constant: Labe
     ...fieldFamilies(gpus),
     ...appFamilies(collection, gpus, constant),
     ...migFamilies(gpus, constant),
-    ...xidFamily(collection, gpus, constant),
+    ...xidFamily(collection, constant),
     ...healthFamilies(collection, constant),
   ];
   return families.filter((family) => family.samples.length > 0);

@@ -168,6 +168,20 @@ describe('nvidiaGpuExporterFamilies', () => {
     ]);
   });
 
+  it("a lost GPU's Xids stay in the counter (Xid 79 is why it is lost), on its uuid; also when no GPU answered", () => {
+    const xid = { sourceUp: true, source: 'kmsg' as const, series: [{ gpu: '1', uuid: 'GPU-AB', xid: 79, count: 1 }] };
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-CD', readings: new Map() }],
+      down: [],
+      xid,
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    const expected = [{ labels: { uuid: 'ab', xid: '79' }, value: 1 }];
+    expect(series(collection, 'nvidia_smi_xid_errors_total')).toEqual(expected);
+    expect(series({ ...failedCollection({ reason: 'gpu_lost', message: 'x' }, 1), xid }, 'nvidia_smi_xid_errors_total')).toEqual(expected);
+  });
+
   it('a failed collection gives the health families alone, saying it failed; Xids from the kernel log as the counter', () => {
     const failed = failedCollection({ reason: 'gpu_lost', message: 'x' }, 1.5, 1700000000);
     expect(nvidiaGpuExporterFamilies(failed, []).map((f) => [f.name, f.samples.map((s) => s.value)])).toEqual([
