@@ -23,6 +23,7 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
       : compatOutputs(plan.compat, plan.fileName, {
           hostname: hostname(),
           labels: plan.labels,
+          processes: plan.processes,
           minors: plan.compat.includes('dcgm') ? readDeviceMinors(plan.host) : undefined,
         }),
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,

@@ -50,7 +50,7 @@ export const compatOutputs = (names: readonly CompatName[], fileName: string, co
     families:
       name === 'dcgm'
         ? (collection: Collection) => dcgmFamilies(collection, context)
-        : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels),
+        : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels, context.processes ?? false),
   }));
 
 /** "nvidia_gpu.prom" -> "nvidia_gpu_dcgm.prom": its own file, so no HELP text of ours meets one of the peer's (node_exporter#1885). */

@@ -130,6 +130,8 @@ export interface DcgmContext {
   labels: readonly (readonly [string, string])[];
   /** The GPUs' device minor numbers by PCI bus id as busIdKey writes it ("nvidia<minor>" is dcgm's device label); a GPU not in it has none. */
   minors?: ReadonlyMap<string, number>;
+  /** Whether collect reads the processes (--processes): nvidia_gpu_exporter's file says when it could not. */
+  processes?: boolean;
 }
 
 /** Conversions by a factor leave float noise (0.45 x 100 = 45.00000000000001): DCGM's units never need more than 9 digits. */

@@ -173,9 +173,23 @@ function fieldFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[]): 
 }
 
 /** The compute processes, where collect read them (--processes, the default): the peer's --collect.compute-apps families. */
-function appFamilies(collection: Collection, gpus: readonly { sample: GpuSample; labels: Labels }[], constant: Labels): MetricFamily[] {
+function appFamilies(
+  collection: Collection,
+  gpus: readonly { sample: GpuSample; labels: Labels }[],
+  constant: Labels,
+  processesAsked: boolean,
+): MetricFamily[] {
   const apps = collection.processes?.apps;
-  if (!apps) return [];
+  // Asked for and not read, where the GPUs were: the peer's success 0 and no count, so that "could not
+  // see the processes" never looks like "none" (its renderApps).
+  if (!apps)
+    return processesAsked && gpus.length > 0
+      ? [
+          gauge('nvidia_smi_compute_apps_last_collect_success', 'Whether the processes were read: 1 yes, 0 no.', [
+            { labels: constant, value: 0 },
+          ]),
+        ]
+      : [];
   const known = new Set(gpus.map(({ sample }) => sample.uuid));
   // The same pid can show twice on one GPU (one row per MIG instance): one process, its memory summed,
   // as in our own file; two series with one label set would get the whole file refused.
@@ -325,12 +339,12 @@ export const NVIDIA_GPU_EXPORTER_LABELS: readonly string[] = [
  * The collection as nvidia_gpu_exporter's families. A failed collection has the health families only
  * (nvidia_smi_last_collect_success 0), as the peer's scrape has then; a lost GPU has no series.
  */
-export function nvidiaGpuExporterFamilies(collection: Collection, constant: Labels): MetricFamily[] {
+export function nvidiaGpuExporterFamilies(collection: Collection, constant: Labels, processesAsked = false): MetricFamily[] {
   const gpus = collection.samples.map((sample) => ({ sample, labels: [['uuid', peerUuid(sample.uuid)] as const, ...constant] as Labels }));
   const families = [
     infoFamily(collection, gpus, constant),
     ...fieldFamilies(gpus),
-    ...appFamilies(collection, gpus, constant),
+    ...appFamilies(collection, gpus, constant, processesAsked),
     ...migFamilies(gpus, constant),
     ...xidFamily(collection, constant),
     ...healthFamilies(collection, constant),

@@ -94,6 +94,22 @@ describe('nvidiaGpuExporterFamilies', () => {
     expect(series(collection, 'nvidia_smi_compute_apps')!.map((s) => s.value)).toEqual([3, 1]);
   });
 
+  it('processes asked for but not read: nvidia_smi_compute_apps_last_collect_success 0 and no count, as the peer (never an idle-looking 0)', () => {
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-AB', readings: new Map() }],
+      down: [],
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    const names = (asked: boolean) =>
+      nvidiaGpuExporterFamilies(collection, [], asked)
+        .filter((f) => f.name.startsWith('nvidia_smi_compute_app'))
+        .map((f) => [f.name, f.samples.map((s) => s.value)]);
+    expect(names(true)).toEqual([['nvidia_smi_compute_apps_last_collect_success', [0]]]);
+    // --no-processes: not asked, so nothing said (as the peer without --collect.compute-apps).
+    expect(names(false)).toEqual([]);
+  });
+
   it("PCIe throughput as the peer converts NVML's KB/s: x 1000 (its pcieThroughputKBMultiplier), so hosts of both agree", () => {
     const kb = { transmit: 1500, receive: 250 };
     const readings = new Map(
