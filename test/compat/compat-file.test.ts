@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { readdir, writeFile, mkdir } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { capture, CLI, cliEnv, eventually, FAKE_SMI, runCli, tempDir } from '../support/helpers.js';
@@ -89,5 +89,20 @@ describe('GPU_TEXTFILE_COMPAT as /etc/default/gpu-textfile gives it', () => {
     const result = await collect(dir, '');
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     expect(await readdir(join(dir, 't'))).toEqual(['nvidia_gpu.prom']);
+  });
+});
+
+describe('collect --compat nvidia_gpu_exporter when the processes cannot be read', () => {
+  it('says so in the peer file (success 0, no count), as it does in ours with a warning', async () => {
+    const dir = await tempDir();
+    // The recording without its compute apps: the stand-in then refuses --query-compute-apps.
+    await cp(capture(LOAD), join(dir, 'capture'), { recursive: true });
+    await rm(join(dir, 'capture/query-compute-apps.csv'));
+    const args = ['--nvidia-smi', FAKE_SMI, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+    const result = await runCli(['collect', '--compat', 'nvidia_gpu_exporter', ...args], { FAKE_SMI_CAPTURE: join(dir, 'capture') });
+    expect([result.exitCode, result.stderr]).toEqual([0, expect.stringContaining('processes left out')]);
+    const text = await readFile(join(dir, 't/nvidia_gpu_nvidia_gpu_exporter.prom'), 'utf8');
+    expect(text).toMatch(/^nvidia_smi_compute_apps_last_collect_success 0$/m);
+    expect(text).not.toMatch(/^nvidia_smi_compute_apps\{/m);
   });
 });
