@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { failedCollection } from '../collection.js';
+import { unaskedCompatFiles } from '../compat/compat-file.js';
 import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from './state.js';
@@ -31,11 +32,13 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   // themselves (measured: 1.5 ms a sample on top of 1.6); Maglev and the baseline tiers do not.
   setFlagsFromString('--max-opt=2');
   const { daemonLoop } = await import('./daemon-loop.js');
-  const { publish, previousSuccessSeconds, removeStaleTemps, newRenderMemo } = await import('../publish/publish.js');
+  const { publish, previousSuccessSeconds, removeStaleTemps, removeTextfile, newRenderMemo } = await import('../publish/publish.js');
   publishTarget.memo = newRenderMemo();
-  if (!plan.dryRun)
+  if (!plan.dryRun) {
     for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
       removeStaleTemps(plan.textfileDir, name);
+    for (const name of unaskedCompatFiles(plan.compat ?? [], plan.fileName)) removeTextfile(plan.textfileDir, name);
+  }
   // NVML's calls block this thread: a watchdog thread bounds each sample's (src/collect/watchdog.ts).
   const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
   const source = await openSource(plan.source, { ...plan, deadline: watchdog });

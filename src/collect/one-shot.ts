@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { csvHost } from '../csvlog/columns.js';
-import { compatOutputs, readDeviceMinors } from '../compat/compat-file.js';
+import { compatOutputs, readDeviceMinors, unaskedCompatFiles } from '../compat/compat-file.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -23,6 +23,7 @@ export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: N
       : compatOutputs(plan.compat, plan.fileName, {
           hostname: hostname(),
           labels: plan.labels,
+          processes: plan.processes,
           minors: plan.compat.includes('dcgm') ? readDeviceMinors(plan.host) : undefined,
         }),
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
@@ -94,11 +95,13 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Pr
     // No NVML call follows: the watchdog's thread is stopped now, while the file is written.
     watchdog?.stop();
   });
-  const { publish, previousSuccessSeconds, removeStaleTemps } = await import('../publish/publish.js');
-  // Temp files a killed run left behind.
-  if (!plan.dryRun)
+  const { publish, previousSuccessSeconds, removeStaleTemps, removeTextfile } = await import('../publish/publish.js');
+  // Temp files a killed run left behind, and the peers' files --compat no longer asks for.
+  if (!plan.dryRun) {
     for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
       removeStaleTemps(plan.textfileDir, name);
+    for (const name of unaskedCompatFiles(plan.compat ?? [], plan.fileName)) removeTextfile(plan.textfileDir, name);
+  }
   const collected = await collecting;
   const { health } = collected.collection;
   // A failed run carries the last good run's time over from the file it replaces.

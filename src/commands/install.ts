@@ -22,6 +22,7 @@ import { COLLECT_OPTIONS, defaultTextfileDir } from './options.js';
 import type { ArgsOf } from './option-types.js';
 import { envName, parseOptions, splitList } from './parse-options.js';
 import { parseCollectArgs, type CollectArgs } from './collect.js';
+import { COMPAT_NAMES, compatFileName } from '../compat/compat-file.js';
 
 /** install's arguments: collect's options it passes on are undefined when not given. */
 export type InstallArgs = ArgsOf<typeof INSTALL_OPTIONS>;
@@ -206,7 +207,7 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
   return perform(steps, args.dryRun, say);
 }
 
-/** `gpu-textfile uninstall`: stops and removes the units, the program, the environment file, and the .prom file it names. */
+/** `gpu-textfile uninstall`: stops and removes the units, the program, the environment file, and the .prom files it names. */
 export async function runUninstall(args: UninstallArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.out.write(`${line}\n`);
   const at = (path: string) => join(args.root, path);
@@ -224,9 +225,11 @@ export async function runUninstall(args: UninstallArgs, io = { out: process.stdo
   }
   if (existsSync(at(PROGRAM_DIR)))
     steps.push({ describe: `remove ${at(PROGRAM_DIR)}`, run: () => rm(at(PROGRAM_DIR), { recursive: true }) });
-  const prom = join(textfileDir, fileName);
-  if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/') && existsSync(at(prom)))
-    steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
+  // The peers' files (--compat) too, whichever an install named: their names carry no time of collection.
+  const proms = [fileName, ...COMPAT_NAMES.map((name) => compatFileName(fileName, name))].map((name) => join(textfileDir, name));
+  if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/'))
+    for (const prom of proms.filter((path) => existsSync(at(path))))
+      steps.push({ describe: `remove ${at(prom)}`, run: () => rm(at(prom)) });
   // A unit whose last run failed stays loaded, "not-found failed", after its file is gone (in
   // systemctl --failed and node_exporter's systemd metrics until a reboot): reset it. The pattern
   // matches nothing quietly where nothing failed.

@@ -14,14 +14,16 @@ export const COMPAT_NAMES = ['dcgm', 'nvidia_gpu_exporter'] as const;
 export type CompatName = (typeof COMPAT_NAMES)[number];
 
 /**
- * --compat's value: one name or a comma list ("dcgm,nvidia_gpu_exporter"), each once; or the one line
- * that says what is wrong (exit 2). A --label that the peer's series carry already is refused too: the
- * series would have that label twice, which node_exporter rejects.
+ * --compat's value: one name or a list ("dcgm,nvidia_gpu_exporter"), each once; or the one line that
+ * says what is wrong (exit 2). Commas or white space separate, as in every list of
+ * /etc/default/gpu-textfile, and an empty value (a setting blanked out there) asks for none. A --label
+ * that the peer's series carry already is refused too: the series would have that label twice, which
+ * node_exporter rejects.
  */
 export function parseCompat(value: string | undefined, labels: readonly (readonly [string, string])[]): CompatName[] | string {
   if (value === undefined) return [];
   const names: CompatName[] = [];
-  for (const item of value.split(',').map((part) => part.trim())) {
+  for (const item of value.split(/[\s,]+/).filter((part) => part !== '')) {
     const name = COMPAT_NAMES.find((known) => known === item);
     if (!name) return `--compat: "${item}" is not one of ${COMPAT_NAMES.join(', ')}`;
     if (!names.includes(name)) names.push(name);
@@ -48,11 +50,19 @@ export const compatOutputs = (names: readonly CompatName[], fileName: string, co
     families:
       name === 'dcgm'
         ? (collection: Collection) => dcgmFamilies(collection, context)
-        : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels),
+        : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels, context.processes ?? false),
   }));
 
 /** "nvidia_gpu.prom" -> "nvidia_gpu_dcgm.prom": its own file, so no HELP text of ours meets one of the peer's (node_exporter#1885). */
 export const compatFileName = (fileName: string, compat: CompatName): string => fileName.replace(/\.prom$/, `_${compat}.prom`);
+
+/**
+ * The peers' files of `fileName` that --compat does not ask for (any more): collect removes them when
+ * it starts, since the peers' names carry no time of collection and a file left by an earlier
+ * --compat would show its last values for ever.
+ */
+export const unaskedCompatFiles = (names: readonly CompatName[], fileName: string): string[] =>
+  COMPAT_NAMES.filter((name) => !names.includes(name)).map((name) => compatFileName(fileName, name));
 
 /** "Device Minor: 	 3" in /proc/driver/nvidia/gpus/<bus>/information -> 3; undefined where the line is missing. */
 export function parseDeviceMinor(information: string): number | undefined {

@@ -130,6 +130,8 @@ export interface DcgmContext {
   labels: readonly (readonly [string, string])[];
   /** The GPUs' device minor numbers by PCI bus id as busIdKey writes it ("nvidia<minor>" is dcgm's device label); a GPU not in it has none. */
   minors?: ReadonlyMap<string, number>;
+  /** Whether collect reads the processes (--processes): nvidia_gpu_exporter's file says when it could not. */
+  processes?: boolean;
 }
 
 /** Conversions by a factor leave float noise (0.45 x 100 = 45.00000000000001): DCGM's units never need more than 9 digits. */
@@ -217,12 +219,35 @@ function fieldFamily(field: DcgmField, samples: readonly { sample: GpuSample; la
 }
 
 /**
+ * A GPU the kernel log names that gave no sample (lost, or every GPU when the collection failed): its
+ * Xids matter most then (79: fallen off the bus). Its gpu and UUID are known, its bus id, model and
+ * minor number not (empty: absent in Prometheus); the driver is the host's.
+ */
+function lostGpuLabels(gpu: string, uuid: string, collection: Collection, context: DcgmContext): Labels {
+  const driver = collection.samples.map((sample) => textReading(sample, 'driver_version')).find((version) => version !== undefined);
+  return [
+    ['gpu', gpu],
+    ['UUID', uuid],
+    ['pci_bus_id', ''],
+    ['device', ''],
+    ['modelName', ''],
+    ['Hostname', context.hostname],
+    ['DCGM_FI_DRIVER_VERSION', driver ?? ''],
+    ...context.labels,
+  ];
+}
+
+/**
  * DCGM_FI_DEV_XID_ERRORS is the value of the last Xid. The kernel log's counts say which codes came,
  * not in which order: the value is 0 where the GPU logged none, the code where it logged only one,
  * and absent where it logged several (which came last is unknown). The counter beside it has them all.
+ * The kernel's, not the GPUs', so kept for a lost GPU and on a failed collection, as in our file.
  */
-function xidFamilies(collection: Collection, byUuid: ReadonlyMap<string, Labels>): MetricFamily[] {
+function xidFamilies(collection: Collection, answered: ReadonlyMap<string, Labels>, context: DcgmContext): MetricFamily[] {
   if (!collection.xid?.sourceUp) return [];
+  const byUuid = new Map(answered);
+  for (const { gpu, uuid } of collection.xid.series)
+    if (uuid !== '' && !byUuid.has(uuid)) byUuid.set(uuid, lostGpuLabels(gpu, uuid, collection, context));
   const last: MetricSample[] = [];
   const counts: MetricSample[] = [];
   for (const [uuid, labels] of byUuid) {
@@ -267,10 +292,12 @@ function attributionFamily(collection: Collection, byUuid: ReadonlyMap<string, L
   ];
 }
 
-/** The collection as dcgm-exporter's families; a failed collection has none (the file is then empty, which node_exporter accepts). */
+/** The collection as dcgm-exporter's families; a failed collection has none but the kernel log's Xids (else the file is empty, which node_exporter accepts). */
 export function dcgmFamilies(collection: Collection, context: DcgmContext): MetricFamily[] {
   const labelled = collection.samples.map((sample) => ({ sample, labels: gpuLabels(sample, context) }));
   const byUuid = new Map(labelled.map(({ sample, labels }) => [sample.uuid, labels]));
   const families = DCGM_FIELDS.map((field) => fieldFamily(field, labelled));
-  return [...families, ...xidFamilies(collection, byUuid), ...attributionFamily(collection, byUuid)].filter((f) => f.samples.length > 0);
+  return [...families, ...xidFamilies(collection, byUuid, context), ...attributionFamily(collection, byUuid)].filter(
+    (f) => f.samples.length > 0,
+  );
 }

@@ -123,20 +123,27 @@ function infoFamily(collection: Collection, gpus: readonly { sample: GpuSample; 
   );
 }
 
-/** The NVML-only fields the peer's NVML backend writes too, by our query: its name, type and HELP. */
-const NVML_PEER: readonly (readonly [query: string, name: string, type: 'gauge' | 'counter', help: string])[] = [
-  ['nvml.energy', 'nvidia_smi_energy_joules_total', 'counter', 'Energy the GPU consumed since the driver loaded, in joules.'],
+/**
+ * The NVML-only fields the peer's NVML backend writes too, by our query: its name, type, HELP, and the
+ * factor from our base unit to its value. PCIe throughput: NVML answers KB/s, which we take as 1024
+ * bytes and the peer as 1000 ("pending live calibration, 1000 until proven"): the peer's number is
+ * written, so that a panel over hosts of both shows one traffic as one value.
+ */
+const NVML_PEER: readonly (readonly [query: string, name: string, type: 'gauge' | 'counter', help: string, scale: number])[] = [
+  ['nvml.energy', 'nvidia_smi_energy_joules_total', 'counter', 'Energy the GPU consumed since the driver loaded, in joules.', 1],
   [
     'nvml.pcie.throughput.transmit',
     'nvidia_smi_pcie_throughput_tx_bytes_per_second',
     'gauge',
-    'PCIe traffic the GPU sent over the last 20 ms, in bytes per second.',
+    "PCIe traffic the GPU sent over the last 20 ms, in bytes per second (NVML's KB/s x 1000, as nvidia_gpu_exporter).",
+    1000 / 1024,
   ],
   [
     'nvml.pcie.throughput.receive',
     'nvidia_smi_pcie_throughput_rx_bytes_per_second',
     'gauge',
-    'PCIe traffic the GPU received over the last 20 ms, in bytes per second.',
+    "PCIe traffic the GPU received over the last 20 ms, in bytes per second (NVML's KB/s x 1000, as nvidia_gpu_exporter).",
+    1000 / 1024,
   ],
 ];
 
@@ -151,13 +158,13 @@ function fieldFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[]): 
       }),
     ),
   );
-  const nvml = NVML_PEER.map(([query, name, type, help]) =>
+  const nvml = NVML_PEER.map(([query, name, type, help, scale]) =>
     gauge(
       name,
       help,
       gpus.flatMap(({ sample, labels }) => {
         const reading = sample.readings.get(query);
-        return reading?.kind === 'number' ? [{ labels, value: clean(reading.value) }] : [];
+        return reading?.kind === 'number' ? [{ labels, value: clean(reading.value * scale) }] : [];
       }),
       type,
     ),
@@ -166,11 +173,34 @@ function fieldFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[]): 
 }
 
 /** The compute processes, where collect read them (--processes, the default): the peer's --collect.compute-apps families. */
-function appFamilies(collection: Collection, gpus: readonly { sample: GpuSample; labels: Labels }[], constant: Labels): MetricFamily[] {
+function appFamilies(
+  collection: Collection,
+  gpus: readonly { sample: GpuSample; labels: Labels }[],
+  constant: Labels,
+  processesAsked: boolean,
+): MetricFamily[] {
   const apps = collection.processes?.apps;
-  if (!apps) return [];
+  // Asked for and not read, where the GPUs were: the peer's success 0 and no count, so that "could not
+  // see the processes" never looks like "none" (its renderApps).
+  if (!apps)
+    return processesAsked && gpus.length > 0
+      ? [
+          gauge('nvidia_smi_compute_apps_last_collect_success', 'Whether the processes were read: 1 yes, 0 no.', [
+            { labels: constant, value: 0 },
+          ]),
+        ]
+      : [];
   const known = new Set(gpus.map(({ sample }) => sample.uuid));
-  const mine = apps.filter((app) => known.has(app.uuid));
+  // The same pid can show twice on one GPU (one row per MIG instance): one process, its memory summed,
+  // as in our own file; two series with one label set would get the whole file refused.
+  const merged = new Map<string, (typeof apps)[number]>();
+  for (const app of apps.filter((one) => known.has(one.uuid))) {
+    const key = `${app.uuid}/${app.pid}`;
+    const before = merged.get(key);
+    const unknown = before?.memoryBytes === undefined && app.memoryBytes === undefined;
+    merged.set(key, before ? { ...before, memoryBytes: unknown ? undefined : (before.memoryBytes ?? 0) + (app.memoryBytes ?? 0) } : app);
+  }
+  const mine = [...merged.values()];
   const appLabels = (app: (typeof apps)[number]): Labels => [
     ['uuid', peerUuid(app.uuid)],
     ['pid', String(app.pid)],
@@ -254,16 +284,19 @@ function migFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[], con
   ];
 }
 
-/** The kernel log's Xid counts as the peer's counter (it counts NVML's events since it started; we count the log's). */
-function xidFamily(collection: Collection, gpus: readonly { sample: GpuSample }[], constant: Labels): MetricFamily[] {
+/**
+ * The kernel log's Xid counts as the peer's counter (it counts NVML's events since it started; we count
+ * the log's). The kernel's, not the GPUs': kept for a GPU that gave no sample (Xid 79: fallen off the
+ * bus) and on a failed collection, as in our file.
+ */
+function xidFamily(collection: Collection, constant: Labels): MetricFamily[] {
   if (!collection.xid?.sourceUp) return [];
-  const known = new Set(gpus.map(({ sample }) => sample.uuid));
   return [
     gauge(
       'nvidia_smi_xid_errors_total',
       'Xid errors the GPU logged, by Xid code, counted from the kernel log.',
       collection.xid.series
-        .filter((s) => known.has(s.uuid) && s.count > 0)
+        .filter((s) => s.uuid !== '' && s.count > 0)
         .map((s) => ({ labels: [['uuid', peerUuid(s.uuid)], ['xid', String(s.xid)], ...constant], value: s.count })),
       'counter',
     ),
@@ -306,14 +339,14 @@ export const NVIDIA_GPU_EXPORTER_LABELS: readonly string[] = [
  * The collection as nvidia_gpu_exporter's families. A failed collection has the health families only
  * (nvidia_smi_last_collect_success 0), as the peer's scrape has then; a lost GPU has no series.
  */
-export function nvidiaGpuExporterFamilies(collection: Collection, constant: Labels): MetricFamily[] {
+export function nvidiaGpuExporterFamilies(collection: Collection, constant: Labels, processesAsked = false): MetricFamily[] {
   const gpus = collection.samples.map((sample) => ({ sample, labels: [['uuid', peerUuid(sample.uuid)] as const, ...constant] as Labels }));
   const families = [
     infoFamily(collection, gpus, constant),
     ...fieldFamilies(gpus),
-    ...appFamilies(collection, gpus, constant),
+    ...appFamilies(collection, gpus, constant, processesAsked),
     ...migFamilies(gpus, constant),
-    ...xidFamily(collection, gpus, constant),
+    ...xidFamily(collection, constant),
     ...healthFamilies(collection, constant),
   ];
   return families.filter((family) => family.samples.length > 0);

@@ -6,7 +6,7 @@ import type { MetricFamily } from '../exposition/families.js';
 import { buildFamilies } from '../metrics/metrics.js';
 import type { CompatOutput } from '../compat/compat-file.js';
 import { newLabelArrays, type LabelArrays } from '../metrics/metrics-labels.js';
-import { publishTextfile, readPrevious, type TextfileError } from './textfile.js';
+import { publishTextfile, readPrevious, removeTextfile, type TextfileError } from './textfile.js';
 
 export { removeStaleTemps, removeTextfile } from './textfile.js';
 
@@ -93,14 +93,21 @@ async function afterFailedWrite(error: TextfileError, collection: Collection, ta
 /**
  * A peer exporter's file: its own name, so that no HELP text of ours meets one of its (node_exporter
  * rejects a family whose HELP differs between files). A collection that breaks a format rule (a bug)
- * gives an empty file: our file says what failed.
+ * gives an empty file, and the line says so. A file that cannot be replaced (a full disk) is removed: the peers' names carry
+ * no time of collection, so the last run's values would be served as current (unlink needs no space).
  */
 function publishCompat(collection: Collection, target: PublishTarget, output: CompatOutput): string | undefined {
   const families = output.families(collection);
   const text = render(families);
   const problems = [...checkFamilies(families), ...checkExposition(text).problems];
   const written = publishTextfile(target.textfileDir, output.fileName, problems.length === 0 ? text : '');
-  return written && `${written.reason}: ${written.message}`;
+  if (!written)
+    return problems.length === 0
+      ? undefined
+      : `internal_error: ${join(target.textfileDir, output.fileName)} would break the format (${problems[0]}): written empty`;
+  if (written.reason !== 'write_failed') return `${written.reason}: ${written.message}`;
+  const kept = removeTextfile(target.textfileDir, output.fileName);
+  return `${written.reason}: ${written.message} (${kept ? `and ${kept}: its values stay` : 'removed it: its values would be stale'})`;
 }
 
 /** What publishing one collection came to. */

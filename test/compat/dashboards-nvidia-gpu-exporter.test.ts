@@ -197,8 +197,8 @@ describe('dashboards 14574 and 25547 (nvidia_gpu_exporter) on the --compat nvidi
     // Xid 79 once on GPU 0, Xid 13 twice on GPU 1 (the kernel log's records).
     expect(await panel('14574', 'XID Errors', 'smi', gpus[0]!)).toEqual([1]);
     expect(await panel('14574', 'XID Errors', 'smi', gpus[1]!)).toEqual([2]);
-    // NVML's KB/s in bytes per second.
-    expect(await panel('25547', 'PCIe TX', 'nvml', gpus[0]!)).toEqual([PCIE_KB.tx * 1024]);
+    // NVML's KB/s in bytes per second, as the peer converts it (x 1000).
+    expect(await panel('25547', 'PCIe TX', 'nvml', gpus[0]!)).toEqual([PCIE_KB.tx * 1000]);
     // The MIG GPU instance 1 (3g.71gb): its memory (mig.conf) and GPM SM activity 97.5 % (mig-gpm.conf).
     const mig = (await gpuVariable('mig'))[0]!.value;
     const byInstance = async (title: string) =>

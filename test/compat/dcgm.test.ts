@@ -6,7 +6,7 @@ import { DCGM_FIELDS, dcgmFamilies } from '../../src/compat/dcgm.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import { parseDeviceMinor } from '../../src/compat/compat-file.js';
 import { failedCollection, type Collection, type GpuSample } from '../../src/collection.js';
-import { checkExposition } from '../../src/exposition/check.js';
+import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
 import { capture, CLI, cliEnv, eventually, FAKE_BIN, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
@@ -124,6 +124,27 @@ describe('dcgmFamilies', () => {
     ]);
     // The kernel log unreadable: not known, so absent (not 0).
     expect(series({ ...collection, xid: { ...collection.xid!, sourceUp: false } }, 'DCGM_FI_DEV_XID_ERRORS')).toBeUndefined();
+  });
+
+  it("a lost GPU's Xids stay (Xid 79 is why it is lost), on its gpu and UUID; also when no GPU answered", () => {
+    const answered: GpuSample = {
+      gpu: '0',
+      uuid: 'GPU-0',
+      readings: new Map([['driver_version', { kind: 'text', text: '580.159.04' }]]),
+    };
+    const xid = { sourceUp: true, source: 'kmsg' as const, series: [{ gpu: '1', uuid: 'GPU-1', xid: 79, count: 1 }] };
+    const collection: Collection = { fields: [], samples: [answered], down: [], xid, health: { durationSeconds: 0 } };
+    const lost = { gpu: '1', UUID: 'GPU-1', pci_bus_id: '', device: '', modelName: '', Hostname: 'gpu-node-1' };
+    expect(series(collection, 'DCGM_FI_DEV_XID_ERRORS')).toEqual([
+      { labels: expect.objectContaining({ gpu: '0', UUID: 'GPU-0' }), value: 0 },
+      { labels: { ...lost, DCGM_FI_DRIVER_VERSION: '580.159.04' }, value: 79 },
+    ]);
+    expect(series(collection, 'DCGM_EXP_XID_ERRORS_total')).toEqual([
+      { labels: { ...lost, DCGM_FI_DRIVER_VERSION: '580.159.04', xid: '79' }, value: 1 },
+    ]);
+    const failed = { ...failedCollection({ reason: 'gpu_lost', message: 'x' }, 1), xid };
+    expect(series(failed, 'DCGM_FI_DEV_XID_ERRORS')).toEqual([{ labels: { ...lost, DCGM_FI_DRIVER_VERSION: '' }, value: 79 }]);
+    expect(checkFamilies(dcgmFamilies(collection, context))).toEqual([]);
   });
 
   it('container and Slurm job as one info series per GPU and owner, joined on gpu and UUID, never on every series', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { failedCollection, type Collection, type GpuSample } from '../../src/collection.js';
 import { nvidiaGpuExporterFamilies, PEER_FIELDS, peerMetric } from '../../src/compat/nvidia-gpu-exporter.js';
-import { checkExposition } from '../../src/exposition/check.js';
+import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
 import { capture, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
@@ -94,6 +94,65 @@ describe('nvidiaGpuExporterFamilies', () => {
     expect(series(collection, 'nvidia_smi_compute_apps')!.map((s) => s.value)).toEqual([3, 1]);
   });
 
+  it('processes asked for but not read: nvidia_smi_compute_apps_last_collect_success 0 and no count, as the peer (never an idle-looking 0)', () => {
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-AB', readings: new Map() }],
+      down: [],
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    const names = (asked: boolean) =>
+      nvidiaGpuExporterFamilies(collection, [], asked)
+        .filter((f) => f.name.startsWith('nvidia_smi_compute_app'))
+        .map((f) => [f.name, f.samples.map((s) => s.value)]);
+    expect(names(true)).toEqual([['nvidia_smi_compute_apps_last_collect_success', [0]]]);
+    // --no-processes: not asked, so nothing said (as the peer without --collect.compute-apps).
+    expect(names(false)).toEqual([]);
+  });
+
+  it("PCIe throughput as the peer converts NVML's KB/s: x 1000 (its pcieThroughputKBMultiplier), so hosts of both agree", () => {
+    const kb = { transmit: 1500, receive: 250 };
+    const readings = new Map(
+      Object.entries(kb).map(([direction, value]) => [
+        `nvml.pcie.throughput.${direction}`,
+        { kind: 'number' as const, value: value * 1024, shown: String(value) },
+      ]),
+    );
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-AB', readings }],
+      down: [],
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    expect(series(collection, 'nvidia_smi_pcie_throughput_tx_bytes_per_second')).toEqual([{ labels: { uuid: 'ab' }, value: 1_500_000 }]);
+    expect(series(collection, 'nvidia_smi_pcie_throughput_rx_bytes_per_second')).toEqual([{ labels: { uuid: 'ab' }, value: 250_000 }]);
+  });
+
+  it('a pid on two rows of one GPU (one per MIG instance) is one process: one series, memory summed, counted once', () => {
+    const apps = [
+      { uuid: 'GPU-AB', pid: 7, name: 'train', user: 'ada', memoryBytes: 100 },
+      { uuid: 'GPU-AB', pid: 7, name: 'train', user: 'ada', memoryBytes: 50 },
+      { uuid: 'GPU-AB', pid: 8, name: 'eval', user: 'ada' },
+    ];
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-AB', readings: new Map() }],
+      down: [],
+      processes: { apps, dropped: 0, skipped: 0 },
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    const families = nvidiaGpuExporterFamilies(collection, []);
+    expect(checkFamilies(families)).toEqual([]);
+    expect(series(collection, 'nvidia_smi_compute_app_info')).toEqual([
+      { labels: { uuid: 'ab', pid: '7', process_name: 'train' }, value: 1 },
+      { labels: { uuid: 'ab', pid: '8', process_name: 'eval' }, value: 1 },
+    ]);
+    expect(series(collection, 'nvidia_smi_compute_app_used_memory_bytes')).toEqual([
+      { labels: { uuid: 'ab', pid: '7', process_name: 'train' }, value: 150 },
+    ]);
+    expect(series(collection, 'nvidia_smi_compute_apps')).toEqual([{ labels: { uuid: 'ab' }, value: 2 }]);
+  });
+
   it('MIG devices, memory once per GPU instance, GPM ratios per GPU instance; energy in joules from NVML', () => {
     const device = (gpuInstance: number, computeInstance: number, profile: string, used: number) => ({
       gpuInstance,
@@ -123,6 +182,20 @@ describe('nvidiaGpuExporterFamilies', () => {
     expect(series(collection, 'nvidia_smi_mig_sm_activity_ratio')).toEqual([
       { labels: { uuid: 'abc', gpu_instance_id: '1' }, value: 0.25 },
     ]);
+  });
+
+  it("a lost GPU's Xids stay in the counter (Xid 79 is why it is lost), on its uuid; also when no GPU answered", () => {
+    const xid = { sourceUp: true, source: 'kmsg' as const, series: [{ gpu: '1', uuid: 'GPU-AB', xid: 79, count: 1 }] };
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-CD', readings: new Map() }],
+      down: [],
+      xid,
+      health: { durationSeconds: 0.1, lastSuccessSeconds: 1 },
+    };
+    const expected = [{ labels: { uuid: 'ab', xid: '79' }, value: 1 }];
+    expect(series(collection, 'nvidia_smi_xid_errors_total')).toEqual(expected);
+    expect(series({ ...failedCollection({ reason: 'gpu_lost', message: 'x' }, 1), xid }, 'nvidia_smi_xid_errors_total')).toEqual(expected);
   });
 
   it('a failed collection gives the health families alone, saying it failed; Xids from the kernel log as the counter', () => {

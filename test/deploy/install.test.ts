@@ -114,6 +114,19 @@ describe('install switches modes; uninstall removes what install recorded', () =
     expect(existsSync(join(root, PROGRAM))).toBe(false);
     expect(await readdir(join(root, UNITS))).toEqual([]);
   });
+
+  it("uninstall removes the peers' files (--compat) beside the metrics file too, whether or not --compat still names them", async () => {
+    const root = await tempDir();
+    await install(root, '--textfile-dir', '/srv/tf', '--file-name', 'gpus.prom', '--compat', 'dcgm');
+    // The nvidia_gpu_exporter file is an earlier install's: the peers' names carry no time, so a file
+    // left behind is served with its last values for ever.
+    for (const name of ['gpus.prom', 'gpus_dcgm.prom', 'gpus_nvidia_gpu_exporter.prom', 'other.prom'])
+      await writeFile(join(root, 'srv/tf', name), 'x 1\n');
+    const result = await runCli(['uninstall', '--root', root, '--no-enable']);
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    expect(result.stdout).toContain(`remove ${join(root, 'srv/tf/gpus_dcgm.prom')}`);
+    expect(await readdir(join(root, 'srv/tf'))).toEqual(['other.prom']);
+  });
 });
 
 describe('install passes collect options on through /etc/default/gpu-textfile', () => {

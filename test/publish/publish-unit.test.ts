@@ -104,6 +104,20 @@ describe('publish', () => {
     expect(written.samples.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels).toEqual({ reason: 'write_failed' });
     expect(written.samples.some((s) => s.name === 'nvidia_gpu_up')).toBe(false);
   });
+  it("a peer's file (--compat) that would break the format is written empty, and the line says so (a bug, never silent)", async () => {
+    const dir = await tempDir();
+    const twice = { labels: [['gpu', '0']] as const, value: 1 };
+    const compat = [
+      { fileName: 'gpu_peer.prom', families: () => [{ name: 'peer_up', type: 'gauge' as const, help: 'Up.', samples: [twice, twice] }] },
+    ];
+    const target = { textfileDir: dir, fileName: 'gpu.prom', dryRun: false, labels: [], out: sink().out, compat };
+    const { textfileError } = await publish(collection(), target, new Date());
+    expect(textfileError).toMatch(
+      new RegExp(`^internal_error: ${dir}/gpu_peer\\.prom would break the format \\(duplicate series [^;]*\\): written empty$`),
+    );
+    expect(await readFile(join(dir, 'gpu_peer.prom'), 'utf8')).toBe('');
+    expect(await readFile(join(dir, 'gpu.prom'), 'utf8')).toContain('nvidia_gpu_up{gpu="0",uuid="GPU-0"} 1\n');
+  });
   it('--dry-run prints the text and writes nothing', async () => {
     const dir = await tempDir();
     const { out, text } = sink();

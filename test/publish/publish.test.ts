@@ -2,6 +2,7 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
+import { compatOutputs } from '../../src/compat/compat-file.js';
 import { publish } from '../../src/publish/publish.js';
 import { publishTextfile } from '../../src/publish/textfile.js';
 import { collectCapture } from '../support/capture-replay.js';
@@ -55,6 +56,25 @@ describe('publish on a full disk', () => {
       /^write_failed: cannot write \S+\/nvidia_gpu\.prom: ENOSPC[^\n]* \(the previous \S+\/nvidia_gpu\.prom stays\)$/,
     );
     expect(readFileSync(join(disk, 'nvidia_gpu.prom'), 'utf8')).toBe('nvidia_gpu_collector_success 1\n');
+    expect(readdirSync(disk).sort()).toEqual(['filler', 'nvidia_gpu.prom']);
+  });
+
+  it("a peer's file (--compat) that cannot be replaced is removed, never left with the last run's values", async () => {
+    const disk = await smallTmpfs(256 * 1024);
+    const { collection } = await collectCapture('h200x2__580.159.04__linux-idle');
+    const compat = compatOutputs(['dcgm', 'nvidia_gpu_exporter'], 'nvidia_gpu.prom', { hostname: 'h', labels: [] });
+    const target = { textfileDir: disk, fileName: 'nvidia_gpu.prom', dryRun: false, labels: [], out: process.stdout, compat };
+    expect((await publish(collection, target, new Date())).textfileError).toBeUndefined();
+    expect(readdirSync(disk).sort()).toEqual(['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom', 'nvidia_gpu_nvidia_gpu_exporter.prom']);
+    // No room at all: not even our health block fits (the previous file of ours stays, saying when it was written).
+    fillLeaving(disk, 0);
+    const { textfileError } = await publish(collection, target, new Date());
+    expect(textfileError).toMatch(
+      /write_failed: cannot write \S+\/nvidia_gpu_dcgm\.prom: ENOSPC[^;]* \(removed it: its values would be stale\)/,
+    );
+    expect(textfileError).toMatch(
+      /cannot write \S+\/nvidia_gpu_nvidia_gpu_exporter\.prom: ENOSPC[^;]* \(removed it: its values would be stale\)/,
+    );
     expect(readdirSync(disk).sort()).toEqual(['filler', 'nvidia_gpu.prom']);
   });
 });
