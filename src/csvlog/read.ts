@@ -3,7 +3,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { CSV_HEADER, csvColumnOf, type IdentityColumn } from './columns.js';
+import { CSV_HEADER, csvColumnOf, JOBS_COLUMN, type IdentityColumn } from './columns.js';
+import { parseJobsCell, type RowJobs } from './jobs-cell.js';
 import { liveTask, parseArchiveName } from './paths.js';
 
 /** One row of the CSV trail, read back. Values in nvidia-smi's units; absent when the cell was empty. */
@@ -20,6 +21,8 @@ export interface HistoryRow {
   memoryTotalMiB?: number;
   powerW?: number;
   temperatureC?: number;
+  /** Who held the GPU (the `jobs` column); absent where the row does not say (an older file, processes not read). */
+  jobs?: RowJobs;
 }
 
 /** A history file, in the order its rows were written relative to the others. */
@@ -223,6 +226,9 @@ function rowParser(
       return undefined;
     }
     const cell = (name: string) => cells[columns.get(name) ?? -1];
+    // Rows appended after an upgrade to a file begun before the jobs column have one cell more than
+    // its header: that last cell is the jobs cell (no writer ever wrote more cells than its header).
+    const jobsText = columns.has(JOBS_COLUMN) ? cell(JOBS_COLUMN) : cells.length === columns.size + 1 ? cells[columns.size] : undefined;
     const identity = (name: IdentityColumn) => cell(name) ?? '';
     const timeText = identity('time');
     if (cells.length < columns.size || !TIME.test(timeText)) {
@@ -241,6 +247,7 @@ function rowParser(
       memoryTotalMiB: num(cell(VALUE_COLUMNS.memoryTotalMiB)),
       powerW: num(cell(VALUE_COLUMNS.powerW)),
       temperatureC: num(cell(VALUE_COLUMNS.temperatureC)),
+      ...(jobsText ? { jobs: parseJobsCell(jobsText) } : {}),
     };
   };
 }
