@@ -1,7 +1,7 @@
 import type { Attribution } from './cgroup.js';
 
 // Which job a GPU process runs for, named from what its cgroup says (cgroup.ts) and who runs it:
-// one answer for the CSV trail's `jobs` column and the nvidia_gpu_job_info series. Pure.
+// one answer for the CSV trail's `jobs` column and the nvidia_gpu_holder_info series. Pure.
 
 /** What a job is, from the most to the least specific owner a process's cgroup can name. */
 export type JobKind = 'slurm' | 'pod' | 'container' | 'unit' | 'process';

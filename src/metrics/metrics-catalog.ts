@@ -48,15 +48,15 @@ export const FIXED_FAMILIES = {
     PROCESS_LABELS,
   ),
   jobInfo: fixed(
-    'nvidia_gpu_job_info',
+    'nvidia_gpu_holder_info',
     'gauge',
     "A job holding the GPU: its processes' Slurm job, pod, container, systemd unit or command, in its labels; the value is always 1.",
     ['gpu', 'uuid', 'job_kind', 'job_id', 'user'],
   ),
   jobs: fixed(
-    'nvidia_gpu_jobs',
+    'nvidia_gpu_holders',
     'gauge',
-    'Number of jobs whose processes hold the GPU (named in nvidia_gpu_job_info, at most 8 of them).',
+    'Number of jobs whose processes hold the GPU (named in nvidia_gpu_holder_info, at most 8 of them).',
     ['gpu', 'uuid'],
   ),
   migMemoryUsed: fixed('nvidia_gpu_mig_memory_used_bytes', 'gauge', 'Memory in use in a MIG device, in bytes.', MIG_LABELS),

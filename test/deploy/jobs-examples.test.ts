@@ -16,7 +16,7 @@ import { startPrometheus } from '../support/prometheus.js';
 // evaluates examples/recording-rules.yml and alerts.yml (group intervals at 1 s) as it would live.
 
 const EXAMPLES = join(ROOT, 'examples');
-const FAMILIES = ['nvidia_gpu_job_info', 'nvidia_gpu_jobs', 'nvidia_gpu_power_draw_watts', 'nvidia_gpu_utilization_ratio'];
+const FAMILIES = ['nvidia_gpu_holder_info', 'nvidia_gpu_holders', 'nvidia_gpu_power_draw_watts', 'nvidia_gpu_utilization_ratio'];
 const MINUTES = 96;
 const BUSY_MINUTES = 30;
 const JOBS = ['7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6', 'train.service', '4242'];
@@ -81,7 +81,7 @@ describe('per-job rules and GpuHeldIdle on a real Prometheus, over node_exporter
     };
     const busy = await scrapeAt(80, 300);
     const idle = await scrapeAt(0, 100);
-    expect(busy.filter((line) => line.startsWith('nvidia_gpu_job_info{'))).toHaveLength(3);
+    expect(busy.filter((line) => line.startsWith('nvidia_gpu_holder_info{'))).toHaveLength(3);
 
     end = Math.floor(Date.now() / 60_000) * 60;
     await writeFile(join(dir, 'samples.om'), openMetrics(busy, idle, end));
@@ -121,7 +121,7 @@ describe('per-job rules and GpuHeldIdle on a real Prometheus, over node_exporter
   const byJob = (samples: Sample[]) => Object.fromEntries(samples.map((s) => [s.metric.job_id, Number(s.value[1])]));
 
   it('the backfill is what node_exporter served: one info series per job on GPU 0, none on GPU 1, the GPU series not multiplied', async () => {
-    const info = await query('nvidia_gpu_job_info', end);
+    const info = await query('nvidia_gpu_holder_info', end);
     expect(info.map((s) => `${s.metric.gpu} ${s.metric.job_kind} ${s.metric.job_id} ${s.metric.user ?? ''}`).sort()).toEqual([
       '0 pod 7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6 alice',
       '0 slurm 4242 1234',

@@ -4,6 +4,8 @@ import { FIELDS } from '../../src/fields/fields.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
 import { newLabelArrays } from '../../src/metrics/metrics-labels.js';
 import { MAX_JOBS_PER_GPU } from '../../src/host/job.js';
+import { metricCatalog } from '../../src/metrics/metrics-catalog.js';
+import { jobFamilies } from '../../src/run/job-info.js';
 import { expectFamilies } from '../support/families.js';
 
 const MIB = 1024 * 1024;
@@ -29,7 +31,15 @@ const app = (gpu: string, pid: number, over: Partial<ProcessSample>): ProcessSam
   ...over,
 });
 
-describe('nvidia_gpu_job_info', () => {
+describe('nvidia_gpu_holder_info', () => {
+  // run's textfile sits beside collect's in node_exporter's directory: one name with two HELP texts
+  // or label sets across files is an error there (nvidia_gpu_job_info is run's, for the job it started).
+  it('shares no family name with what `run` writes beside it', () => {
+    const runs = jobFamilies({ task: 't', pid: 1, command: 'c', startedAtSeconds: 0 }, [{ gpu: '0', uuid: 'GPU-0' }]).map((f) => f.name);
+    expect(runs).toContain('nvidia_gpu_job_info');
+    expect(metricCatalog().filter((f) => runs.includes(f.name))).toEqual([]);
+  });
+
   it('one series per job per GPU, labelled with the job and joined on gpu and uuid; no GPU series carries a job label', () => {
     const families = buildFamilies(
       collection(
@@ -43,12 +53,12 @@ describe('nvidia_gpu_job_info', () => {
       ),
     );
     expectFamilies(families, {
-      nvidia_gpu_job_info: [
+      nvidia_gpu_holder_info: [
         { labels: { gpu: '0', uuid: 'GPU-0', job_kind: 'slurm', job_id: '4242', user: 'alice' }, value: 1 },
         { labels: { gpu: '1', uuid: 'GPU-1', job_kind: 'slurm', job_id: '4242', user: 'alice' }, value: 1 },
         { labels: { gpu: '1', uuid: 'GPU-1', job_kind: 'container', job_id: 'abababababab', user: 'bob' }, value: 1 },
       ],
-      nvidia_gpu_jobs: [
+      nvidia_gpu_holders: [
         { labels: { gpu: '0', uuid: 'GPU-0' }, value: 1 },
         { labels: { gpu: '1', uuid: 'GPU-1' }, value: 2 },
         { labels: { gpu: '2', uuid: 'GPU-2' }, value: 0 },
@@ -69,8 +79,8 @@ describe('nvidia_gpu_job_info', () => {
         if (minute >= 7 * j && minute < 7 * j + 30) apps.push(app(String(j % 8), 1000 + j, { attribution: { slurm_job: String(j) } }));
       if (minute === 720) for (let k = 0; k < 40; k++) apps.push(app('0', 5000 + k, { attribution: { slurm_job: String(9000 + k) } }));
       const families = buildFamilies(collection(gpus, apps), [], arrays);
-      const info = families.find((f) => f.name === 'nvidia_gpu_job_info')!.samples;
-      const counts = families.find((f) => f.name === 'nvidia_gpu_jobs')!.samples;
+      const info = families.find((f) => f.name === 'nvidia_gpu_holder_info')!.samples;
+      const counts = families.find((f) => f.name === 'nvidia_gpu_holders')!.samples;
       for (const gpu of gpus)
         expect(info.filter((s) => s.labels.some(([k, v]) => k === 'gpu' && v === gpu)).length).toBeLessThanOrEqual(MAX_JOBS_PER_GPU);
       most = Math.max(most, info.length);
