@@ -140,6 +140,20 @@ describe('per-job rules and GpuHeldIdle on a real Prometheus, over node_exporter
     for (const job of JOBS) expect(energy[job]).toBeCloseTo(120_000, 6);
   });
 
+  it('the dashboard row "Jobs on this host" answers with the jobs on GPU 0', async () => {
+    const dashboard = JSON.parse(await readFile(join(EXAMPLES, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { type: string; title: string; gridPos: { y: number }; targets?: { expr: string }[] }[];
+    };
+    const row = dashboard.panels.find((p) => p.type === 'row' && p.title === 'Jobs on this host')!;
+    const below = dashboard.panels.filter((p) => p.gridPos.y > row.gridPos.y && p.type !== 'row');
+    expect(below.length).toBeGreaterThanOrEqual(3);
+    for (const panel of below)
+      for (const target of panel.targets ?? []) {
+        const samples = await query(target.expr.replaceAll('$instance', '.*').replaceAll('$gpu', '.*'), end);
+        expect([panel.title, samples.map((s) => s.metric.job_id).sort()]).toEqual([panel.title, [...JOBS].sort()]);
+      }
+  });
+
   it('GpuHeldIdle names the three jobs on idle GPU 0, not the idle and empty GPU 1; its condition has held since the load stopped', async () => {
     const alerts = await query('ALERTS{alertname="GpuHeldIdle"}');
     expect(alerts.map((a) => `${a.metric.gpu} ${a.metric.job_id}`).sort()).toEqual(JOBS.map((job) => `0 ${job}`).sort());
