@@ -130,10 +130,12 @@ export class JobAccount {
   constructor(private readonly idleMaxUtilization = FINDING_THRESHOLDS.idleMaxUtilization) {}
 
   add(row: HistoryRow): void {
+    // A row that does not say who held the GPU (an older file, a failed sample) costs nothing, and
+    // says nothing either: a job seen before and after a failed sample held the GPU throughout.
+    if (row.jobs === undefined || row.status !== 'ok') return;
     const series = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
     const seq = (this.seq.get(series) ?? 0) + 1;
     this.seq.set(series, seq);
-    if (row.status !== 'ok' || row.jobs === undefined) return;
     const named = row.jobs.jobs;
     const jobs = named.length === 0 && row.jobs.dropped === 0 ? [{ kind: 'none' as const, id: '', user: '' }] : named;
     const idle = row.utilization !== undefined && row.utilization < this.idleMaxUtilization;
@@ -217,7 +219,11 @@ export class JobAccount {
   private byJobGpu(): Map<string, JobHour[]> {
     const out = new Map<string, JobHour[]>();
     for (const hour of [...this.hours.keys()].sort((a, b) => a - b))
-      for (const [key, h] of this.hours.get(hour)!) out.set(key, [...(out.get(key) ?? []), h]);
+      for (const [key, h] of this.hours.get(hour)!) {
+        const hours = out.get(key);
+        if (hours) hours.push(h);
+        else out.set(key, [h]);
+      }
     return out;
   }
 

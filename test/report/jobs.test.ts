@@ -97,6 +97,17 @@ describe('JobAccount', () => {
     expect(found).toMatchObject({ longest_idle_hours: 0.6667, idle_hours: 1 });
   });
 
+  it('a failed sample or a row that does not say (an older file) neither counts nor breaks an idle run', () => {
+    const account = new JobAccount();
+    for (let i = 0; i < 12; i++) {
+      const r = row(i, '0', 0, 100, [slurm('5')]);
+      account.add(i === 5 ? { ...r, status: 'gpu_lost', jobs: undefined } : i === 8 ? { ...r, jobs: undefined } : r);
+    }
+    const [line] = account.rows(interval);
+    expect(line).toMatchObject({ job_id: '5', gpu_hours: 0.8333, idle_gpu_hours: 0.8333 });
+    expect(account.heldIdle(interval, 55 * MIN)[0]).toMatchObject({ longest_idle_hours: 0.8333 });
+  });
+
   it('toJSON, fromJSON and merge: accounts of parts add up to the account of the whole', () => {
     const all = rows();
     const whole = new JobAccount();
