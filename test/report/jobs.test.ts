@@ -105,7 +105,7 @@ describe('JobAccount', () => {
     }
     const [line] = account.rows(interval);
     expect(line).toMatchObject({ job_id: '5', gpu_hours: 0.8333, idle_gpu_hours: 0.8333 });
-    expect(account.heldIdle(interval, 55 * MIN)[0]).toMatchObject({ longest_idle_hours: 0.8333 });
+    expect(account.heldIdle(interval, 50 * MIN)[0]).toMatchObject({ longest_idle_hours: 0.8333 });
   });
 
   it('toJSON, fromJSON and merge: accounts of parts add up to the account of the whole', () => {
