@@ -495,4 +495,12 @@ describe('the jobs column, read back', () => {
     ]);
     expect(rows.every((r) => r.utilization === 50)).toBe(true);
   });
+
+  it('a run file begun before the column (step and marks after the fields) does not take its marks for jobs', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), `${OLD_HEADER},step,marks\n${row(0)},7,loss=0.3\n${row(1)},-,8,loss=0.2\n`);
+    const rows: HistoryRow[] = [];
+    for await (const r of readHistory(await historyFiles(dir), { count: 0, examples: [] })) rows.push(r);
+    expect(rows.map((r) => r.jobs)).toEqual([undefined, undefined]);
+  });
 });
