@@ -241,9 +241,10 @@ export const REPORT_OPTIONS = {
   until: { type: 'string', placeholder: 'WHEN', describe: 'Until this time (exclusive), same forms' },
   by: {
     type: 'string',
-    placeholder: 'hour|day|task|gpu',
+    placeholder: 'hour|day|task|gpu|job',
     default: 'hour',
-    describe: "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task) or per GPU (gpu)",
+    describe:
+      "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu) or per job holding GPUs (job)",
   },
   format: {
     type: 'string',

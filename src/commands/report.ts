@@ -44,8 +44,8 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say('--since and --until take a time (2026-11-28T06:00:00+01:00, 2026-11-28) or a span back from now (24h, 7d)');
     return 2;
   }
-  if (args.by !== 'hour' && args.by !== 'day' && args.by !== 'task' && args.by !== 'gpu') {
-    say('--by must be hour or day (rows per period and GPU), task or gpu (the summary per host and task, or per GPU)');
+  if (args.by !== 'hour' && args.by !== 'day' && args.by !== 'task' && args.by !== 'gpu' && args.by !== 'job') {
+    say('--by must be hour or day (rows per period and GPU), task, gpu or job (the summary per host and task, per GPU, or per job)');
     return 2;
   }
   if (!['table', 'csv', 'json', 'html'].includes(args.format)) {

@@ -2,6 +2,8 @@ import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Collection, GpuSample } from '../collection.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
+import { jobsOnGpu } from '../host/job.js';
+import { jobsCell } from './jobs-cell.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, isFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../files/safe-fs.js';
 import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
@@ -28,11 +30,13 @@ const shownOrEmpty = (sample: GpuSample, query: string): string => {
   return reading?.kind === 'number' ? reading.shown : reading?.kind === 'text' ? reading.text : '';
 };
 
-const emptyValues = (): string[] => CSV_FIELDS.map(() => '');
+// The field columns and the jobs column, empty: a failed or lost GPU's row says nothing of either.
+const emptyValues = (): string[] => [...CSV_FIELDS.map(() => ''), ''];
 
 /**
  * A collection -> CSV lines: one per GPU. Values stay in nvidia-smi's units; a missing value is an
- * empty cell, never 0. A failed collection still leaves a line per GPU (or one line when no GPU is
+ * empty cell, never 0. The jobs cell names the jobs whose processes were on the GPU, or is empty when
+ * the processes were not read. A failed collection still leaves a line per GPU (or one line when no GPU is
  * known) whose status is the failure reason and whose values are empty.
  */
 export function csvRows(collection: Collection, context: RowContext, knownGpus: readonly { gpu: string; uuid: string }[]): string[] {
@@ -56,6 +60,7 @@ export function csvRows(collection: Collection, context: RowContext, knownGpus: 
       csvLine([
         ...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'),
         ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query)),
+        jobsCell(collection.processes && jobsOnGpu(collection.processes.apps, sample.uuid)),
         ...extra,
       ]),
     ),

@@ -6,7 +6,14 @@ export const IDENTITY_COLUMNS = ['time', 'host', 'task_id', 'gpu_id', 'gpu_uuid'
 
 export const CSV_FIELDS: readonly FieldSpec[] = FIELDS.filter((field) => field.csv);
 
-export const CSV_HEADER: readonly string[] = [...IDENTITY_COLUMNS, ...CSV_FIELDS.map((field) => field.csv!)];
+/**
+ * The last column: the jobs holding the GPU at that sample (jobs-cell.ts). Last, so that files
+ * written before it read as before (columns are found by name) and a reader that cuts at the field
+ * columns still lines up.
+ */
+export const JOBS_COLUMN = 'jobs';
+
+export const CSV_HEADER: readonly string[] = [...IDENTITY_COLUMNS, ...CSV_FIELDS.map((field) => field.csv!), JOBS_COLUMN];
 
 export type IdentityColumn = (typeof IDENTITY_COLUMNS)[number];
 

@@ -47,6 +47,18 @@ export const FIXED_FAMILIES = {
     "Share of time a compute process read or wrote device memory (0-1), the driver's sampled average since the previous read (a one-shot run: every sample the driver keeps, about the last 15 s).",
     PROCESS_LABELS,
   ),
+  jobInfo: fixed(
+    'nvidia_gpu_holder_info',
+    'gauge',
+    "A job holding the GPU: its processes' Slurm job, pod, container, systemd unit or command, in its labels; the value is always 1.",
+    ['gpu', 'uuid', 'job_kind', 'job_id', 'user'],
+  ),
+  jobs: fixed(
+    'nvidia_gpu_holders',
+    'gauge',
+    'Number of jobs whose processes hold the GPU (named in nvidia_gpu_holder_info, at most 8 of them).',
+    ['gpu', 'uuid'],
+  ),
   migMemoryUsed: fixed('nvidia_gpu_mig_memory_used_bytes', 'gauge', 'Memory in use in a MIG device, in bytes.', MIG_LABELS),
   migMemoryTotal: fixed('nvidia_gpu_mig_memory_total_bytes', 'gauge', 'Memory of a MIG device (its GPU instance), in bytes.', MIG_LABELS),
   migMemoryFree: fixed('nvidia_gpu_mig_memory_free_bytes', 'gauge', 'Memory free in a MIG device, in bytes.', MIG_LABELS),
@@ -213,6 +225,11 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
       FIXED_FAMILIES.processMemoryUtilization,
       'NVML only: nvmlDeviceGetProcessUtilization memUtil; 0 for a listed process without a sample',
     ),
+    row(
+      FIXED_FAMILIES.jobInfo,
+      "the processes of --query-compute-apps grouped by job: slurm_job, else pod_uid, else container_id (12 characters), else systemd_unit from /proc/PID/cgroup, else the command (job_kind process); user of the job's largest process; the 8 with the most memory per GPU (docs/jobs.md)",
+    ),
+    row(FIXED_FAMILIES.jobs, 'the processes of --query-compute-apps grouped by job (docs/jobs.md)'),
     ...[FIXED_FAMILIES.migMemoryUsed, FIXED_FAMILIES.migMemoryTotal, FIXED_FAMILIES.migMemoryFree].map((family) =>
       row(family, 'NVML only, MIG enabled: nvmlDeviceGetMemoryInfo_v2 on each MIG device handle; mig_profile from its name'),
     ),

@@ -1,4 +1,5 @@
 import { ATTRIBUTION_LABELS } from '../host/cgroup.js';
+import { jobsOnGpu } from '../host/job.js';
 import { textReading, type Collection, type GpuSample, type ProcessSample } from '../collection.js';
 import type { FieldSpec } from '../fields/field-spec.js';
 import type { MetricFamily, MetricSample } from '../exposition/families.js';
@@ -145,6 +146,35 @@ function processFamilies(apps: readonly ProcessSample[], samples: readonly GpuSa
     ),
     ratio(FIXED_FAMILIES.processSmUtilization, (app) => app.smUtilization),
     ratio(FIXED_FAMILIES.processMemoryUtilization, (app) => app.memoryUtilization),
+    ...jobFamilies(apps, samples, gpuLabels),
+  ];
+}
+
+/**
+ * The jobs on each GPU: one info series per job and GPU (joined to the GPU's series on gpu and uuid,
+ * so no GPU series is multiplied by jobs as a job label on it would), at most MAX_JOBS_PER_GPU per
+ * GPU, and how many jobs there were in all.
+ */
+function jobFamilies(apps: readonly ProcessSample[], samples: readonly GpuSample[], gpuLabels: GpuLabels['gpuLabels']): MetricFamily[] {
+  const perGpu = samples.map((sample) => ({ sample, ...jobsOnGpu(apps, sample.uuid) }));
+  return [
+    family(
+      FIXED_FAMILIES.jobInfo,
+      perGpu.flatMap(({ sample, jobs }) =>
+        jobs.map((job) => ({
+          labels: gpuLabels.with(sample, 'job', [
+            ['job_kind', job.kind],
+            ['job_id', job.id],
+            ['user', job.user],
+          ]),
+          value: 1,
+        })),
+      ),
+    ),
+    family(
+      FIXED_FAMILIES.jobs,
+      perGpu.map(({ sample, jobs, dropped }) => ({ labels: gpuLabels(sample), value: jobs.length + dropped })),
+    ),
   ];
 }
 

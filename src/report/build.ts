@@ -5,11 +5,12 @@ import type { Finding } from './findings.js';
 import { historyFiles, readHistory, type BadFile, type OddRows } from '../csvlog/read.js';
 import { idleGpu } from './idle-gpus.js';
 import { imbalance } from './imbalance.js';
+import { JobAccount, type IntervalOf, type JobRow } from './jobs.js';
 import { memoryGrowth } from './memory-growth.js';
 import { summaryByGpu, summaryByTask, type SummaryRow } from './summary.js';
 
 /** Rows per hour or day of each GPU, or the summary per host and task or per GPU. */
-export type ReportBy = Period | 'task' | 'gpu';
+export type ReportBy = Period | 'task' | 'gpu' | 'job';
 
 export interface ReportQuery {
   csvDir: string;
@@ -27,9 +28,13 @@ export interface Report {
   /** Per host and task, always; per GPU too with `--by gpu`. */
   summary: SummaryRow[];
   summaryByGpu: SummaryRow[];
+  /** Per job of each host and task (from the trail's `jobs` column), always. */
+  jobs: JobRow[];
   findings: Finding[];
   /** The per-hour state behind it all, for the charts. */
   aggregator: Aggregator;
+  /** The per-hour state behind `jobs`. */
+  jobAccount: JobAccount;
   files: number;
   badFiles: BadFile[];
   rowsRead: number;
@@ -60,6 +65,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
   const files = await historyFiles(query.csvDir, query.task).catch((error: NodeJS.ErrnoException) => error);
   if (files instanceof Error) return { error: `cannot read ${query.csvDir}: ${files.code ?? files.message}` };
   const aggregator = new Aggregator();
+  const jobAccount = new JobAccount();
   const oddRows: OddRows = { count: 0, examples: [] };
   const badFiles: BadFile[] = [];
   let rowsRead = 0;
@@ -70,15 +76,22 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     if (query.since !== undefined && row.time < query.since) continue;
     if (query.until !== undefined && row.time >= query.until) continue;
     aggregator.add(row);
+    jobAccount.add(row);
   }
   aggregator.finish();
+  const intervalOf: IntervalOf = (host, task, gpu, uuid) => {
+    const stats = aggregator.series.get(`${host}\u0000${task}\u0000${gpu}\u0000${uuid}`);
+    return stats && aggregator.intervalOf(stats);
+  };
   return {
     by: query.by,
     rows: query.by === 'hour' || query.by === 'day' ? aggregator.rows(query.by) : [],
     summary: summaryByTask(aggregator),
     summaryByGpu: summaryByGpu(aggregator),
-    findings: findings(aggregator),
+    jobs: jobAccount.rows(intervalOf),
+    findings: [...findings(aggregator), ...jobAccount.heldIdle(intervalOf)],
     aggregator,
+    jobAccount,
     files: files.length,
     badFiles,
     rowsRead,

@@ -2,6 +2,7 @@ import { csvLine, localIsoTime } from '../csvlog/columns.js';
 import type { ReportRow } from './aggregate.js';
 import type { Report } from './build.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { jobCells, JOB_COLUMNS, jobLines } from './job-formats.js';
 
 export const REPORT_COLUMNS = [
   'period',
@@ -25,6 +26,7 @@ const summaryColumns = (byGpu: boolean) => SUMMARY_COLUMNS.filter((c) => byGpu |
 
 /** What `--by` asks for, as CSV: per period and GPU, or the summary per host and task, or per GPU. */
 export function reportCsv(report: Report): string {
+  if (report.by === 'job') return [csvLine([...JOB_COLUMNS]), ...report.jobs.map((row) => csvLine(jobCells(row)))].join('');
   if (report.by === 'hour' || report.by === 'day')
     return [csvLine([...REPORT_COLUMNS]), ...report.rows.map((row) => csvLine(periodCells(row)))].join('');
   const columns = summaryColumns(report.by === 'gpu');
@@ -39,7 +41,9 @@ export function reportJson(report: Report): string {
       ? report.summary
       : report.by === 'gpu'
         ? report.summaryByGpu
-        : report.rows.map((row) => ({ ...row, period: localIsoTime(new Date(row.period)) }));
+        : report.by === 'job'
+          ? report.jobs
+          : report.rows.map((row) => ({ ...row, period: localIsoTime(new Date(row.period)) }));
   const body = {
     by: report.by,
     rows,
@@ -121,7 +125,13 @@ export function reportTable(report: Report): string {
       )
     : ['  none'];
   const rows =
-    report.by === 'task' ? [] : report.by === 'gpu' ? ['', ...summaryLines(report.summaryByGpu, true)] : ['', ...periodLines(report.rows)];
+    report.by === 'task'
+      ? []
+      : report.by === 'gpu'
+        ? ['', ...summaryLines(report.summaryByGpu, true)]
+        : report.by === 'job'
+          ? ['', 'jobs:', ...jobLines(report.jobs, aligned)]
+          : ['', ...periodLines(report.rows)];
   const odd = report.oddRows.count
     ? [`\n${report.oddRows.count} rows skipped (could not be read), e.g. ${report.oddRows.examples[0]}`]
     : [];

@@ -136,6 +136,38 @@ describe('CSV columns', () => {
   });
 });
 
+describe('the jobs column', () => {
+  const sample = (gpu: string, uuid: string) => ({ gpu, uuid, readings: new Map<string, Reading>([['utilization.gpu', number('5')]]) });
+  const base = { fields: [], down: [], health: { durationSeconds: 0 } } as const;
+
+  it('is last, and names each GPU’s jobs; "-" where the processes were read and none was on it', () => {
+    expect(CSV_HEADER.at(-1)).toBe('jobs');
+    const collection: Collection = {
+      ...base,
+      samples: [sample('0', 'GPU-a'), sample('1', 'GPU-b')],
+      processes: {
+        apps: [
+          { uuid: 'GPU-a', pid: 1, name: 'python', memoryBytes: 2048 * 1024 * 1024, user: 'alice', attribution: { slurm_job: '4242' } },
+          { uuid: 'GPU-a', pid: 2, name: 'x, "y"', user: 'bob' },
+        ],
+        dropped: 0,
+        skipped: 0,
+      },
+    };
+    const rows = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job', extra: ['step'] }, []).join(''));
+    expect(rows.map((r) => r.slice(CSV_HEADER.length - 1))).toEqual([
+      ['slurm:4242:alice:2048: process:x,%20"y":bob::', 'step'],
+      ['-', 'step'],
+    ]);
+  });
+
+  it('is empty where the processes were not read', () => {
+    const [row] = parseCsv(csvRows({ ...base, samples: [sample('0', 'GPU-a')] }, { time: 't', host: 'h', task: 'job' }, []).join(''));
+    expect(row).toHaveLength(CSV_HEADER.length);
+    expect(row!.at(-1)).toBe('');
+  });
+});
+
 describe('gpu-textfile collect --csv-dir', () => {
   it('appends one row per GPU per sample, header first, times in the TZ zone', async () => {
     const dir = await tempDir();

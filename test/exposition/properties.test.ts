@@ -42,7 +42,10 @@ describe('hostile process names and label values', () => {
         expect(parsed.problems).toEqual([]);
         const series = parsed.samples.filter((s) => s.name === 'nvidia_gpu_process_memory_used_bytes');
         expect(series.map((s) => s.labels.process_name)).toEqual(names);
-        expect(parsed.samples.filter((s) => !s.name.startsWith('nvidia_gpu_collector_')).length).toBe(names.length + 3);
+        const jobs = parsed.samples.filter((s) => s.name === 'nvidia_gpu_holder_info');
+        // A job per distinct command (one user; at most 5 here, under the 8 per GPU): the names survive there too.
+        expect(jobs.map((s) => s.labels.job_id).sort()).toEqual([...new Set(names.map((n) => n.split('/').pop() || n))].sort());
+        expect(parsed.samples.filter((s) => !s.name.startsWith('nvidia_gpu_collector_')).length).toBe(names.length + 4 + jobs.length);
       }),
       { numRuns: 300 },
     );

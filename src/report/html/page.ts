@@ -8,6 +8,7 @@ import { chartSvg, type ChartLine } from './chart.js';
 import { escapeHtml } from './escape.js';
 import { inGiB } from './finding-text.js';
 import { summaryHtml } from './summary.js';
+import { jobsHtml } from './jobs.js';
 import type { Report } from '../build.js';
 
 const seriesKey = (host: string, task: string, gpu = '', uuid = '') => `${host}\u0000${task}\u0000${gpu}\u0000${uuid}`;
@@ -168,7 +169,7 @@ export function reportHtml(report: Report, title: string): string {
 <div class="panel">${findingsList}</div>
 <h2 id="summary">Summary</h2>
 <div class="panel">${summaryHtml(report.summary, report.summaryByGpu, summaryAnchor)}</div>
-${sections.join('\n')}
+${report.by === 'job' ? `<h2 id="jobs">Jobs</h2>\n<div class="panel">${jobsHtml(report.jobs)}</div>\n` : ''}${sections.join('\n')}
 <script type="application/json" id="zone">${JSON.stringify(grid ? zoneOffsets(grid.x0, grid.x0 + grid.n * grid.step) : [[0, 0]])}</script>
 <script>${SCRIPT}</script>
 </main></body></html>

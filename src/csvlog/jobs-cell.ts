@@ -1,0 +1,82 @@
+import { MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type GpuJob, type JobKind } from '../host/job.js';
+
+// The `jobs` cell of a CSV row: who held the GPU at that sample (docs/csv.md, docs/jobs.md).
+//   slurm:4242:alice:81920:45 container:3f4e9c1d2b7a:bob:1024: +2
+// Entries are separated by a space, an entry's parts by ':' (kind:id:user:memory MiB:SM %, the last
+// two empty where unknown); '%', ':', a space and control characters in an id or a user are
+// percent-encoded, so no id can look like a separator. A comma or a quote stays as it is: the cell
+// is then quoted by the CSV rules (csvCell). `+N`: N more jobs not named. `-`: the processes were
+// read and none was on this GPU. Empty: not known (processes not collected, or an old file).
+
+/** Written when processes were read and none was on the GPU. */
+export const NO_JOB = '-';
+
+const KINDS: readonly JobKind[] = ['slurm', 'pod', 'container', 'unit', 'process'];
+
+const encode = (text: string): string =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is encoded.
+  text.replace(/[%: \u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+
+const decode = (text: string): string | undefined => {
+  try {
+    return decodeURIComponent(text);
+  } catch (error) {
+    if (error instanceof URIError) return undefined;
+    throw error;
+  }
+};
+
+/** The jobs on one GPU at one sample -> the cell; undefined jobs (not known) -> ''. */
+export function jobsCell(found: { jobs: readonly GpuJob[]; dropped: number } | undefined): string {
+  if (found === undefined) return '';
+  if (found.jobs.length === 0 && found.dropped === 0) return NO_JOB;
+  const entries = found.jobs
+    .slice(0, MAX_JOBS_PER_GPU)
+    .map(
+      (job) =>
+        `${job.kind}:${encode(job.id.slice(0, MAX_JOB_ID_CHARS))}:${encode(job.user.slice(0, MAX_USER_CHARS))}:${job.memoryMiB ?? ''}:${job.smPercent ?? ''}`,
+    );
+  const dropped = found.dropped + Math.max(0, found.jobs.length - MAX_JOBS_PER_GPU);
+  return [...entries, ...(dropped > 0 ? [`+${dropped}`] : [])].join(' ');
+}
+
+/** A jobs cell read back: the jobs named (an entry that does not parse is left out) and the count not named. */
+export interface RowJobs {
+  jobs: GpuJob[];
+  dropped: number;
+}
+
+const count = (text: string): number | undefined => (/^\d{1,9}$/.test(text) ? Number(text) : undefined);
+
+/** The cell -> the jobs; undefined for an empty cell (not known). At most MAX_JOBS_PER_GPU jobs are taken. */
+export function parseJobsCell(cell: string | undefined): RowJobs | undefined {
+  if (cell === undefined || cell === '') return undefined;
+  const out: RowJobs = { jobs: [], dropped: 0 };
+  if (cell === NO_JOB) return out;
+  for (const entry of cell.split(' ')) {
+    if (entry.startsWith('+')) {
+      out.dropped += count(entry.slice(1)) ?? 0;
+      continue;
+    }
+    const parts = entry.split(':');
+    if (parts.length !== 5 || !KINDS.includes(parts[0] as JobKind)) continue;
+    const [kind, rawId, rawUser, memory, sm] = parts as [JobKind, string, string, string, string];
+    const id = decode(rawId);
+    const user = decode(rawUser);
+    if (id === undefined || id === '' || user === undefined || id.length > MAX_JOB_ID_CHARS || user.length > MAX_USER_CHARS) continue;
+    if (out.jobs.length >= MAX_JOBS_PER_GPU) {
+      out.dropped++;
+      continue;
+    }
+    const memoryMiB = count(memory);
+    const smPercent = count(sm);
+    out.jobs.push({
+      kind,
+      id,
+      user,
+      ...(memoryMiB !== undefined ? { memoryMiB } : {}),
+      ...(smPercent !== undefined ? { smPercent: Math.min(100, smPercent) } : {}),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,43 @@
+import type { JobRow } from '../jobs.js';
+import { jobName } from '../job-formats.js';
+import { escapeHtml } from './escape.js';
+
+type Column = [header: string, title: string, cell: (row: JobRow) => string];
+
+const num = (x: number | undefined, digits: number) =>
+  x === undefined ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+const COLUMNS: Column[] = [
+  ['GPUs', 'The GPUs its processes held', (r) => r.gpus.join(' ')],
+  ['Hours', 'The longest any one of its GPUs was held: samples x the collection interval', (r) => num(r.hours, 2)],
+  ['GPU-hours', 'Hours held, added over its GPUs', (r) => num(r.gpu_hours, 2)],
+  ['Busy', "The GPUs' utilization while it held them", (r) => (r.busy_percent === undefined ? '–' : `${num(r.busy_percent, 1)} %`)],
+  ['SM', "Its own processes' SM utilisation, where NVML gave it", (r) => (r.sm_percent === undefined ? '–' : `${num(r.sm_percent, 1)} %`)],
+  ['Idle GPU-hours', 'GPU-hours held under 2 % utilization', (r) => num(r.idle_gpu_hours, 2)],
+  [
+    'Energy',
+    "Its share of the GPUs' energy: split by time among the jobs on a GPU, or by their SM utilisation where NVML gave it",
+    (r) => (r.energy_kwh === undefined ? '–' : `${num(r.energy_kwh, 3)} kWh (${r.energy_split})`),
+  ],
+  [
+    'Peak memory',
+    'Most memory its processes held on one GPU',
+    (r) => (r.peak_memory_mib === undefined ? '–' : `${num(r.peak_memory_mib / 1024, 1)} GiB`),
+  ],
+  ['First seen', 'Its first sample', (r) => r.first_seen.replace(/\.\d{3}/, '')],
+  ['Last seen', 'Its last sample', (r) => r.last_seen.replace(/\.\d{3}/, '')],
+];
+
+/** The table of `report --by job`: one row per job of each host and task. */
+export function jobsHtml(rows: readonly JobRow[]): string {
+  if (rows.length === 0)
+    return '<p class="none">No row of the trail names its jobs (written before the jobs column, or with --no-processes).</p>';
+  const head =
+    ['Host', 'Task', 'Job', 'User'].map((h) => `<th>${h}</th>`).join('') +
+    COLUMNS.map(([h, title]) => `<th class="n" title="${escapeHtml(title)}">${h}</th>`).join('');
+  const body = rows.map(
+    (r) =>
+      `<tr class="job ${r.job_kind}"><td>${escapeHtml(r.host)}</td><td>${escapeHtml(r.task_id)}</td><td>${escapeHtml(jobName(r))}</td><td>${escapeHtml(r.user)}</td>${COLUMNS.map(([, , cell]) => `<td class="n">${escapeHtml(cell(r))}</td>`).join('')}</tr>`,
+  );
+  return `<table class="summary jobs"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`;
+}

@@ -1,0 +1,386 @@
+import { localIsoTime } from '../csvlog/columns.js';
+import type { HistoryRow } from '../csvlog/read.js';
+import type { JobKind } from '../host/job.js';
+import { HOUR, periodStart } from './aggregate.js';
+import { FINDING_THRESHOLDS, type Finding } from './findings.js';
+
+// Per-job accounting over the CSV trail's `jobs` column (docs/jobs.md). The state is per local hour
+// and plain data (numbers and strings in Maps), so that a day's hours can be saved as JSON beside its
+// archive and merged back instead of reading its rows again. Times become hours only at the end,
+// as samples x the GPU's collection interval, the way the summary counts GPU-hours.
+
+/** A job, or `none`: rows whose processes were read and nothing was on the GPU. */
+export type AccountKind = JobKind | 'none';
+
+/** One job on one GPU of one host and task, within one hour. Plain data: it goes to JSON as it is. */
+export interface JobHour {
+  host: string;
+  task: string;
+  gpu: string;
+  uuid: string;
+  kind: AccountKind;
+  id: string;
+  user: string;
+  first: number;
+  last: number;
+  samples: number;
+  utilSum: number;
+  utilN: number;
+  /** The job's own SM utilisation (its processes', NVML only), summed over the samples that had it. */
+  smSum: number;
+  smN: number;
+  /** The job's share of the board's power, summed (W) over the samples with a power reading. */
+  powerShareSum: number;
+  powerN: number;
+  /** Of those, the samples whose share came from per-process SM utilisation (the rest: split by time). */
+  smSplit: number;
+  memMax?: number;
+  /** Samples under the idle utilization while the job held the GPU. */
+  idle: number;
+  /** Idle samples in a row: from the hour's first sample of the job (while `leadOpen`), at the end, the longest. */
+  lead: number;
+  leadOpen: boolean;
+  tail: number;
+  best: number;
+  /** The GPU's row counter at the job's last sample here, to tell a run broken by an absence. */
+  lastSeq: number;
+}
+
+/** What toJSON gives and fromJSON takes. */
+export interface JobAccountJson {
+  hours: [hour: number, jobs: JobHour[]][];
+}
+
+/** One line of `report --by job`: a job of one host and task, over every GPU it held. */
+export interface JobRow {
+  host: string;
+  task_id: string;
+  job_kind: AccountKind;
+  job_id: string;
+  user: string;
+  gpus: string[];
+  /** The longest any one of its GPUs was held: samples x interval. */
+  hours: number;
+  gpu_hours: number;
+  /** GPU utilization averaged over the samples it held a GPU (the GPU's, whoever ran on it). */
+  busy_percent?: number;
+  /** Its processes' own SM utilisation (NVML), where recorded. */
+  sm_percent?: number;
+  /** GPU-hours held under the idle utilization. */
+  idle_gpu_hours: number;
+  energy_kwh?: number;
+  /** How its energy was split from the GPU's: `time` (equal shares of concurrent jobs), `sm` (by per-process SM utilisation), or both. */
+  energy_split?: 'time' | 'sm' | 'time+sm';
+  peak_memory_mib?: number;
+  first_seen: string;
+  last_seen: string;
+}
+
+/** The collection interval (ms) of a GPU series, as the Aggregator learned it. */
+export type IntervalOf = (host: string, task: string, gpu: string, uuid: string) => number | undefined;
+
+/** A job holds a GPU idle this long in a row before it is a finding (docs/jobs.md says why 30 minutes). */
+export const HELD_IDLE_MIN_MS = 30 * 60_000;
+
+/** A copy that owns its characters (a slice would keep the read chunk alive). */
+const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
+
+const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/** Two idle runs of one job on one GPU, `a` before `b`, as one summary (their runs join when `join`). */
+function chain(a: JobHour, b: JobHour, join: boolean): Pick<JobHour, 'lead' | 'leadOpen' | 'tail' | 'best'> {
+  const middle = join ? a.tail + b.lead : b.lead;
+  return {
+    lead: a.leadOpen && join ? a.lead + b.lead : a.lead,
+    leadOpen: a.leadOpen && join && b.leadOpen,
+    tail: b.leadOpen ? middle : b.tail,
+    best: Math.max(a.best, b.best, middle),
+  };
+}
+
+/** `from` added into `into` (the same job, GPU and hour; `from` read from other rows). */
+function mergeHour(into: JobHour, from: JobHour): void {
+  const [a, b] = into.first <= from.first ? [{ ...into }, from] : [from, { ...into }];
+  Object.assign(into, chain(a, b, true));
+  into.first = Math.min(into.first, from.first);
+  into.last = Math.max(into.last, from.last);
+  into.samples += from.samples;
+  into.utilSum += from.utilSum;
+  into.utilN += from.utilN;
+  into.smSum += from.smSum;
+  into.smN += from.smN;
+  into.powerShareSum += from.powerShareSum;
+  into.powerN += from.powerN;
+  into.smSplit += from.smSplit;
+  into.memMax = maxOf(into.memMax, from.memMax);
+  into.idle += from.idle;
+  into.lastSeq = Math.max(into.lastSeq, from.lastSeq);
+}
+
+/**
+ * Rows -> per hour, per job and GPU: samples, utilization, the job's share of energy, peak memory,
+ * idle runs. Fed from the report's row loop beside the Aggregator; memory bounded by hours x GPUs x
+ * jobs per GPU (at most 8 named per row).
+ */
+export class JobAccount {
+  readonly hours = new Map<number, Map<string, JobHour>>();
+  /** Rows seen per GPU series: only to tell whether a job was on the GPU at its previous row. */
+  private readonly seq = new Map<string, number>();
+
+  constructor(private readonly idleMaxUtilization = FINDING_THRESHOLDS.idleMaxUtilization) {}
+
+  add(row: HistoryRow): void {
+    // A row that does not say who held the GPU (an older file, a failed sample) costs nothing, and
+    // says nothing either: a job seen before and after a failed sample held the GPU throughout.
+    if (row.jobs === undefined || row.status !== 'ok') return;
+    const series = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
+    const seq = (this.seq.get(series) ?? 0) + 1;
+    this.seq.set(series, seq);
+    const named = row.jobs.jobs;
+    const jobs = named.length === 0 && row.jobs.dropped === 0 ? [{ kind: 'none' as const, id: '', user: '' }] : named;
+    const idle = row.utilization !== undefined && row.utilization < this.idleMaxUtilization;
+    // Energy by SM utilisation only where every job on the GPU has it and they add up to something.
+    const smTotal = named.reduce((sum, job) => sum + (job.smPercent ?? Number.NaN), 0);
+    const bySm = row.jobs.dropped === 0 && smTotal > 0;
+    const sharers = jobs.length + row.jobs.dropped;
+    const hour = periodStart(row.time, 'hour');
+    let inHour = this.hours.get(hour);
+    if (!inHour) this.hours.set(hour, (inHour = new Map()));
+    for (const job of jobs) {
+      const key = `${series}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
+      let h = inHour.get(key);
+      if (!h) inHour.set(own(key), (h = this.fresh(row, job, seq)));
+      const smPercent = 'smPercent' in job ? job.smPercent : undefined;
+      if (h.samples > 0 && h.lastSeq !== seq - 1) {
+        h.leadOpen = false;
+        h.tail = 0;
+      }
+      h.lastSeq = seq;
+      h.samples++;
+      h.first = Math.min(h.first, row.time);
+      h.last = Math.max(h.last, row.time);
+      if (row.utilization !== undefined) {
+        h.utilSum += row.utilization;
+        h.utilN++;
+      }
+      if (smPercent !== undefined) {
+        h.smSum += smPercent;
+        h.smN++;
+      }
+      if (row.powerW !== undefined) {
+        h.powerShareSum += row.powerW * (bySm ? (smPercent ?? 0) / smTotal : 1 / sharers);
+        h.powerN++;
+        if (bySm) h.smSplit++;
+      }
+      h.memMax = maxOf(h.memMax, 'memoryMiB' in job ? job.memoryMiB : undefined);
+      if (idle) {
+        h.idle++;
+        h.tail++;
+        if (h.leadOpen) h.lead++;
+        h.best = Math.max(h.best, h.tail);
+      } else {
+        h.tail = 0;
+        h.leadOpen = false;
+      }
+    }
+  }
+
+  /** Another account's hours added into this one (another file's rows, or a saved day). */
+  merge(other: JobAccount): this {
+    for (const [hour, jobs] of other.hours) {
+      let inHour = this.hours.get(hour);
+      if (!inHour) this.hours.set(hour, (inHour = new Map()));
+      for (const [key, from] of jobs) {
+        const into = inHour.get(key);
+        if (into) mergeHour(into, from);
+        else inHour.set(key, { ...from });
+      }
+    }
+    return this;
+  }
+
+  toJSON(): JobAccountJson {
+    return { hours: [...this.hours].map(([hour, jobs]) => [hour, [...jobs.values()]]) };
+  }
+
+  static fromJSON(json: JobAccountJson): JobAccount {
+    const account = new JobAccount();
+    for (const [hour, jobs] of json.hours)
+      account.hours.set(
+        hour,
+        new Map(
+          jobs.map((h) => [`${h.host}\u0000${h.task}\u0000${h.gpu}\u0000${h.uuid}\u0000${h.kind}\u0000${h.id}\u0000${h.user}`, { ...h }]),
+        ),
+      );
+    return account;
+  }
+
+  /** The hours of each job on each GPU, oldest first. */
+  private byJobGpu(): Map<string, JobHour[]> {
+    const out = new Map<string, JobHour[]>();
+    for (const hour of [...this.hours.keys()].sort((a, b) => a - b))
+      for (const [key, h] of this.hours.get(hour)!) {
+        const hours = out.get(key);
+        if (hours) hours.push(h);
+        else out.set(key, [h]);
+      }
+    return out;
+  }
+
+  /** One row per job of each host and task, first seen first. */
+  rows(intervalOf: IntervalOf): JobRow[] {
+    const jobs = new Map<
+      string,
+      {
+        row: JobRow;
+        utilMs: number;
+        utilW: number;
+        smMs: number;
+        smW: number;
+        energyWms: number;
+        powerN: number;
+        smSplit: number;
+        perGpuMs: Map<string, number>;
+      }
+    >();
+    for (const hours of this.byJobGpu().values()) {
+      const h0 = hours[0]!;
+      const interval = intervalOf(h0.host, h0.task, h0.gpu, h0.uuid) ?? 0;
+      const key = `${h0.host}\u0000${h0.task}\u0000${h0.kind}\u0000${h0.id}\u0000${h0.user}`;
+      let job = jobs.get(key);
+      if (!job) {
+        job = {
+          row: {
+            host: h0.host,
+            task_id: h0.task,
+            job_kind: h0.kind,
+            job_id: h0.id,
+            user: h0.user,
+            gpus: [],
+            hours: 0,
+            gpu_hours: 0,
+            idle_gpu_hours: 0,
+            first_seen: '',
+            last_seen: '',
+          },
+          utilMs: 0,
+          utilW: 0,
+          smMs: 0,
+          smW: 0,
+          energyWms: 0,
+          powerN: 0,
+          smSplit: 0,
+          perGpuMs: new Map(),
+        };
+        jobs.set(key, job);
+      }
+      for (const h of hours) {
+        const gpuMs = h.samples * interval;
+        job.perGpuMs.set(h.uuid || h.gpu, (job.perGpuMs.get(h.uuid || h.gpu) ?? 0) + gpuMs);
+        job.row.gpu_hours += gpuMs / HOUR;
+        job.row.idle_gpu_hours += (h.idle * interval) / HOUR;
+        job.utilMs += h.utilSum * interval;
+        job.utilW += h.utilN * interval;
+        job.smMs += h.smSum * interval;
+        job.smW += h.smN * interval;
+        job.energyWms += h.powerShareSum * interval;
+        job.powerN += h.powerN;
+        job.smSplit += h.smSplit;
+        job.row.peak_memory_mib = maxOf(job.row.peak_memory_mib, h.memMax);
+        if (!job.row.gpus.includes(h.gpu)) job.row.gpus.push(h.gpu);
+        if (job.row.first_seen === '' || h.first < Date.parse(job.row.first_seen)) job.row.first_seen = localIsoTime(new Date(h.first));
+        if (job.row.last_seen === '' || h.last > Date.parse(job.row.last_seen)) job.row.last_seen = localIsoTime(new Date(h.last));
+      }
+    }
+    const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
+    return [...jobs.values()]
+      .map(({ row, ...s }) => ({
+        ...row,
+        gpus: row.gpus.sort((a, b) => Number(a) - Number(b) || a.localeCompare(b)),
+        hours: round(Math.max(0, ...s.perGpuMs.values()) / HOUR, 4),
+        gpu_hours: round(row.gpu_hours, 4),
+        idle_gpu_hours: round(row.idle_gpu_hours, 4),
+        ...(s.utilW > 0 ? { busy_percent: round(s.utilMs / s.utilW, 2) } : {}),
+        ...(s.smW > 0 ? { sm_percent: round(s.smMs / s.smW, 2) } : {}),
+        ...(s.powerN > 0
+          ? {
+              energy_kwh: round(s.energyWms / 3_600_000_000, 6),
+              energy_split: s.smSplit === 0 ? ('time' as const) : s.smSplit === s.powerN ? ('sm' as const) : ('time+sm' as const),
+            }
+          : {}),
+      }))
+      .sort(
+        (a, b) =>
+          a.host.localeCompare(b.host) ||
+          a.task_id.localeCompare(b.task_id) ||
+          a.first_seen.localeCompare(b.first_seen) ||
+          a.job_id.localeCompare(b.job_id),
+      );
+  }
+
+  /**
+   * Held but idle: a job whose processes held a GPU under the idle utilization for HELD_IDLE_MIN_MS
+   * in a row (runs join across hours when the job's samples are no more than a gap apart). A GPU
+   * idle with nothing on it is not one: it is free, and `report --by job` shows it as `none`.
+   */
+  heldIdle(intervalOf: IntervalOf, minMs = HELD_IDLE_MIN_MS): Finding[] {
+    const found: Finding[] = [];
+    for (const hours of this.byJobGpu().values()) {
+      const h0 = hours[0]!;
+      const interval = intervalOf(h0.host, h0.task, h0.gpu, h0.uuid);
+      if (h0.kind === 'none' || !interval) continue;
+      let run = { ...h0 };
+      let idle = h0.idle;
+      for (const h of hours.slice(1)) {
+        const join = h.first - run.last <= FINDING_THRESHOLDS.gapIntervals * interval;
+        run = { ...run, ...chain(run, h, join), last: h.last };
+        idle += h.idle;
+      }
+      const longestMs = run.best * interval;
+      if (longestMs < minMs) continue;
+      const who = `${h0.kind === 'process' ? 'process' : `${h0.kind}`} ${h0.id}${h0.user ? ` (${h0.user})` : ''}`;
+      found.push({
+        kind: 'held_idle',
+        host: h0.host,
+        task_id: h0.task,
+        gpu_id: h0.gpu,
+        gpu_uuid: h0.uuid,
+        summary: `held by ${who} under ${this.idleMaxUtilization} % utilization for ${(longestMs / HOUR).toFixed(2)} h in a row (${((idle * interval) / HOUR).toFixed(2)} h in all)`,
+        job_kind: h0.kind,
+        job_id: h0.id,
+        user: h0.user,
+        longest_idle_hours: Math.round((longestMs / HOUR) * 10_000) / 10_000,
+        idle_hours: Math.round(((idle * interval) / HOUR) * 10_000) / 10_000,
+      });
+    }
+    return found;
+  }
+
+  private fresh(row: HistoryRow, job: { kind: AccountKind; id: string; user: string }, seq: number): JobHour {
+    return {
+      host: own(row.host),
+      task: own(row.task),
+      gpu: own(row.gpu),
+      uuid: own(row.uuid),
+      kind: job.kind,
+      id: own(job.id),
+      user: own(job.user),
+      first: row.time,
+      last: row.time,
+      samples: 0,
+      utilSum: 0,
+      utilN: 0,
+      smSum: 0,
+      smN: 0,
+      powerShareSum: 0,
+      powerN: 0,
+      smSplit: 0,
+      idle: 0,
+      lead: 0,
+      leadOpen: true,
+      tail: 0,
+      best: 0,
+      lastSeq: seq,
+    };
+  }
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { csvCells } from '../../src/csvlog/read.js';
+import { csvCell } from '../../src/csvlog/columns.js';
+import { jobsCell, parseJobsCell } from '../../src/csvlog/jobs-cell.js';
+import type { GpuJob } from '../../src/host/job.js';
+
+const slurm: GpuJob = { kind: 'slurm', id: '4242', user: 'alice', memoryMiB: 81920, smPercent: 45 };
+const container: GpuJob = { kind: 'container', id: '3f4e9c1d2b7a', user: 'bob', memoryMiB: 1024 };
+
+describe('jobsCell', () => {
+  const cases: [string, Parameters<typeof jobsCell>[0], string][] = [
+    ['0: not known is empty', undefined, ''],
+    ['1: read, nothing on the GPU', { jobs: [], dropped: 0 }, '-'],
+    [
+      '2: two jobs, SM % only where known',
+      { jobs: [slurm, container], dropped: 0 },
+      'slurm:4242:alice:81920:45 container:3f4e9c1d2b7a:bob:1024:',
+    ],
+    ['3: the jobs not named are counted', { jobs: [slurm], dropped: 2 }, 'slurm:4242:alice:81920:45 +2'],
+    [
+      '4: separators and control characters in an id are percent-encoded',
+      { jobs: [{ kind: 'unit', id: 'a b:c%d\ne', user: '' }], dropped: 0 },
+      'unit:a%20b%3Ac%25d%0Ae:::',
+    ],
+    [
+      '5: a comma or quote stays, for the CSV rules to quote',
+      { jobs: [{ kind: 'process', id: 'run,"x"', user: 'u' }], dropped: 0 },
+      'process:run,"x":u::',
+    ],
+  ];
+  for (const [title, input, expected] of cases) it(title, () => expect(jobsCell(input)).toBe(expected));
+
+  it('reads back what it wrote, through CSV quoting', () => {
+    const odd: GpuJob = { kind: 'process', id: 'tr ain,"v2":%x', user: 'we ird' };
+    const cell = jobsCell({ jobs: [slurm, odd, container], dropped: 3 });
+    const [back] = csvCells(`a,${csvCell(cell)}`)!.slice(1);
+    expect(parseJobsCell(back)).toEqual({ jobs: [slurm, odd, container], dropped: 3 });
+  });
+
+  it('bounds the cell: at most 8 jobs named, ids and users cut', () => {
+    const long = Array.from(
+      { length: 12 },
+      (_, i): GpuJob => ({ kind: 'unit', id: `${'%'.repeat(80)}${i}`, user: 'u'.repeat(50), memoryMiB: 99999, smPercent: 100 }),
+    );
+    const cell = jobsCell({ jobs: long, dropped: 5 });
+    expect(cell.split(' ')).toHaveLength(9);
+    expect(cell.endsWith(' +9')).toBe(true);
+    // 8 x ("unit:" + 64 x "%25" + ":" + 32 x "u" + ":99999:100") + " +9"
+    expect(cell.length).toBeLessThanOrEqual(8 * (5 + 64 * 3 + 1 + 32 + 10 + 1) + 3);
+  });
+});
+
+describe('parseJobsCell', () => {
+  const cases: [string, string | undefined, ReturnType<typeof parseJobsCell>][] = [
+    ['0: empty is not known', '', undefined],
+    ['1: - is no job', '-', { jobs: [], dropped: 0 }],
+    [
+      '2: an unknown kind or a wrong count of parts is left out',
+      'vm:1:a:: slurm:1:a: slurm:2:b:10:',
+      { jobs: [{ kind: 'slurm', id: '2', user: 'b', memoryMiB: 10 }], dropped: 0 },
+    ],
+    ['3: bad percent-encoding is left out', 'unit:%zz:a:: unit:ok:a::', { jobs: [{ kind: 'unit', id: 'ok', user: 'a' }], dropped: 0 }],
+    [
+      '4: numbers that are no counts are absent, SM capped at 100',
+      'slurm:1:a:-5:300',
+      { jobs: [{ kind: 'slurm', id: '1', user: 'a', smPercent: 100 }], dropped: 0 },
+    ],
+    [
+      '5: more than 8 entries: the rest counted',
+      Array.from({ length: 10 }, (_, i) => `slurm:${i}:a::`).join(' '),
+      { jobs: Array.from({ length: 8 }, (_, i) => ({ kind: 'slurm' as const, id: String(i), user: 'a' })), dropped: 2 },
+    ],
+  ];
+  for (const [title, input, expected] of cases) it(title, () => expect(parseJobsCell(input)).toEqual(expected));
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { jobOf, jobsOnGpu, MAX_JOBS_PER_GPU, type JobProcess } from '../../src/host/job.js';
+
+const GPU = 'GPU-aaaa';
+const MIB = 1024 * 1024;
+const proc = (over: Partial<JobProcess>): JobProcess => ({ uuid: GPU, name: '/usr/bin/python3', user: 'alice', ...over });
+const CONTAINER = '3f4e9c1d2b7a8e6f5d4c3b2a19081726354a5b6c7d8e9f0a1b2c3d4e5f607182';
+
+describe('jobOf', () => {
+  const cases: [string, Partial<JobProcess>, { kind: string; id: string }][] = [
+    ['Slurm first, even inside a unit', { attribution: { slurm_job: '4242', systemd_unit: 'x.service' } }, { kind: 'slurm', id: '4242' }],
+    [
+      'a pod before its container',
+      { attribution: { pod_uid: '7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6', container_id: CONTAINER } },
+      { kind: 'pod', id: '7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6' },
+    ],
+    [
+      'a container as docker ps prints it (12 characters)',
+      { attribution: { container_id: CONTAINER } },
+      { kind: 'container', id: '3f4e9c1d2b7a' },
+    ],
+    ['a systemd unit', { attribution: { systemd_unit: 'train.service' } }, { kind: 'unit', id: 'train.service' }],
+    ['else the command, base name', {}, { kind: 'process', id: 'python3' }],
+    ['a long command cut at 64', { name: `/opt/${'x'.repeat(100)}` }, { kind: 'process', id: 'x'.repeat(64) }],
+  ];
+  for (const [title, over, expected] of cases) it(title, () => expect(jobOf(proc(over))).toEqual(expected));
+});
+
+describe('jobsOnGpu', () => {
+  it('adds up one job’s processes on the GPU, ignores other GPUs, largest first; the user is the biggest process’s', () => {
+    const slurm = { slurm_job: '7' };
+    const found = jobsOnGpu(
+      [
+        proc({ attribution: slurm, memoryBytes: 100 * MIB, smUtilization: 0.2, user: 'root' }),
+        proc({ attribution: slurm, memoryBytes: 300 * MIB, smUtilization: 0.3, user: 'bob' }),
+        proc({ memoryBytes: 1000 * MIB, user: 'carol' }),
+        proc({ uuid: 'GPU-other', attribution: { slurm_job: '8' }, memoryBytes: 5 * MIB }),
+      ],
+      GPU,
+    );
+    expect(found).toEqual({
+      jobs: [
+        { kind: 'process', id: 'python3', user: 'carol', memoryMiB: 1000 },
+        { kind: 'slurm', id: '7', user: 'bob', memoryMiB: 400, smPercent: 50 },
+      ],
+      dropped: 0,
+    });
+  });
+
+  it('the same command of two users is two jobs', () => {
+    expect(jobsOnGpu([proc({ user: 'a' }), proc({ user: 'b' })], GPU).jobs.map((j) => j.user)).toEqual(['a', 'b']);
+  });
+
+  it(`names at most ${MAX_JOBS_PER_GPU} jobs, those with the most memory, and counts the rest`, () => {
+    const many = Array.from({ length: 20 }, (_, i) => proc({ attribution: { slurm_job: String(i) }, memoryBytes: i * MIB }));
+    const found = jobsOnGpu(many, GPU);
+    expect(found.dropped).toBe(12);
+    expect(found.jobs.map((j) => j.id)).toEqual(['19', '18', '17', '16', '15', '14', '13', '12']);
+  });
+});
