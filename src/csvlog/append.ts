@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Collection, GpuSample } from '../collection.js';
-import { CSV_FIELDS, CSV_HEADER, csvLine, localIsoTime } from './columns.js';
+import { CSV_FIELDS, CSV_HEADER, csvLine, IDENTITY_COLUMNS, localIsoTime } from './columns.js';
 import { jobsOnGpu } from '../host/job.js';
 import { jobsCell } from './jobs-cell.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
@@ -40,6 +40,11 @@ const emptyValues = (): string[] => [...CSV_FIELDS.map(() => ''), ''];
  * known) whose status is the failure reason and whose values are empty.
  */
 export function csvRows(collection: Collection, context: RowContext, knownGpus: readonly { gpu: string; uuid: string }[]): string[] {
+  return csvRowCells(collection, context, knownGpus).map(csvLine);
+}
+
+/** csvRows' cells, one array per row, in the order of this version's header. */
+function csvRowCells(collection: Collection, context: RowContext, knownGpus: readonly { gpu: string; uuid: string }[]): string[][] {
   const head = (gpu: string, uuid: string, name: string, status: string) => [
     context.time,
     context.host,
@@ -53,18 +58,16 @@ export function csvRows(collection: Collection, context: RowContext, knownGpus: 
   const failure = collection.health.failure;
   if (failure) {
     const gpus = knownGpus.length > 0 ? knownGpus : [{ gpu: '', uuid: '' }];
-    return gpus.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', failure.reason), ...emptyValues(), ...extra]));
+    return gpus.map((gpu) => [...head(gpu.gpu, gpu.uuid, '', failure.reason), ...emptyValues(), ...extra]);
   }
   return [
-    ...collection.samples.map((sample) =>
-      csvLine([
-        ...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'),
-        ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query)),
-        jobsCell(collection.processes && jobsOnGpu(collection.processes.apps, sample.uuid)),
-        ...extra,
-      ]),
-    ),
-    ...collection.down.map((gpu) => csvLine([...head(gpu.gpu, gpu.uuid, '', gpu.reason), ...emptyValues(), ...extra])),
+    ...collection.samples.map((sample) => [
+      ...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'),
+      ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query)),
+      jobsCell(collection.processes && jobsOnGpu(collection.processes.apps, sample.uuid)),
+      ...extra,
+    ]),
+    ...collection.down.map((gpu) => [...head(gpu.gpu, gpu.uuid, '', gpu.reason), ...emptyValues(), ...extra]),
   ];
 }
 
@@ -78,7 +81,13 @@ const writeFailed = (path: string, why: string): string => `write_failed: ${path
  * (ENOSPC) is cut back off, so the file never keeps a partial row for the next one to run into.
  * Returns the one-line reason when it could not. Called under the lock the archiver takes too.
  */
-function appendWhole(dir: PinnedDir, name: string, lines: string, header: readonly string[], steps: FileSteps): string | undefined {
+function appendWhole(
+  dir: PinnedDir,
+  name: string,
+  rows: readonly string[][],
+  header: readonly string[],
+  steps: FileSteps,
+): string | undefined {
   const shown = join(dir.path, name);
   let fd: number;
   try {
@@ -90,6 +99,7 @@ function appendWhole(dir: PinnedDir, name: string, lines: string, header: readon
   }
   try {
     const size = fstatSync(fd).size;
+    const lines = laidOutFor(size === 0 ? undefined : headerOf(fd, size), header, rows);
     const chunk = (size === 0 ? csvLine(header) : endsInNewline(fd, size) ? '' : '\n') + lines;
     try {
       writeAll(fd, chunk, steps);
@@ -102,6 +112,34 @@ function appendWhole(dir: PinnedDir, name: string, lines: string, header: readon
   } finally {
     closeSync(fd);
   }
+}
+
+/** A header line is this long at most (about 600 bytes today): a longer first line is not one of ours. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/** The file's first line as header cells, if it is one of ours (it names the identity columns first). */
+function headerOf(fd: number, size: number): string[] | undefined {
+  const head = Buffer.alloc(Math.min(size, MAX_HEADER_BYTES));
+  const text = head.toString('utf8', 0, readSync(fd, head, 0, head.length, 0));
+  const end = text.indexOf('\n');
+  const names = end < 0 ? [] : text.slice(0, end).split(',');
+  return IDENTITY_COLUMNS.every((name, i) => names[i] === name) ? names : undefined;
+}
+
+/**
+ * Rows as lines in the layout of the file they go to. A file begun by an older version keeps its
+ * header until it is archived, so its rows follow that header, by column name: a column it lacks
+ * (the jobs column, after an upgrade) starts with the next file, and `run`'s step and marks stay
+ * under their names. Every row of a file then has its header's cells, which any CSV reader needs
+ * (DuckDB refuses a row longer than its header). A first line that is not our header is left as
+ * it is, and rows are written in this version's layout.
+ */
+function laidOutFor(fileHeader: readonly string[] | undefined, header: readonly string[], rows: readonly string[][]): string {
+  if (!fileHeader || (fileHeader.length === header.length && fileHeader.every((name, i) => name === header[i]))) {
+    return rows.map(csvLine).join('');
+  }
+  const from = fileHeader.map((name) => header.indexOf(name));
+  return rows.map((cells) => csvLine(from.map((i) => (i < 0 ? '' : cells[i]!)))).join('');
 }
 
 const endsInNewline = (fd: number, size: number): boolean => {
@@ -140,9 +178,9 @@ export async function appendCsvSample(
   // NAME-YYYYMMDD[-N] is how archives are named: such a live file would be taken for one.
   if (endsLikeArchive(task)) return `--task: "${task}" must not end in -YYYYMMDD, the archives' suffix`;
   const context = { time: localIsoTime(options.now), host: options.host, task, extra: options.extra?.cells };
-  const lines = csvRows(collection, context, options.knownGpus ?? []);
+  const rows = csvRowCells(collection, context, options.knownGpus ?? []);
   const header = options.extra ? [...CSV_HEADER, ...options.extra.header] : CSV_HEADER;
-  if (lines.length === 0) return undefined;
+  if (rows.length === 0) return undefined;
   let pinned: PinnedDir;
   try {
     pinned = pinDir(dir, { create: true });
@@ -155,7 +193,7 @@ export async function appendCsvSample(
     const result = await withFileLock(
       { dir: pinned, name: csvLockName(task) },
       5000,
-      async () => appendWhole(pinned, liveName(task), lines.join(''), header, steps),
+      async () => appendWhole(pinned, liveName(task), rows, header, steps),
       steps,
     );
     return isLockError(result) ? writeFailed(csvPath(dir, task), showPinned(pinned, result.lockError)) : result;

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { CSV_FIELDS, CSV_HEADER, csvColumnOf, JOBS_COLUMN, type IdentityColumn } from './columns.js';
+import { CSV_HEADER, csvColumnOf, JOBS_COLUMN, type IdentityColumn } from './columns.js';
 import { parseJobsCell, type RowJobs } from './jobs-cell.js';
 import { liveTask, parseArchiveName } from './paths.js';
 
@@ -195,18 +195,12 @@ const VALUE_COLUMNS = {
   temperatureC: csvColumnOf('temperature.gpu'),
 };
 
-/** The field table's CSV columns: a header ending on one has nothing after the fields. */
-const FIELD_COLUMNS = new Set(CSV_FIELDS.map((field) => field.csv!));
-
 /** Lines of one file -> rows, one at a time (`undefined` at the end of the file); odd lines go to `skip`. */
 function rowParser(
   path: string,
   skip: (file: string, why: string, line: string) => void,
 ): (line: Line | undefined) => HistoryRow | undefined {
   let columns = new Map(CSV_HEADER.map((name, i) => [name, i]));
-  // A header from before the jobs column that ends on a field column (collect's, not run's, whose
-  // step and marks follow): rows appended to it after an upgrade carry the jobs cell one past its end.
-  let jobsPastEnd = false;
   let pending = '';
   return (line) => {
     if (line === undefined) {
@@ -229,16 +223,12 @@ function rowParser(
     if (record === '') return undefined;
     if (cells[0] === CSV_HEADER[0]) {
       columns = new Map(cells.map((name, i) => [name, i]));
-      jobsPastEnd = !columns.has(JOBS_COLUMN) && FIELD_COLUMNS.has(cells.at(-1)!);
       return undefined;
     }
     const cell = (name: string) => cells[columns.get(name) ?? -1];
-    // No writer ever wrote more cells than its header: one more, under such a header, is the jobs cell.
-    const jobsText = columns.has(JOBS_COLUMN)
-      ? cell(JOBS_COLUMN)
-      : jobsPastEnd && cells.length === columns.size + 1
-        ? cells[columns.size]
-        : undefined;
+    // A file begun before the jobs column keeps its header, and rows appended to it follow that
+    // header (src/csvlog/append.ts): its jobs are not known.
+    const jobsText = cell(JOBS_COLUMN);
     const identity = (name: IdentityColumn) => cell(name) ?? '';
     const timeText = identity('time');
     if (cells.length < columns.size || !TIME.test(timeText)) {

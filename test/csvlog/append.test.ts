@@ -260,6 +260,43 @@ describe('gpu-textfile collect --csv-dir', () => {
     ]);
   });
 
+  it("appends to a file an older version began in that file's own layout, by column name, so every row has its header's cells", async () => {
+    // A live file begun before the jobs column (a package upgrade mid-day) keeps its header until
+    // it is archived: the jobs column starts with the next file, and run's step and marks stay under
+    // their names rather than being shifted one cell right.
+    const dir = await tempDir();
+    const collection: Collection = {
+      fields: [],
+      samples: [{ gpu: '0', uuid: 'GPU-0', readings: new Map<string, Reading>([['utilization.gpu', number('50')]]) }],
+      down: [],
+      health: { durationSeconds: 0 },
+      processes: { apps: [], skipped: 0 },
+    };
+    const oldHeader = CSV_HEADER.filter((name) => name !== 'jobs');
+    const oldRow = (extra: string[]) => [...oldHeader.map((name) => (name === 'status' ? 'ok' : '')), ...extra];
+    await writeFile(join(dir, 'collect.csv'), csvLine(oldHeader) + csvLine(oldRow([])));
+    await writeFile(join(dir, 'run.csv'), csvLine([...oldHeader, 'step', 'marks']) + csvLine(oldRow(['7', 'loss=1'])));
+    expect(await appendCsvSample(dir, 'collect', collection, { host: 'h', now: new Date() })).toBeUndefined();
+    expect(
+      await appendCsvSample(dir, 'run', collection, { host: 'h', now: new Date(), extra: { header: ['step', 'marks'], cells: ['8', 'loss=0.5'] } }),
+    ).toBeUndefined();
+    const utilization = oldHeader.indexOf(csvColumnOf('utilization.gpu'));
+    for (const [name, extra] of [
+      ['collect.csv', []],
+      ['run.csv', ['8', 'loss=0.5']],
+    ] as const) {
+      const [header, ...rows] = parseCsv(await readFile(join(dir, name), 'utf8'));
+      expect(rows.every((row) => row.length === header!.length)).toBe(true);
+      expect(header).not.toContain('jobs');
+      const added = rows.at(-1)!;
+      expect([added[3], added[6], added[utilization], ...added.slice(oldHeader.length)]).toEqual(['0', 'ok', '50', ...extra]);
+    }
+    // A file of this version's layout gets the jobs cell ("-": processes read, none on the GPU).
+    expect(await appendCsvSample(dir, 'fresh', collection, { host: 'h', now: new Date() })).toBeUndefined();
+    const [header, row] = parseCsv(await readFile(join(dir, 'fresh.csv'), 'utf8'));
+    expect(row![header!.indexOf('jobs')]).toBe('-');
+  });
+
   it('rejects a task name that would look like an archive', async () => {
     const dir = await tempDir();
     const collection: Collection = { fields: [], samples: [], down: [], health: { durationSeconds: 0 } };
