@@ -278,7 +278,11 @@ describe('gpu-textfile collect --csv-dir', () => {
     await writeFile(join(dir, 'run.csv'), csvLine([...oldHeader, 'step', 'marks']) + csvLine(oldRow(['7', 'loss=1'])));
     expect(await appendCsvSample(dir, 'collect', collection, { host: 'h', now: new Date() })).toBeUndefined();
     expect(
-      await appendCsvSample(dir, 'run', collection, { host: 'h', now: new Date(), extra: { header: ['step', 'marks'], cells: ['8', 'loss=0.5'] } }),
+      await appendCsvSample(dir, 'run', collection, {
+        host: 'h',
+        now: new Date(),
+        extra: { header: ['step', 'marks'], cells: ['8', 'loss=0.5'] },
+      }),
     ).toBeUndefined();
     const utilization = oldHeader.indexOf(csvColumnOf('utilization.gpu'));
     for (const [name, extra] of [
