@@ -9,6 +9,10 @@
 //
 //   node bench/side-by-side.mjs [--base REV | --base-dist DIR] [--intervals 250ms,1s,15s] [--seconds 30,45,150]
 //     [--runs N] [--nvml-library PATH] [--nvidia-smi PATH] [--env K=V ...] [--no-daemon] [--no-one-shot]
+//     [--smi-capture DIR [--smi-ms query-gpu=45.6,compute-apps=23.7]]
+// --smi-capture times the one-shot without a GPU: bench/smi-stand-in.c, built here, answers each call
+// with what test/fixtures/bin/nvidia-smi answers from the capture DIR, after sleeping as long as that
+// call took on a GPU host (--smi-ms; the defaults are one H200's medians, BENCHMARKS.md 2026-12-02).
 // --base REV (default main) is built from a git worktree in a temp folder; --base-dist takes a dist/
 // built before (a GPU host without git). Without a GPU, pass the stand-ins (see bench/nvml.mjs).
 import { execFileSync, spawn } from 'node:child_process';
@@ -24,7 +28,13 @@ const runs = Number(arg('--runs', 20));
 const intervals = arg('--intervals', '250ms,1s,15s').split(',');
 const seconds = arg('--seconds', '30,45,150').split(',').map(Number);
 const library = arg('--nvml-library', 'libnvidia-ml.so.1');
-const smi = arg('--nvidia-smi', 'nvidia-smi');
+let smi = arg('--nvidia-smi', 'nvidia-smi');
+const smiCapture = arg('--smi-capture');
+const smiMs = Object.fromEntries(
+  arg('--smi-ms', 'query-gpu=45.6,compute-apps=23.7')
+    .split(',')
+    .map((pair) => pair.split('=')),
+);
 const extraEnv = Object.fromEntries(
   process.argv.flatMap((a, i) => (process.argv[i - 1] === '--env' ? [a.split(/=(.*)/s).slice(0, 2)] : [])),
 );
@@ -32,6 +42,35 @@ const extraEnv = Object.fromEntries(
 const { NODE_EXTRA_CA_CERTS: _ignored, ...inherited } = process.env;
 const env = { ...inherited, ...extraEnv };
 const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-side-'));
+if (smiCapture) {
+  smi = join(ROOT, 'test/fixtures/bin/nvidia-smi');
+  env.FAKE_SMI_CAPTURE = resolve(smiCapture);
+}
+
+/** Which file of the C stand-in answers a call (bench/smi-stand-in.c picks it the same way). */
+const smiKind = (argv) =>
+  argv.some((a) => a.startsWith('--query-gpu'))
+    ? 'query-gpu'
+    : argv.some((a) => a.startsWith('--query-compute-apps'))
+      ? 'compute-apps'
+      : argv.includes('--help-query-gpu')
+        ? 'help'
+        : 'other';
+
+/** Builds the C stand-in and records what the recorded stand-in answers to each of `calls`: its path. */
+function cStandIn(calls) {
+  const dir = join(work, 'smi-stand-in');
+  execFileSync('mkdir', ['-p', dir]);
+  const binary = join(dir, 'nvidia-smi');
+  execFileSync('gcc', ['-O1', '-Wall', '-Werror', '-o', binary, join(ROOT, 'bench/smi-stand-in.c')]);
+  for (const kind of ['query-gpu', 'compute-apps', 'help', 'other']) {
+    writeFileSync(join(dir, `${kind}.out`), '');
+    writeFileSync(join(dir, `${kind}.ms`), String(Math.round(Number(smiMs[kind] ?? 0))));
+  }
+  for (const argv of calls) writeFileSync(join(dir, `${smiKind(argv)}.out`), execFileSync(smi, argv, { env }));
+  env.SMI_STAND_IN_DIR = dir;
+  return binary;
+}
 
 /** The base build's dist/: copied as given, or built from a worktree of REV (node_modules shared). */
 function baseDist() {
@@ -194,6 +233,11 @@ if (!process.argv.includes('--no-one-shot')) {
     .split('\n')
     .filter(Boolean)
     .map((line) => line.split('\0').filter(Boolean));
+  if (smiCapture) {
+    smi = cStandIn(calls);
+    // The state as the stand-in leaves it (the same answers): the timed runs ask what the recorded ones did.
+    execFileSync(collect(builds[1][1], smi)[0], collect(builds[1][1], smi).slice(1), { env, stdio: 'ignore' });
+  }
   const cache = join(work, 'code-cache');
   const cached = { NODE_COMPILE_CACHE: cache };
   // Writes each build's code cache (its first successful run), as the unit's first run does.

@@ -1,5 +1,5 @@
 import type { KoffiModule } from './koffi.js';
-import { type Nvml, type ProcessUtilization, type Result, UINT_GETTERS, type UintGetter } from './api.js';
+import { type MemoryInfo, type Nvml, type ProcessUtilization, type Result, UINT_GETTERS, type UintGetter } from './api.js';
 import { bindEventCalls } from './event-binding.js';
 import { NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT } from './return-codes.js';
 import { bindMig } from './mig-binding.js';
@@ -47,12 +47,21 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   };
   const pci = fn('nvmlDeviceGetPciInfo_v3', [dev, out(Pci)]);
   const cc = fn('nvmlDeviceGetCudaComputeCapability', [dev, int, int]);
-  const utilization = fn('nvmlDeviceGetUtilizationRates', [dev, out(Utilization)]);
+  // Filled into a buffer kept for the binding and read back by offset: as a koffi struct its object
+  // was made and converted back on every call, for each GPU of each sample.
+  const utilization = fn('nvmlDeviceGetUtilizationRates', [dev, 'void *']);
+  const utilizationAnswer = Buffer.alloc(koffi.sizeof(Utilization));
+  const utilizationAt = { gpu: koffi.offsetof(Utilization, 'gpu'), memory: koffi.offsetof(Utilization, 'memory') };
   const codec = {
     encoder: fn('nvmlDeviceGetEncoderUtilization', [dev, uint, uint]),
     decoder: fn('nvmlDeviceGetDecoderUtilization', [dev, uint, uint]),
   };
-  const memory = fn('nvmlDeviceGetMemoryInfo_v2', [dev, koffi.inout(koffi.pointer(Memory))]);
+  // As utilization: a kept buffer, its version set before each call, the counters read by offset.
+  const memory = fn('nvmlDeviceGetMemoryInfo_v2', [dev, 'void *']);
+  const memoryAnswer = Buffer.alloc(koffi.sizeof(Memory));
+  const memoryAt = Object.fromEntries(
+    (['version', 'total', 'reserved', 'free', 'used'] as const).map((name) => [name, koffi.offsetof(Memory, name)]),
+  ) as Record<'version' | keyof MemoryInfo, number>;
   const uints = Object.fromEntries(UINT_GETTERS.map((name) => [name, fn(`nvmlDeviceGet${name}`, [dev, uint])])) as Record<UintGetter, Fn>;
   const constraints = fn('nvmlDeviceGetPowerManagementLimitConstraints', [dev, uint, uint]);
   const temperature = fn('nvmlDeviceGetTemperature', [dev, 'int', uint]);
@@ -67,6 +76,13 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   const remapped = fn('nvmlDeviceGetRemappedRows', [dev, uint, uint, uint, uint]);
   const retired = fn('nvmlDeviceGetRetiredPages', [dev, 'int', koffi.inout(koffi.pointer('uint')), 'void *']);
   const fields = fn('nvmlDeviceGetFieldValues', [dev, 'int', 'void *']);
+  const fieldValueAt = {
+    size: koffi.sizeof(FieldValue),
+    fieldId: koffi.offsetof(FieldValue, 'fieldId'),
+    nvmlReturn: koffi.offsetof(FieldValue, 'nvmlReturn'),
+    value: koffi.offsetof(FieldValue, 'value'),
+  };
+  let fieldRequest = Buffer.alloc(0);
   const energy = fn('nvmlDeviceGetTotalEnergyConsumption', [dev, u64]);
   const processes = fn('nvmlDeviceGetComputeRunningProcesses_v3', [dev, koffi.inout(koffi.pointer('uint')), 'void *']);
   const processName = fn('nvmlSystemGetProcessName', ['uint', 'uint8_t *', 'uint']);
@@ -121,8 +137,11 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
       return ok(cc(device, major, minor), () => [major[0]!, minor[0]!]);
     },
     utilization: (device) => {
-      const value = { gpu: 0, memory: 0 };
-      return ok(utilization(device, value), () => value);
+      utilizationAnswer.fill(0);
+      return ok(utilization(device, utilizationAnswer), () => ({
+        gpu: utilizationAnswer.readUInt32LE(utilizationAt.gpu),
+        memory: utilizationAnswer.readUInt32LE(utilizationAt.memory),
+      }));
     },
     codecUtilization: (which, device) => {
       const value = [0];
@@ -130,8 +149,14 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     },
     memory: (device) => {
       // nvmlMemory_v2_t: version is NVML_STRUCT_VERSION(Memory, 2), its size with 2 in the top byte.
-      const value = { version: koffi.sizeof(Memory) | (2 << 24), total: 0n, reserved: 0n, free: 0n, used: 0n };
-      return ok(memory(device, value), () => value);
+      memoryAnswer.fill(0);
+      memoryAnswer.writeUInt32LE(memoryAnswer.length | (2 << 24), memoryAt.version);
+      return ok(memory(device, memoryAnswer), () => ({
+        total: memoryAnswer.readBigUInt64LE(memoryAt.total),
+        reserved: memoryAnswer.readBigUInt64LE(memoryAt.reserved),
+        free: memoryAnswer.readBigUInt64LE(memoryAt.free),
+        used: memoryAnswer.readBigUInt64LE(memoryAt.used),
+      }));
     },
     uint: (name, device) => {
       const value = [0];
@@ -178,23 +203,18 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
       return rc === 7 || rc === 0 ? { rc: 0, value: count[0]! } : { rc };
     },
     fieldValues: (device, ids) => {
-      const size = koffi.sizeof(FieldValue);
-      const buffer = Buffer.alloc(size * ids.length);
-      for (const [i, fieldId] of ids.entries())
-        koffi.encode(buffer, i * size, FieldValue, {
-          fieldId,
-          scopeId: 0,
-          timestamp: 0n,
-          latencyUsec: 0n,
-          valueType: 0,
-          nvmlReturn: 0,
-          value: 0n,
-        });
-      return ok(fields(device, ids.length, buffer), () =>
+      // nvmlFieldValue_t laid out by hand in a buffer kept for the binding (grown when more ids are
+      // asked): koffi.encode and decode made an object per id on every call. Only fieldId is set on
+      // the way in, every other byte zero, as before.
+      const size = fieldValueAt.size;
+      if (fieldRequest.length < size * ids.length) fieldRequest = Buffer.alloc(size * ids.length);
+      fieldRequest.fill(0);
+      for (const [i, fieldId] of ids.entries()) fieldRequest.writeUInt32LE(fieldId, i * size + fieldValueAt.fieldId);
+      return ok(fields(device, ids.length, fieldRequest), () =>
         ids.map((_, i) => {
-          const value = koffi.decode(buffer, i * size, FieldValue) as { nvmlReturn: number; value: bigint | number };
+          const rc = fieldRequest.readInt32LE(i * size + fieldValueAt.nvmlReturn);
           // Unsigned int fields: the low 32 bits of the 8-byte union (little-endian).
-          return value.nvmlReturn === 0 ? { rc: 0, value: Number(BigInt(value.value) & 0xffffffffn) } : { rc: value.nvmlReturn };
+          return rc === 0 ? { rc: 0, value: fieldRequest.readUInt32LE(i * size + fieldValueAt.value) } : { rc };
         }),
       );
     },

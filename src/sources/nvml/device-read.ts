@@ -73,25 +73,39 @@ const SETTINGS = new Set([
 const keepable = (result: Result<Reading>): boolean =>
   result.rc === 0 ? result.value?.kind !== 'error' : fieldOutcome(result.rc).kind === 'absent';
 
+/**
+ * How each field is read, looked up once per field instead of in three sets and the readers' table
+ * for every field of every sample (the daemon mode reads the same fields four times a second).
+ */
+type Kind = 'fixed' | 'setting' | 'moving';
+const KINDS = new Map<string, { reader: FieldReader; kind: Kind }>(
+  Object.entries(READERS).map(([query, reader]) => [
+    query,
+    { reader, kind: FIXED.has(query) ? 'fixed' : SETTINGS.has(query) ? 'setting' : 'moving' },
+  ]),
+);
+
 /** A field's reading, from what was kept when it is fixed or a setting read recently. */
 function readField(calls: DeviceCalls, field: FieldSpec) {
-  if (calls.settingsEveryMs > 0 && !FIXED.has(field.query))
-    return SETTINGS.has(field.query) ? readSetting(calls, field) : readMoving(calls, field);
-  if (!FIXED.has(field.query)) return READERS[field.query]!(calls, field);
+  const { reader, kind } = KINDS.get(field.query)!;
+  if (kind !== 'fixed') {
+    if (calls.settingsEveryMs <= 0) return reader(calls, field);
+    return kind === 'setting' ? readSetting(calls, field, reader) : readMoving(calls, field, reader);
+  }
   const fixed = (calls.state.fixed ??= new Map());
   let result = fixed.get(field.query);
   if (!result) {
-    result = READERS[field.query]!(calls, field);
+    result = reader(calls, field);
     if (keepable(result)) fixed.set(field.query, result);
   }
   return result;
 }
 
-function readSetting(calls: DeviceCalls, field: FieldSpec) {
+function readSetting(calls: DeviceCalls, field: FieldSpec, reader: FieldReader) {
   const settings = (calls.state.settings ??= new Map());
   const kept = settings.get(field.query);
   if (kept && calls.now - kept.at < calls.settingsEveryMs) return kept.result;
-  const result = READERS[field.query]!(calls, field);
+  const result = reader(calls, field);
   if (keepable(result)) settings.set(field.query, { at: calls.now, result });
   else settings.delete(field.query);
   return result;
@@ -102,10 +116,10 @@ function readSetting(calls: DeviceCalls, field: FieldSpec) {
  * without it (NOT_SUPPORTED: an H200 has no fan) is asked again only on the settings' cadence. On an
  * H200 host that one unanswered fan query cost 0.38 ms per sample, more than all the answered ones.
  */
-function readMoving(calls: DeviceCalls, field: FieldSpec) {
+function readMoving(calls: DeviceCalls, field: FieldSpec, reader: FieldReader) {
   const kept = calls.state.settings?.get(field.query);
   if (kept && calls.now - kept.at < calls.settingsEveryMs) return kept.result;
-  const result = READERS[field.query]!(calls, field);
+  const result = reader(calls, field);
   if (result.rc !== 0 && fieldOutcome(result.rc).kind === 'absent')
     (calls.state.settings ??= new Map()).set(field.query, { at: calls.now, result });
   return result;

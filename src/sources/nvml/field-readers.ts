@@ -61,13 +61,14 @@ const state = (field: FieldSpec, value: number): Reading =>
 export const FIELD_IDS = { memoryTemperature: 82, powerInstant: 186, recoveryAction: 230 } as const;
 const FIELD_ID_LIST = Object.values(FIELD_IDS);
 
-const fieldValue =
-  (id: number, reading: (value: number, field: FieldSpec) => Reading): FieldReader =>
-  (c, field) => {
+const fieldValue = (id: number, reading: (value: number, field: FieldSpec) => Reading): FieldReader => {
+  const at = FIELD_ID_LIST.indexOf(id as never);
+  return (c, field) => {
     const all = c.once('fields', () => c.nvml.fieldValues(c.device, FIELD_ID_LIST));
     if (all.rc !== 0) return { rc: all.rc };
-    return then(all.value![FIELD_ID_LIST.indexOf(id as never)]!, (value) => reading(value, field));
+    return then(all.value![at]!, (value) => reading(value, field));
   };
+};
 
 const memory =
   (part: 'total' | 'reserved' | 'free' | 'used'): FieldReader =>
@@ -91,13 +92,15 @@ const label =
       text,
     );
 /** nvmlClockType_t: graphics 0, SM 1, memory 2, video 3. */
-const clock =
-  (which: 'current' | 'max', type: number): FieldReader =>
-  (c) =>
+const clock = (which: 'current' | 'max', type: number): FieldReader => {
+  // The key made once: not a new string to hash for every sample.
+  const key = `clock.${which}.${type}`;
+  return (c) =>
     then(
-      c.once(`clock.${which}.${type}`, () => c.nvml.clock(which, type, c.device)),
+      c.once(key, () => c.nvml.clock(which, type, c.device)),
       megahertz,
     );
+};
 const mode =
   (which: 'mig' | 'ecc', index: 0 | 1): FieldReader =>
   (c) =>
@@ -114,13 +117,15 @@ const reason =
       (mask) => number(mask & bit ? 1 : 0, mask & bit ? 'Active' : 'Not Active'),
     );
 /** nvmlMemoryErrorType_t corrected 0 / uncorrected 1; nvmlEccCounterType_t volatile 0 / aggregate 1. */
-const ecc =
-  (error: number, counter: number): FieldReader =>
-  (c) =>
+const eccCount = u64((n) => number(Number(n), String(n)));
+const ecc = (error: number, counter: number): FieldReader => {
+  const key = `ecc.${error}.${counter}`;
+  return (c) =>
     then(
-      c.once(`ecc.${error}.${counter}`, () => c.nvml.eccErrors(c.device, error, counter)),
-      u64((n) => number(Number(n), String(n))),
+      c.once(key, () => c.nvml.eccErrors(c.device, error, counter)),
+      eccCount,
     );
+};
 const remapped =
   (index: 0 | 1 | 2 | 3, reading: (value: number) => Reading): FieldReader =>
   (c) =>
@@ -129,13 +134,14 @@ const remapped =
       (rows) => reading(rows[index]),
     );
 /** nvmlPageRetirementCause_t: multiple single-bit ECC errors 0, a double-bit error 1. */
-const retired =
-  (cause: number): FieldReader =>
-  (c) =>
+const retired = (cause: number): FieldReader => {
+  const key = `retired.${cause}`;
+  return (c) =>
     then(
-      c.once(`retired.${cause}`, () => c.nvml.retiredPages(c.device, cause)),
+      c.once(key, () => c.nvml.retiredPages(c.device, cause)),
       plain,
     );
+};
 
 /** By FieldSpec.query. Identity fields the source fills itself (index, driver_version) are not here. */
 export const FIELD_READERS: Readonly<Record<string, FieldReader>> = {

@@ -51,12 +51,18 @@ export interface ReadPlan {
   /** nvidia-smi's names of the fields, '' for those NVML does not answer (the source's `names`). */
   names: Record<string, string>;
   asked: FieldSpec[];
+  /** The GPM fields of `asked`, by query (looked up once: the daemon mode read them anew every sample). */
+  gpmAsked: string[];
 }
 
-export const readPlan = (fields: readonly FieldSpec[]): ReadPlan => ({
-  names: Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : ''])),
-  asked: fields.filter(nvmlAnswers),
-});
+export function readPlan(fields: readonly FieldSpec[]): ReadPlan {
+  const asked = fields.filter(nvmlAnswers);
+  return {
+    names: Object.fromEntries(fields.map((field) => [field.query, nvmlAnswers(field) ? field.query : ''])),
+    asked,
+    gpmAsked: asked.filter((field) => GPM_METRICS[field.query] !== undefined).map((field) => field.query),
+  };
+}
 
 /**
  * One read of every GPU: samples, and the GPUs that did not answer. `handles`, when given, are the
@@ -65,7 +71,7 @@ export const readPlan = (fields: readonly FieldSpec[]): ReadPlan => ({
  */
 export async function readGpus(
   nvml: Nvml,
-  { names, asked }: ReadPlan,
+  { names, asked, gpmAsked }: ReadPlan,
   query: Pick<GpuQuery, 'knownGpus'>,
   kept: Kept,
   timing: ReadTiming,
@@ -82,7 +88,6 @@ export async function readGpus(
   const stateOf = (index: number) => kept.get(index) ?? kept.set(index, {}).get(index)!;
   // GPM compares two samples: a GPU (or MIG GPU instance) without an earlier one takes it now, and the
   // read waits one window for all of them.
-  const gpmAsked = asked.filter((field) => GPM_METRICS[field.query] !== undefined).map((field) => field.query);
   if (gpmAsked.length > 0) {
     const first = all.handles.flatMap(({ index, device }) =>
       device === undefined ? [] : [prepareGpm(nvml, device, stateOf(index)), prepareMigGpm(nvml, device, stateOf(index))],
