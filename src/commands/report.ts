@@ -44,8 +44,8 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say('--since and --until take a time (2026-11-28T06:00:00+01:00, 2026-11-28) or a span back from now (24h, 7d)');
     return 2;
   }
-  if (args.by !== 'hour' && args.by !== 'day' && args.by !== 'task' && args.by !== 'gpu') {
-    say('--by must be hour or day (rows per period and GPU), task or gpu (the summary per host and task, or per GPU)');
+  if (args.by !== 'hour' && args.by !== 'day' && args.by !== 'task' && args.by !== 'gpu' && args.by !== 'host') {
+    say('--by must be hour or day (rows per period and GPU), task, gpu or host (the summary per host and task, per GPU or per host)');
     return 2;
   }
   if (!['table', 'csv', 'json', 'html'].includes(args.format)) {
@@ -57,39 +57,40 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say(taskProblem);
     return 2;
   }
-  if ((args.csvDir === undefined) === !args.demo) {
+  const csvDirs = args.csvDir ?? [];
+  if ((csvDirs.length === 0) === !args.demo) {
     say(
       args.demo ? '--demo writes a trail of its own: leave out --csv-dir' : 'name the trail: --csv-dir DIR (or --demo for a generated one)',
     );
     return 2;
   }
-  const query: Omit<ReportQuery, 'csvDir'> = { task: args.task, host: args.host, since, until, by: args.by };
-  if (!args.demo) return reportOn(args.csvDir!, query, args, io);
+  const query: Omit<ReportQuery, 'csvDirs'> = { task: args.task, host: args.host, since, until, by: args.by };
+  if (!args.demo) return reportOn(csvDirs, query, args, io);
   // The generated trail is the report's own: removed when it is done, whatever happened.
   const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
   try {
     const rows = writeDemoHistory(dir, now);
     say(`demo: ${rows} generated rows of a 4-GPU host (not this host), in a temporary directory removed afterwards`);
-    return await reportOn(dir, query, args, io);
+    return await reportOn([dir], query, args, io);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** The report on the trail in `csvDir`, printed or written to --out. Returns the exit status. */
+/** The report on the trails in `csvDirs`, printed or written to --out. Returns the exit status. */
 async function reportOn(
-  csvDir: string,
-  query: Omit<ReportQuery, 'csvDir'>,
+  csvDirs: string[],
+  query: Omit<ReportQuery, 'csvDirs'>,
   args: ReportArgs,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
 ): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
-  const problem = await reportArgsProblem({ csvDir }, query.since, query.until);
+  const problem = await reportArgsProblem({ csvDirs }, query.since, query.until);
   if (problem) {
     say(problem);
     return 2;
   }
-  const report = await buildReport({ csvDir, ...query });
+  const report = await buildReport({ csvDirs, ...query });
   if ('error' in report) {
     say(report.error);
     return 1;
@@ -98,7 +99,7 @@ async function reportOn(
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))
     if (isDemoHost(host)) say(`host ${host} is demo data (written by --source demo: recorded GPUs, not this host's)`);
-  const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
+  const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDirs.join(', ')}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   const text =
     args.format === 'json'
       ? reportJson(report)
@@ -118,6 +119,6 @@ async function reportOn(
       return 1;
     }
   } else io.out.write(text);
-  if (report.aggregator.series.size === 0) say(`no samples in ${csvDir} match`);
+  if (report.aggregator.series.size === 0) say(`no samples in ${csvDirs.join(', ')} match`);
   return 0;
 }

@@ -26,6 +26,8 @@ export interface HistoryRow {
 export interface HistoryFile {
   path: string;
   task: string;
+  /** An archive's name and day (YYYYMMDD, the day it was rotated or, by older versions, of its first row); absent for a live file. */
+  archive?: { file: string; day: string };
 }
 
 /** The live <task>.csv files and their archives in `dir`, oldest data first (archives by day and counter, live last). */
@@ -35,7 +37,7 @@ export async function historyFiles(dir: string, task?: string): Promise<HistoryF
     .map(parseArchiveName)
     .filter((a) => a !== undefined && (task === undefined || a.task === task))
     .sort((a, b) => a!.task.localeCompare(b!.task) || a!.day.localeCompare(b!.day) || a!.counter - b!.counter)
-    .map((a) => ({ path: join(dir, a!.file), task: a!.task }));
+    .map((a) => ({ path: join(dir, a!.file), task: a!.task, archive: { file: a!.file, day: a!.day } }));
   const live = entries
     .map((file) => ({ file, task: liveTask(file) }))
     .filter((f): f is { file: string; task: string } => f.task !== undefined && (task === undefined || f.task === task))

@@ -1,5 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { archiveDirectory } from '../csvlog/rotate.js';
+import { REPORT_SIDECARS } from './sidecar-sections.js';
 
 // Generated CSV trails with known patterns: steady training and inference GPUs (noise, evaluation
 // dips, allocator warm-up, daily load swings) that must yield no finding, and planted leaks, idle
@@ -160,6 +162,55 @@ export function writeHistory(
     if (day === days - 1) writeFileSync(`${dir}/${task}.csv`, text);
     else writeFileSync(`${dir}/${task}-${name}.csv.gz`, gzipSync(text));
     total += rows.length;
+  }
+  return total;
+}
+
+/**
+ * The same trail as writeHistory, archived the way the daily timer does: each day's rows are
+ * appended to the live file, then the real archiver runs just after midnight (UTC) of the next day,
+ * with --compress and, unless `sidecars` is false, the report's sidecars. The last day stays live.
+ */
+export async function writeArchivedHistory(
+  dir: string,
+  {
+    days = 7,
+    gpus = ['training'],
+    start = Date.UTC(2026, 0, 1),
+    host,
+    task = 'train',
+    skip,
+    fail,
+    sidecars = true,
+  }: Partial<HistoryOptions> & { days?: number; sidecars?: boolean } = {},
+): Promise<number> {
+  mkdirSync(dir, { recursive: true });
+  let total = 0;
+  for (let day = 0; day < days; day++) {
+    const rows = generateRows({
+      start: start + day * 24 * HOUR,
+      hours: 24,
+      seed: day + 1,
+      host,
+      task,
+      gpus,
+      skip,
+      fail,
+      hourOffset: day * 24,
+    });
+    // The archiver leaves the live file empty; the collector starts it again with the header.
+    appendFileSync(`${dir}/${task}.csv`, `${HEADER}\n${rows.join('\n')}\n`);
+    total += rows.length;
+    if (day === days - 1) break;
+    const result = await archiveDirectory(dir, {
+      keep: 100_000,
+      compress: true,
+      delayCompress: false,
+      minSize: 0,
+      now: new Date(start + (day + 1) * 24 * HOUR + 5_000),
+      ...(sidecars ? { sidecars: REPORT_SIDECARS } : {}),
+    });
+    if ('error' in result || result.problems.length > 0) throw new Error(`archive: ${JSON.stringify(result)}`);
   }
   return total;
 }
