@@ -81,8 +81,18 @@ export class Aggregator {
   readonly series = new Map<string, SeriesStats>();
   readonly hosts = new Map<string, HostStats>();
 
+  /** The last minute seen and its hour: periodStart builds a Date, and a sample's GPUs share one minute. */
+  private minute = Number.NaN;
+  private minuteHour = 0;
+
   add(row: HistoryRow): void {
-    const hour = periodStart(row.time, 'hour');
+    // Local hours start on whole minutes in every zone of today's tz database.
+    const minute = Math.floor(row.time / 60_000);
+    if (minute !== this.minute) {
+      this.minute = minute;
+      this.minuteHour = periodStart(row.time, 'hour');
+    }
+    const hour = this.minuteHour;
     const host = this.hostFor(row);
     // The hour's bucket before the timeline hears of the row, as for a GPU: a gap ending in this
     // hour counts its part of the hour (a sidecar's hours, merged before its gaps, count it too).

@@ -3,7 +3,7 @@ import { collectionGaps, hostGaps } from './collection-gaps.js';
 import { errorSamples } from './errors.js';
 import type { Finding } from './findings.js';
 import { dirname } from 'node:path';
-import { readHistory, type BadFile, type HistoryFile, type OddRows } from '../csvlog/read.js';
+import { readHistoryBatches, type BadFile, type HistoryFile, type OddRows } from '../csvlog/read.js';
 import { readSidecar } from '../csvlog/sidecar.js';
 import { applySegment } from './segment-apply.js';
 import type { HoursSegment } from './segment.js';
@@ -97,10 +97,9 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
       fromSidecars++;
       continue;
     }
-    for await (const row of readHistory([file], oddRows, badFiles)) {
-      rowsRead++;
-      if (!keep(row.host, row.task) || !within(row.time)) continue;
-      aggregator.add(row);
+    for await (const rows of readHistoryBatches([file], oddRows, badFiles)) {
+      rowsRead += rows.length;
+      for (const row of rows) if (keep(row.host, row.task) && within(row.time)) aggregator.add(row);
     }
   }
   aggregator.finish();

@@ -156,16 +156,18 @@ function ended(recorder: ChainRecorder, timeline: { lastTime?: number; previousT
  * cannot stand for them (rows out of time order, or a chain with too many wide spacings): the
  * report then reads the rows.
  */
-export async function segmentOf(rows: AsyncIterable<HistoryRow>, odd: OddRows): Promise<HoursSegment | undefined> {
+export async function segmentOf(batches: AsyncIterable<HistoryRow[]>, odd: OddRows): Promise<HoursSegment | undefined> {
   const aggregator = new RecordingAggregator();
   let count = 0;
   let first = Infinity;
   let last = -Infinity;
-  for await (const row of rows) {
-    count++;
-    first = Math.min(first, row.time);
-    last = Math.max(last, row.time);
-    aggregator.add(row);
+  for await (const rows of batches) {
+    for (const row of rows) {
+      count++;
+      first = Math.min(first, row.time);
+      last = Math.max(last, row.time);
+      aggregator.add(row);
+    }
   }
   if (!aggregator.ordered || [...aggregator.chains.values()].some((r) => r.overflow)) return undefined;
   return {

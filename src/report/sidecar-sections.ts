@@ -1,4 +1,4 @@
-import { readHistory, type BadFile, type HistoryRow, type OddRows } from '../csvlog/read.js';
+import { readHistoryBatches, type BadFile, type OddRows } from '../csvlog/read.js';
 import type { SidecarMaker } from '../csvlog/rotate.js';
 import type { Sections } from '../csvlog/sidecar.js';
 import { segmentFromJson, segmentOf, segmentToJson, type HoursSegment } from './segment.js';
@@ -32,8 +32,7 @@ async function makeSections(path: string): Promise<Sections | undefined> {
   const odd: OddRows = { count: 0, examples: [] };
   const bad: BadFile[] = [];
   // The file's name in odd-row examples is the reader's to add: the archive may be read from elsewhere.
-  const rows = readHistory([{ path, task: '' }], odd, bad);
-  const hours = await segmentOf(rows as AsyncIterable<HistoryRow>, odd);
+  const hours = await segmentOf(readHistoryBatches([{ path, task: '' }], odd, bad), odd);
   if (hours === undefined || bad.length > 0) return undefined;
   const prefix = `${path}: `;
   hours.odd = { count: odd.count, examples: odd.examples.map((e) => (e.startsWith(prefix) ? e.slice(prefix.length) : e)) };
