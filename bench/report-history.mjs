@@ -8,8 +8,8 @@
 //
 // The trails are generated once into --data (default /tmp/gpu-textfile-history; minutes: each day
 // goes through the real archiver, which gzips it and writes its sidecar) and reused. The base
-// revision (default: where this branch left main, `git merge-base HEAD main`) is checked out as a
-// git worktree beside --data and built there (node_modules linked from here); it reads the same
+// revision (default: where this branch left main, `git merge-base HEAD main`) is unpacked from git
+// beside --data and built there (node_modules linked from here); it reads the same
 // trails, ignoring the sidecars it does not know. It has no fleet report: its column for the fleet
 // is a report per host, run one after the other, on 4 of the 40 hosts and scaled by 10 (all 40
 // with --full-baseline). Floor: the same command on an empty directory (Node.js start-up, loading
@@ -52,11 +52,12 @@ function trail(name, args) {
   return dir;
 }
 
-/** The base revision's CLI, built in a worktree of its own. */
+/** The base revision's CLI, built from its tree (`git archive`: no worktree left registered) beside the trails. */
 function baseCli() {
   const dir = join(data, `base-${baseRev}`);
   if (!existsSync(join(dir, 'dist/gpu-textfile.js'))) {
-    if (!existsSync(dir)) git('worktree', 'add', '--detach', dir, base);
+    mkdirSync(dir, { recursive: true });
+    execFileSync('sh', ['-c', `git archive ${base} | tar -x -C "${dir}"`], { cwd: ROOT });
     if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: dir, stdio: 'ignore' });
   }
@@ -84,6 +85,12 @@ function baseFleet() {
   };
 }
 
+// The fleet's floor: its 40 live files alone (a whole day of rows each, which no sidecar covers).
+const liveOnly = join(out, 'live-only');
+for (const host of hosts) {
+  mkdirSync(join(liveOnly, host), { recursive: true });
+  symlinkSync(join(fleet, host, 'train.csv'), join(liveOnly, host, 'train.csv'));
+}
 const lastMonth = ['--since', '2026-12-01'];
 const rows = [
   ['floor: report on an empty directory', measure(report(NEW, '--csv-dir', empty)), measure(report(OLD, '--csv-dir', empty))],
@@ -101,6 +108,18 @@ const rows = [
     `40 hosts x 30 days, --by host${fullBaseline ? '' : ' (base: 4 hosts one by one, x 10)'}`,
     measure(report(NEW, '--csv-dir', fleet, '--by', 'host')),
     baseFleet(),
+  ],
+  [
+    'floor of the fleet: its 40 live files alone (base: 4 of them one by one, x 10)',
+    measure(report(NEW, '--csv-dir', liveOnly, '--by', 'host')),
+    (() => {
+      const each = hosts.slice(0, 4).map((host) => measure(report(OLD, '--csv-dir', join(liveOnly, host), '--by', 'task'), 1));
+      return {
+        wall: each.reduce((a, r) => a + r.wall, 0) * 10,
+        cpu: each.reduce((a, r) => a + r.cpu, 0) * 10,
+        rssMiB: Math.max(...each.map((r) => r.rssMiB)),
+      };
+    })(),
   ],
 ];
 rmSync(out, { recursive: true, force: true });
