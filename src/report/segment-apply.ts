@@ -61,7 +61,8 @@ export function applySegment(aggregator: Aggregator, segment: HoursSegment, keep
     for (const [hour, bucket] of s.hours) {
       const into = stats.hourly.get(hour);
       if (into) mergeBucket(into, bucket);
-      else stats.hourly.set(hour, { ...bucket });
+      // The segment's own bucket, taken over: it is not used again.
+      else stats.hourly.set(hour, bucket);
     }
     for (const [reason, count] of s.errors) stats.errorsByReason.set(reason, (stats.errorsByReason.get(reason) ?? 0) + count);
     const before = hostLast.get(hostKey(s.host, s.task));

@@ -269,15 +269,21 @@ const list = <T>(v: unknown, item: (x: unknown) => T, length?: number): T[] => {
   return v.map(item);
 };
 const orNull = (v: unknown): number | undefined => (v === null ? undefined : num(v));
+/** An array of finite numbers (or nulls where `nulls`), checked where it lies: a year of them is parsed, so no copy is made. */
+const numbers = (v: unknown, length?: number, nulls = false): (number | null)[] => {
+  if (!Array.isArray(v) || (length !== undefined && v.length !== length)) throw new Shape();
+  for (const x of v) if (!(typeof x === 'number' ? Number.isFinite(x) : nulls && x === null)) throw new Shape();
+  return v as (number | null)[];
+};
 
 function chainFrom(v: unknown): Chain {
   const c = object(v);
-  const times = list(c.times, num);
+  const times = numbers(c.times) as number[];
   const spacings = num(c.spacings);
   if (times.length === 0 || times.length !== Math.min(spacings, HEAD) + 1) throw new Shape();
   return {
     times,
-    ran: list(c.ran, num),
+    ran: numbers(c.ran) as number[],
     wide: list(c.wide, (w) => {
       const [from, to, ran] = list(w, num, 3);
       return { gap: { from: from!, to: to! }, ran: ran === 1 };
@@ -303,8 +309,8 @@ export function segmentFromJson(json: unknown): HoursSegment | undefined {
       last: num(s.last),
       hosts: list(s.hosts, (v) => {
         const h = object(v);
-        const hours = list(h.hours, num);
-        const samples = list(h.samples, num, hours.length);
+        const hours = numbers(h.hours) as number[];
+        const samples = numbers(h.samples, hours.length) as number[];
         return {
           host: str(h.host),
           task: str(h.task),
@@ -314,19 +320,30 @@ export function segmentFromJson(json: unknown): HoursSegment | undefined {
       }),
       series: list(s.series, (v) => {
         const g = object(v);
-        const hours = list(g.hours, num);
-        const columns = BUCKET_FIELDS.map((f) => list(g[f], OPTIONAL_FIELDS.has(f) ? orNull : num, hours.length));
+        const hours = numbers(g.hours) as number[];
+        const columns = BUCKET_FIELDS.map((f) => numbers(g[f], hours.length, OPTIONAL_FIELDS.has(f)));
         return {
           host: str(g.host),
           task: str(g.task),
           gpu: str(g.gpu),
           uuid: str(g.uuid),
           hours: hours.map((hour, i): [number, Bucket] => {
-            const bucket = { missingMs: 0 } as Bucket;
-            BUCKET_FIELDS.forEach((f, j) => {
-              const value = columns[j]![i];
+            // Built as emptyBucket builds it (one shape for all): a year of them is kept.
+            const at = (f: (typeof BUCKET_FIELDS)[number]) => columns[BUCKET_FIELDS.indexOf(f)]![i] ?? undefined;
+            const bucket: Bucket = {
+              samples: at('samples')!,
+              errors: at('errors')!,
+              utilMilliSum: at('utilMilliSum')!,
+              utilN: at('utilN')!,
+              powerMwSum: at('powerMwSum')!,
+              powerN: at('powerN')!,
+              idleHeld: at('idleHeld')!,
+              missingMs: 0,
+            };
+            for (const f of ['memMax', 'memTotal', 'tempMax'] as const) {
+              const value = at(f);
               if (value !== undefined) bucket[f] = value;
-            });
+            }
             return [hour, bucket];
           }),
           errors: list(g.error_reasons, (e) => {
