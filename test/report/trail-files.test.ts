@@ -108,6 +108,10 @@ describe('a fleet in one report', () => {
     const named = await buildReport({ csvDirs: [join(dir, 'node-a'), join(dir, 'node-b')], by: 'host' });
     if ('error' in named) throw new Error(named.error);
     expect(reportJson(named)).toBe(reportJson(report));
+    // And from the rows alone, the same.
+    const rows = await buildReport({ csvDirs: [dir], by: 'host', rowsOnly: true });
+    if ('error' in rows) throw new Error(rows.error);
+    expect(reportJson(rows)).toBe(reportJson(report));
   }, 60_000);
 
   it('the command: --csv-dir given twice, --by host in csv; a directory named twice or inside another, or missing, is refused (exit 2)', async () => {
