@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { readBounded } from '../files/bounded-read.js';
-import { isFileError, openNoFollow, type PinnedDir } from '../files/safe-fs.js';
+import { isFileError, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
 import { sidecarName } from './paths.js';
 
 /**
@@ -48,11 +48,23 @@ const identityOf = (file: string, info: Stats, sha256: string): ArchiveIdentity 
   sha256,
 });
 
-/** The identity of archive NAME in a pinned directory (opened without following a link, plain files only). */
+/**
+ * The identity of archive NAME in a pinned directory: opened for reading without following a link
+ * (a regular file only; one with more links, a backup's hard link, reads as well).
+ */
 export function archiveIdentity(dir: PinnedDir, name: string): ArchiveIdentity {
-  const fd = openNoFollow(dir, name, constants.O_RDONLY);
+  let fd: number;
   try {
-    return identityOf(name, fstatSync(fd), sha256Of(fd));
+    fd = openSync(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new UnsafeFileError(`${dir.path}/${name} is a symbolic link; not read`, 'ELINK');
+    throw error;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new UnsafeFileError(`${dir.path}/${name} is not a regular file; not read`, 'ENOTREG');
+    return identityOf(name, info, sha256Of(fd));
   } finally {
     closeSync(fd);
   }

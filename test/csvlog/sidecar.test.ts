@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
@@ -99,6 +99,17 @@ describe("the archiver writes each archive's sidecar", () => {
     await rm(join(dir, 'job-20261127.csv.hours.json'));
     await symlink(victim, join(dir, 'job-20261127.csv.hours.json'));
     expect(readSidecar(dir, 'job-20261127.csv.gz')).toBe('unreadable');
+  });
+
+  it("an archive with a second hard link (a backup's) gets its sidecar all the same", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job-20261120.csv'), HEADER + row('2026-11-20T10:00:00.000+00:00'));
+    await link(join(dir, 'job-20261120.csv'), join(await tempDir(), 'backup.csv'));
+    await writeFile(join(dir, 'job.csv'), '');
+    const maker = counting();
+    const result = await at(dir, 27, { sidecars: maker, compress: false });
+    expect(result).toEqual({ actions: [expect.objectContaining({ kind: 'skipped' })], problems: [] });
+    expect(maker.made).toEqual(['job-20261120.csv']);
   });
 
   it('a maker with nothing to give (rows it cannot stand for) leaves no sidecar, and no problem', async () => {
