@@ -1,4 +1,4 @@
-import { periodStart, type Aggregator } from './aggregate.js';
+import { HOUR, periodStart, type Aggregator } from './aggregate.js';
 import { mergeBucket } from './bucket.js';
 import type { Chain, HoursSegment } from './segment.js';
 import { Timeline, type Gap } from './timeline.js';
@@ -35,7 +35,12 @@ function fits<T>(timeline: Timeline<T> | undefined, chain: Chain): boolean {
 export function applySegment(aggregator: Aggregator, segment: HoursSegment, keep: RowFilter): boolean {
   const hosts = segment.hosts.filter((h) => keep(h.host, h.task));
   const series = segment.series.filter((s) => keep(s.host, s.task));
-  const isHour = (hour: number) => periodStart(hour, 'hour') === hour;
+  // In a zone a whole number of hours off UTC at both ends of an archive of at most two days, its
+  // hours are the whole UTC hours (no zone changes its offset twice in two days); otherwise each is
+  // asked (periodStart builds a Date).
+  const whole = (time: number) => new Date(time).getTimezoneOffset() % 60 === 0;
+  const wholeHours = segment.last - segment.first <= 48 * HOUR && whole(segment.first) && whole(segment.last);
+  const isHour = (hour: number) => (wholeHours ? hour % HOUR === 0 : periodStart(hour, 'hour') === hour);
   if (!hosts.every((h) => h.hours.every(([hour]) => isHour(hour))) || !series.every((s) => s.hours.every(([hour]) => isHour(hour))))
     return false;
   if (!hosts.every((h) => fits(aggregator.hosts.get(hostKey(h.host, h.task))?.timeline, h.chain))) return false;

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { buildReport, type Report, type ReportBy, type ReportQuery } from '../..
 import { reportCsv, reportJson, reportTable } from '../../src/report/formats.js';
 import { writeArchivedHistory } from '../../src/report/history-generator.js';
 import { reportHtml } from '../../src/report/html/page.js';
-import { tempDir } from '../support/helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 const HOUR = 3_600_000;
 const START = Date.UTC(2026, 0, 1);
@@ -88,6 +88,19 @@ describe('a report from archives’ sidecars equals the report from their rows',
       expect(fromSidecars.fromSidecars).toBeGreaterThanOrEqual(1);
       for (const [format, render] of Object.entries(FORMATS)) expect(render(fromSidecars), `${by} ${format}`).toBe(render(fromRows));
     }
+  });
+
+  it('reported in a zone half an hour off the archiver’s (Asia/Kolkata): the hours are not its hours, the rows are read, the same report', async () => {
+    const bare = await tempDir();
+    for (const name of await readdir(dir)) if (!name.endsWith('.hours.json')) await copyFile(join(dir, name), join(bare, name));
+    const args = ['--format', 'json', '--by', 'hour'];
+    const [withSidecars, without] = await Promise.all([
+      runCli(['report', '--csv-dir', dir, ...args], { TZ: 'Asia/Kolkata' }),
+      runCli(['report', '--csv-dir', bare, ...args], { TZ: 'Asia/Kolkata' }),
+    ]);
+    expect(withSidecars.exitCode).toBe(0);
+    expect(withSidecars.stdout).toContain(':00:00.000+05:30"');
+    expect(withSidecars.stdout).toBe(without.stdout);
   });
 
   it('another host asked for: nothing from either', async () => {
