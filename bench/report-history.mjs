@@ -4,7 +4,7 @@
 //   - a year of one 8-GPU host (`make-history.mjs DIR 365 8`), the whole of it and its last month;
 //   - 40 such hosts for 30 days in one directory of hosts' trails (DIR/host-NN/), `--by host`.
 //
-//   node bench/report-history.mjs [--base REV] [--runs N] [--data DIR] [--full-baseline]
+//   node bench/report-history.mjs [--base REV] [--runs N] [--data DIR] [--full-baseline] [--no-fleet]
 //
 // The trails are generated once into --data (default /tmp/gpu-textfile-history; minutes: each day
 // goes through the real archiver, which gzips it and writes its sidecar) and reused. The base
@@ -27,6 +27,7 @@ const arg = (name, fallback) => {
 const runs = Number(arg('--runs', 3));
 const data = resolve(arg('--data', '/tmp/gpu-textfile-history'));
 const fullBaseline = process.argv.includes('--full-baseline');
+const noFleet = process.argv.includes('--no-fleet');
 const git = (...args) => execFileSync('git', args, { cwd: ROOT }).toString().trim();
 const base = arg('--base', git('merge-base', 'HEAD', 'main'));
 const baseRev = git('rev-parse', '--short', base);
@@ -65,13 +66,13 @@ function baseCli() {
 }
 
 const year = trail('year-8', ['365', '8']);
-const fleet = trail('fleet-40x30', ['30', '8', '--hosts', '40']);
+const fleet = noFleet ? undefined : trail('fleet-40x30', ['30', '8', '--hosts', '40']);
 const NEW = join(ROOT, 'dist/gpu-textfile.js');
 const OLD = baseCli();
 const out = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-report-'));
 const empty = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-empty-'));
 const report = (cli, ...args) => [process.execPath, cli, 'report', ...args, '--format', 'json', '--out', join(out, 'r.json')];
-const hosts = readdirSync(fleet).sort();
+const hosts = fleet ? readdirSync(fleet).sort() : [];
 const sampled = fullBaseline ? hosts : hosts.slice(0, 4);
 
 /** The base revision's fleet column: one report per host, one after the other, scaled to all hosts. */
@@ -105,23 +106,35 @@ const rows = [
     measure(report(OLD, '--csv-dir', year, ...lastMonth), 1),
   ],
   [
-    `40 hosts x 30 days, --by host${fullBaseline ? '' : ' (base: 4 hosts one by one, x 10)'}`,
-    measure(report(NEW, '--csv-dir', fleet, '--by', 'host')),
-    baseFleet(),
+    'a year of one 8-GPU host, --by day',
+    measure(report(NEW, '--csv-dir', year, '--by', 'day')),
+    measure(report(OLD, '--csv-dir', year, '--by', 'day'), 1),
   ],
-  [
-    'floor of the fleet: its 40 live files alone (base: 4 of them one by one, x 10)',
-    measure(report(NEW, '--csv-dir', liveOnly, '--by', 'host')),
-    (() => {
-      const each = hosts.slice(0, 4).map((host) => measure(report(OLD, '--csv-dir', join(liveOnly, host), '--by', 'task'), 1));
-      return {
-        wall: each.reduce((a, r) => a + r.wall, 0) * 10,
-        cpu: each.reduce((a, r) => a + r.cpu, 0) * 10,
-        rssMiB: Math.max(...each.map((r) => r.rssMiB)),
-      };
-    })(),
-  ],
+  ...(fleet ? fleetRows() : []),
 ];
+
+/** The fleet's rows: this checkout's --by host, the base's per host, and the floor. */
+function fleetRows() {
+  return [
+    [
+      `40 hosts x 30 days, --by host${fullBaseline ? '' : ' (base: 4 hosts one by one, x 10)'}`,
+      measure(report(NEW, '--csv-dir', fleet, '--by', 'host')),
+      baseFleet(),
+    ],
+    [
+      'floor of the fleet: its 40 live files alone (base: 4 of them one by one, x 10)',
+      measure(report(NEW, '--csv-dir', liveOnly, '--by', 'host')),
+      (() => {
+        const each = hosts.slice(0, 4).map((host) => measure(report(OLD, '--csv-dir', join(liveOnly, host), '--by', 'task'), 1));
+        return {
+          wall: each.reduce((a, r) => a + r.wall, 0) * 10,
+          cpu: each.reduce((a, r) => a + r.cpu, 0) * 10,
+          rssMiB: Math.max(...each.map((r) => r.rssMiB)),
+        };
+      })(),
+    ],
+  ];
+}
 rmSync(out, { recursive: true, force: true });
 rmSync(empty, { recursive: true, force: true });
 
