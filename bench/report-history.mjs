@@ -4,7 +4,7 @@
 //   - a year of one 8-GPU host (`make-history.mjs DIR 365 8`), the whole of it and its last month;
 //   - 40 such hosts for 30 days in one directory of hosts' trails (DIR/host-NN/), `--by host`.
 //
-//   node bench/report-history.mjs [--base REV] [--runs N] [--data DIR] [--full-baseline] [--no-fleet]
+//   node bench/report-history.mjs [--base REV] [--runs N] [--data DIR] [--full-baseline] [--no-fleet] [--no-year]
 //
 // The trails are generated once into --data (default /tmp/gpu-textfile-history; minutes: each day
 // goes through the real archiver, which gzips it and writes its sidecar) and reused. The base
@@ -28,6 +28,7 @@ const runs = Number(arg('--runs', 3));
 const data = resolve(arg('--data', '/tmp/gpu-textfile-history'));
 const fullBaseline = process.argv.includes('--full-baseline');
 const noFleet = process.argv.includes('--no-fleet');
+const noYear = process.argv.includes('--no-year');
 const git = (...args) => execFileSync('git', args, { cwd: ROOT }).toString().trim();
 const base = arg('--base', git('merge-base', 'HEAD', 'main'));
 const baseRev = git('rev-parse', '--short', base);
@@ -65,7 +66,7 @@ function baseCli() {
   return join(dir, 'dist/gpu-textfile.js');
 }
 
-const year = trail('year-8', ['365', '8']);
+const year = noYear ? undefined : trail('year-8', ['365', '8']);
 const fleet = noFleet ? undefined : trail('fleet-40x30', ['30', '8', '--hosts', '40']);
 const NEW = join(ROOT, 'dist/gpu-textfile.js');
 const OLD = baseCli();
@@ -95,23 +96,30 @@ for (const host of hosts) {
 const lastMonth = ['--since', '2026-12-01'];
 const rows = [
   ['floor: report on an empty directory', measure(report(NEW, '--csv-dir', empty)), measure(report(OLD, '--csv-dir', empty))],
-  [
-    'a year of one 8-GPU host (16.8 M rows, 364 archives)',
-    measure(report(NEW, '--csv-dir', year)),
-    measure(report(OLD, '--csv-dir', year), 1),
-  ],
-  [
-    'its last month (--since 2026-12-01)',
-    measure(report(NEW, '--csv-dir', year, ...lastMonth)),
-    measure(report(OLD, '--csv-dir', year, ...lastMonth), 1),
-  ],
-  [
-    'a year of one 8-GPU host, --by day',
-    measure(report(NEW, '--csv-dir', year, '--by', 'day')),
-    measure(report(OLD, '--csv-dir', year, '--by', 'day'), 1),
-  ],
+  ...(year ? yearRows() : []),
   ...(fleet ? fleetRows() : []),
 ];
+
+/** The year's rows. */
+function yearRows() {
+  return [
+    [
+      'a year of one 8-GPU host (16.8 M rows, 364 archives)',
+      measure(report(NEW, '--csv-dir', year)),
+      measure(report(OLD, '--csv-dir', year), 1),
+    ],
+    [
+      'its last month (--since 2026-12-01)',
+      measure(report(NEW, '--csv-dir', year, ...lastMonth)),
+      measure(report(OLD, '--csv-dir', year, ...lastMonth), 1),
+    ],
+    [
+      'a year of one 8-GPU host, --by day',
+      measure(report(NEW, '--csv-dir', year, '--by', 'day')),
+      measure(report(OLD, '--csv-dir', year, '--by', 'day'), 1),
+    ],
+  ];
+}
 
 /** The fleet's rows: this checkout's --by host, the base's per host, and the floor. */
 function fleetRows() {
