@@ -6,7 +6,9 @@
  */
 export function median(xs: readonly number[]): number | undefined {
   if (xs.length === 0) return undefined;
-  const sorted = [...xs].sort((a, b) => a - b);
+  // A typed array sorts numerically without a comparator call per pair: the report's year-long
+  // memory fit takes the median of 80,000 slopes per GPU.
+  const sorted = Float64Array.from(xs).sort();
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

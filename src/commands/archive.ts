@@ -1,4 +1,5 @@
 import { archiveDirectory } from '../csvlog/rotate.js';
+import { REPORT_SIDECARS } from '../report/sidecar-sections.js';
 import { parseDays } from './duration.js';
 import { archiveArgsProblem } from './arg-checks.js';
 
@@ -31,6 +32,7 @@ export async function runArchive(args: ArchiveArgs, io = { out: process.stdout, 
     delayCompress: args.delayCompress,
     minSize: args.minSize,
     now: new Date(),
+    sidecars: REPORT_SIDECARS,
   });
   if ('error' in result) {
     say(result.error);

@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseDuration } from './duration.js';
 
 // Checks of archive's, report's and pulse's options made before any work starts: each answers with the one
@@ -19,16 +20,26 @@ export async function archiveArgsProblem(args: { csvDir: string; keep: number })
   return directoryProblem('csv-dir', args.csvDir);
 }
 
-/** report: the directory exists, and the span is not empty. */
+/** report: each directory exists and is named once (twice would count its rows twice), and the span is not empty. */
 export async function reportArgsProblem(
-  args: { csvDir: string },
+  args: { csvDirs: readonly string[] },
   since: number | undefined,
   until: number | undefined,
 ): Promise<string | undefined> {
   if (since !== undefined && until !== undefined && since >= until) {
     return `--since (${new Date(since).toISOString()}) is not before --until (${new Date(until).toISOString()}): no time is left to report on`;
   }
-  return directoryProblem('csv-dir', args.csvDir);
+  const seen = new Set<string>();
+  for (const dir of args.csvDirs) {
+    const problem = await directoryProblem('csv-dir', dir);
+    if (problem) return problem;
+    const real = await realpath(dir).catch(() => resolve(dir));
+    for (const other of seen)
+      if (real === other || real.startsWith(`${other}/`) || other.startsWith(`${real}/`))
+        return `--csv-dir: ${dir} is named twice, or inside another --csv-dir (its rows would count twice)`;
+    seen.add(real);
+  }
+  return undefined;
 }
 
 /**

@@ -223,8 +223,10 @@ export const PULSE_OPTIONS = {
 export const REPORT_OPTIONS = {
   'csv-dir': {
     type: 'string',
+    array: true,
     placeholder: 'DIR',
-    describe: 'Directory of the CSV trail (live files and their archives, plain or gzipped); required unless --demo',
+    describe:
+      "Directory of the CSV trail (live files and their archives, plain or gzipped), or of hosts' trails (DIR/<host>/); give it again for more; required unless --demo",
   },
   demo: {
     type: 'boolean',
@@ -241,10 +243,10 @@ export const REPORT_OPTIONS = {
   until: { type: 'string', placeholder: 'WHEN', describe: 'Until this time (exclusive), same forms' },
   by: {
     type: 'string',
-    placeholder: 'hour|day|task|gpu|job',
+    placeholder: 'hour|day|task|gpu|job|host',
     default: 'hour',
     describe:
-      "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu) or per job holding GPUs (job)",
+      "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu), per job holding GPUs (job) or per host (host)",
   },
   format: {
     type: 'string',

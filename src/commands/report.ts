@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
-import { buildReport, type ReportQuery } from '../report/build.js';
+import { buildReport, type ReportBy, type ReportQuery } from '../report/build.js';
 import { reportCsv, reportJson, reportTable } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from './duration.js';
@@ -13,6 +13,9 @@ import { describeFileError, isFileError } from '../files/safe-fs.js';
 import { reportArgsProblem } from './arg-checks.js';
 import type { ArgsOf } from './option-types.js';
 import type { REPORT_OPTIONS } from './options.js';
+
+const REPORT_BY: readonly ReportBy[] = ['hour', 'day', 'task', 'gpu', 'job', 'host'];
+const isReportBy = (by: string): by is ReportBy => (REPORT_BY as readonly string[]).includes(by);
 
 export type ReportArgs = ArgsOf<typeof REPORT_OPTIONS>;
 
@@ -44,8 +47,10 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say('--since and --until take a time (2026-11-28T06:00:00+01:00, 2026-11-28) or a span back from now (24h, 7d)');
     return 2;
   }
-  if (args.by !== 'hour' && args.by !== 'day' && args.by !== 'task' && args.by !== 'gpu' && args.by !== 'job') {
-    say('--by must be hour or day (rows per period and GPU), task, gpu or job (the summary per host and task, per GPU, or per job)');
+  if (!isReportBy(args.by)) {
+    say(
+      '--by must be hour or day (rows per period and GPU), task, gpu, job or host (the summary per host and task, per GPU, per job or per host)',
+    );
     return 2;
   }
   if (!['table', 'csv', 'json', 'html'].includes(args.format)) {
@@ -57,39 +62,40 @@ export async function runReport(args: ReportArgs, io = { out: process.stdout, er
     say(taskProblem);
     return 2;
   }
-  if ((args.csvDir === undefined) === !args.demo) {
+  const csvDirs = args.csvDir ?? [];
+  if ((csvDirs.length === 0) === !args.demo) {
     say(
       args.demo ? '--demo writes a trail of its own: leave out --csv-dir' : 'name the trail: --csv-dir DIR (or --demo for a generated one)',
     );
     return 2;
   }
-  const query: Omit<ReportQuery, 'csvDir'> = { task: args.task, host: args.host, since, until, by: args.by };
-  if (!args.demo) return reportOn(args.csvDir!, query, args, io);
+  const query: Omit<ReportQuery, 'csvDirs'> = { task: args.task, host: args.host, since, until, by: args.by };
+  if (!args.demo) return reportOn(csvDirs, query, args, io);
   // The generated trail is the report's own: removed when it is done, whatever happened.
   const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
   try {
     const rows = writeDemoHistory(dir, now);
     say(`demo: ${rows} generated rows of a 4-GPU host (not this host), in a temporary directory removed afterwards`);
-    return await reportOn(dir, query, args, io);
+    return await reportOn([dir], query, args, io);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** The report on the trail in `csvDir`, printed or written to --out. Returns the exit status. */
+/** The report on the trails in `csvDirs`, printed or written to --out. Returns the exit status. */
 async function reportOn(
-  csvDir: string,
-  query: Omit<ReportQuery, 'csvDir'>,
+  csvDirs: string[],
+  query: Omit<ReportQuery, 'csvDirs'>,
   args: ReportArgs,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
 ): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
-  const problem = await reportArgsProblem({ csvDir }, query.since, query.until);
+  const problem = await reportArgsProblem({ csvDirs }, query.since, query.until);
   if (problem) {
     say(problem);
     return 2;
   }
-  const report = await buildReport({ csvDir, ...query });
+  const report = await buildReport({ csvDirs, ...query });
   if ('error' in report) {
     say(report.error);
     return 1;
@@ -98,7 +104,7 @@ async function reportOn(
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))
     if (isDemoHost(host)) say(`host ${host} is demo data (written by --source demo: recorded GPUs, not this host's)`);
-  const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDir}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
+  const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDirs.join(', ')}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   const text =
     args.format === 'json'
       ? reportJson(report)
@@ -118,6 +124,6 @@ async function reportOn(
       return 1;
     }
   } else io.out.write(text);
-  if (report.aggregator.series.size === 0) say(`no samples in ${csvDir} match`);
+  if (report.aggregator.series.size === 0) say(`no samples in ${csvDirs.join(', ')} match`);
   return 0;
 }

@@ -1,6 +1,6 @@
 import { fsyncSync, ftruncateSync, linkSync } from 'node:fs';
 import { gzipArchive } from './compress.js';
-import { removeName, writeAll, type PinnedDir } from '../files/safe-fs.js';
+import { removeName, replaceFile, writeAll, type PinnedDir } from '../files/safe-fs.js';
 
 /**
  * The file operations archiving takes, one per step, in the order it takes them. Production passes
@@ -22,8 +22,10 @@ export interface ArchiveSteps {
   discard(dir: PinnedDir, name: string): boolean;
   /** Gzips a plain archive into NAME.gz, then removes NAME. */
   compress(dir: PinnedDir, name: string): Promise<string>;
-  /** Removes an archive past --keep or --max-age. */
+  /** Removes an archive past --keep or --max-age, and then its sidecar. */
   prune(dir: PinnedDir, name: string): boolean;
+  /** Writes an archive's sidecar (temp file, fsync, rename: a reader sees the old one, none, or the new one). */
+  sidecar(dir: PinnedDir, name: string, text: string): void;
 }
 
 /** The real steps. */
@@ -35,4 +37,5 @@ export const ARCHIVE_STEPS: ArchiveSteps = {
   discard: removeName,
   compress: gzipArchive,
   prune: removeName,
+  sidecar: (dir, name, text) => replaceFile(dir, name, text, { fsync: true }),
 };

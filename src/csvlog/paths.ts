@@ -48,11 +48,18 @@ export const archiveName = (task: string, day: string, counter: number): string 
 export const liveTask = (file: string): string | undefined =>
   file.endsWith('.csv') && !file.startsWith('.') && !parseArchiveName(file) ? file.slice(0, -'.csv'.length) : undefined;
 
-/** Temp files a killed archiver left: `.NAME-YYYYMMDD[-N].csv[.gz].<16 hex>.tmp` (safe-fs tempName of an archive). */
+/** An archive's sidecar (sidecar.ts): the archive's name less .gz, plus .hours.json, so compressing the archive keeps it. */
+export const sidecarName = (archive: string): string => `${archive.replace(/\.gz$/, '')}.hours.json`;
+
+/** Whether `file` is the sidecar of an archive name. */
+export const isSidecarName = (file: string): boolean =>
+  file.endsWith('.csv.hours.json') && parseArchiveName(file.slice(0, -'.hours.json'.length)) !== undefined;
+
+/** Temp files a killed archiver left: `.NAME-YYYYMMDD[-N].csv[.gz|.hours.json].<16 hex>.tmp` (safe-fs tempName of an archive or its sidecar). */
 const ARCHIVE_TEMP = /^\.(.+)\.[0-9a-f]{16}\.tmp$/;
 
-/** Whether `file` is the temp file of an archive (safe-fs tempName of an archive name). */
+/** Whether `file` is the temp file of an archive or its sidecar (safe-fs tempName of their names). */
 export const isArchiveTemp = (file: string): boolean => {
   const match = ARCHIVE_TEMP.exec(file);
-  return match !== null && parseArchiveName(match[1]!) !== undefined;
+  return match !== null && (parseArchiveName(match[1]!) !== undefined || isSidecarName(match[1]!));
 };

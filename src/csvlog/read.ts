@@ -29,6 +29,8 @@ export interface HistoryRow {
 export interface HistoryFile {
   path: string;
   task: string;
+  /** An archive's name and day (YYYYMMDD, the day it was rotated or, by older versions, of its first row); absent for a live file. */
+  archive?: { file: string; day: string };
 }
 
 /** The live <task>.csv files and their archives in `dir`, oldest data first (archives by day and counter, live last). */
@@ -38,7 +40,7 @@ export async function historyFiles(dir: string, task?: string): Promise<HistoryF
     .map(parseArchiveName)
     .filter((a) => a !== undefined && (task === undefined || a.task === task))
     .sort((a, b) => a!.task.localeCompare(b!.task) || a!.day.localeCompare(b!.day) || a!.counter - b!.counter)
-    .map((a) => ({ path: join(dir, a!.file), task: a!.task }));
+    .map((a) => ({ path: join(dir, a!.file), task: a!.task, archive: { file: a!.file, day: a!.day } }));
   const live = entries
     .map((file) => ({ file, task: liveTask(file) }))
     .filter((f): f is { file: string; task: string } => f.task !== undefined && (task === undefined || f.task === task))
@@ -161,6 +163,18 @@ export interface OddRows {
  * the rows it gave until then, which are kept: the next file is read all the same.
  */
 export async function* readHistory(files: readonly HistoryFile[], odd: OddRows, badFiles: BadFile[] = []): AsyncGenerator<HistoryRow> {
+  for await (const rows of readHistoryBatches(files, odd, badFiles)) yield* rows;
+}
+
+/**
+ * readHistory's rows a chunk's worth at a time (about 300 rows of 64 KiB): what a reader of
+ * millions of rows takes, since an async generator pays a turn of the event loop per value.
+ */
+export async function* readHistoryBatches(
+  files: readonly HistoryFile[],
+  odd: OddRows,
+  badFiles: BadFile[] = [],
+): AsyncGenerator<HistoryRow[]> {
   const skip = (file: string, why: string, line: string) => {
     odd.count++;
     if (odd.examples.length < 5) odd.examples.push(`${file}: ${why}: ${line.slice(0, 100)}`);
@@ -170,12 +184,13 @@ export async function* readHistory(files: readonly HistoryFile[], odd: OddRows, 
     const parse = rowParser(file.path, skip);
     try {
       for await (const lines of splitLines(fileChunks(file.path))) {
+        const batch: HistoryRow[] = [];
         for (const line of lines) {
           const row = parse(line);
-          if (!row) continue;
-          rows++;
-          yield row;
+          if (row) batch.push(row);
         }
+        rows += batch.length;
+        if (batch.length > 0) yield batch;
       }
       parse(undefined);
     } catch (error) {
@@ -201,6 +216,29 @@ function rowParser(
   skip: (file: string, why: string, line: string) => void,
 ): (line: Line | undefined) => HistoryRow | undefined {
   let columns = new Map(CSV_HEADER.map((name, i) => [name, i]));
+  // Where each column this reader takes is, found once per header rather than once per cell.
+  const at = () => {
+    const index = (name: string) => columns.get(name) ?? -1;
+    const identity = (name: IdentityColumn) => index(name);
+    return {
+      time: identity('time'),
+      host: identity('host'),
+      task: identity('task_id'),
+      gpu: identity('gpu_id'),
+      uuid: identity('gpu_uuid'),
+      status: identity('status'),
+      utilization: index(VALUE_COLUMNS.utilization),
+      memoryUsedMiB: index(VALUE_COLUMNS.memoryUsedMiB),
+      memoryTotalMiB: index(VALUE_COLUMNS.memoryTotalMiB),
+      powerW: index(VALUE_COLUMNS.powerW),
+      temperatureC: index(VALUE_COLUMNS.temperatureC),
+      jobs: index(JOBS_COLUMN),
+    };
+  };
+  let index = at();
+  // The GPUs of one sample share its time: checked and parsed once.
+  let lastTimeText: string | undefined;
+  let lastTime = 0;
   let pending = '';
   return (line) => {
     if (line === undefined) {
@@ -223,30 +261,33 @@ function rowParser(
     if (record === '') return undefined;
     if (cells[0] === CSV_HEADER[0]) {
       columns = new Map(cells.map((name, i) => [name, i]));
+      index = at();
       return undefined;
     }
-    const cell = (name: string) => cells[columns.get(name) ?? -1];
+    const timeText = cells[index.time] ?? '';
     // A file begun before the jobs column keeps its header, and rows appended to it follow that
     // header (src/csvlog/append.ts): its jobs are not known.
-    const jobsText = cell(JOBS_COLUMN);
-    const identity = (name: IdentityColumn) => cell(name) ?? '';
-    const timeText = identity('time');
-    if (cells.length < columns.size || !TIME.test(timeText)) {
+    const jobsText = cells[index.jobs];
+    if (cells.length < columns.size || (timeText !== lastTimeText && !TIME.test(timeText))) {
       skip(path, cells.length < columns.size ? `${cells.length} cells, header has ${columns.size}` : 'no ISO 8601 time with zone', record);
       return undefined;
     }
+    if (timeText !== lastTimeText) {
+      lastTimeText = timeText;
+      lastTime = Date.parse(timeText);
+    }
     return {
-      time: Date.parse(timeText),
-      host: identity('host'),
-      task: identity('task_id'),
-      gpu: identity('gpu_id'),
-      uuid: identity('gpu_uuid'),
-      status: identity('status'),
-      utilization: num(cell(VALUE_COLUMNS.utilization)),
-      memoryUsedMiB: num(cell(VALUE_COLUMNS.memoryUsedMiB)),
-      memoryTotalMiB: num(cell(VALUE_COLUMNS.memoryTotalMiB)),
-      powerW: num(cell(VALUE_COLUMNS.powerW)),
-      temperatureC: num(cell(VALUE_COLUMNS.temperatureC)),
+      time: lastTime,
+      host: cells[index.host] ?? '',
+      task: cells[index.task] ?? '',
+      gpu: cells[index.gpu] ?? '',
+      uuid: cells[index.uuid] ?? '',
+      status: cells[index.status] ?? '',
+      utilization: num(cells[index.utilization]),
+      memoryUsedMiB: num(cells[index.memoryUsedMiB]),
+      memoryTotalMiB: num(cells[index.memoryTotalMiB]),
+      powerW: num(cells[index.powerW]),
+      temperatureC: num(cells[index.temperatureC]),
       ...(jobsText ? { jobs: parseJobsCell(jobsText) } : {}),
     };
   };

@@ -10,10 +10,12 @@ import {
   liveName,
   liveTask,
   parseArchiveName,
+  sidecarName,
   type ArchiveFile,
 } from './paths.js';
+import { archiveIdentity, readSidecar, sidecarText, type Sections } from './sidecar.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
-import { describeFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
+import { describeFileError, isFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
 
 export interface ArchiveOptions {
   /** Archives kept per task, newest first. */
@@ -26,6 +28,19 @@ export interface ArchiveOptions {
   /** Live files smaller than this are left alone. */
   minSize: number;
   now: Date;
+  /**
+   * What to write beside each archive (sidecar.ts): given by the caller, since the report's
+   * per-hour state is a layer above this one. None: no sidecars are written.
+   */
+  sidecars?: SidecarMaker;
+}
+
+/** Makes an archive's sidecar sections from its rows, and says whether existing ones are current. */
+export interface SidecarMaker {
+  /** Whether sections already written hold every section, at the version, the maker would write. */
+  current(sections: Sections): boolean;
+  /** The sections of the archive at `path` (read through the pinned directory); undefined when it has none to give. */
+  make(path: string): Promise<Sections | undefined>;
 }
 
 /** What archiving did to one live file. */
@@ -123,11 +138,41 @@ async function retain(
     try {
       // The name only: a link planted under an archive's name is removed, never what it points to.
       steps.prune(dir, archive.file);
+      // Only once the archive is gone: a sidecar alone is ignored, an archive alone reads from rows.
+      if (!remaining.some((a) => a !== archive && sidecarName(a.file) === sidecarName(archive.file)))
+        steps.prune(dir, sidecarName(archive.file));
     } catch (error) {
       problems.push(`cannot remove ${archive.file}: ${(error as NodeJS.ErrnoException).code}`);
     }
   }
   return { compressed, problems };
+}
+
+/**
+ * Writes the sidecar of each archive of `task` that has none, or one that no longer matches it
+ * (compressed since, or made by an older version): the new archive, and once an older version's
+ * archives. Its rows are read again, outside the writers' lock: they are safe in the archive by
+ * then, and a sidecar that cannot be made or written costs only speed (report reads the rows).
+ */
+async function writeSidecars(dir: PinnedDir, task: string, maker: SidecarMaker, steps: ArchiveSteps): Promise<string[]> {
+  const problems: string[] = [];
+  for (const archive of archivesOf(dir, task)) {
+    const existing = readSidecar(dir.fdPath, archive.file);
+    if (typeof existing !== 'string' && maker.current(existing)) continue;
+    try {
+      const identity = archiveIdentity(dir, archive.file);
+      const sections = await maker.make(dir.at(archive.file));
+      // Changed while it was read (only a hand, or a second archiver, could): no sidecar this time.
+      if (sections === undefined || archiveIdentity(dir, archive.file).sha256 !== identity.sha256) continue;
+      steps.sidecar(dir, sidecarName(archive.file), sidecarText(identity, sections));
+    } catch (error) {
+      if (!isFileError(error)) throw error;
+      problems.push(
+        showPinned(dir, `cannot write the sidecar of ${archive.file} (report reads its rows instead): ${describeFileError(error)}`),
+      );
+    }
+  }
+  return problems;
 }
 
 /** Temp files a killed archiver left (see isArchiveTemp). */
@@ -143,6 +188,7 @@ async function archiveTask(
   const action = await rotateOne(dir, task, options, steps);
   if (action.kind === 'failed') return { action, problems: [] };
   const { compressed, problems } = await retain(dir, task, options, steps);
+  if (options.sidecars) problems.push(...(await writeSidecars(dir, task, options.sidecars, steps)));
   if (action.kind !== 'rotated') return { action, problems };
   if (action.unsynced) problems.push(`${task}.csv was truncated, but fsync failed: ${action.unsynced}`);
   return { action: compressed.includes(action.archive) ? { ...action, archive: `${action.archive}.gz` } : action, problems };

@@ -1,5 +1,5 @@
 import type { HistoryRow } from '../csvlog/read.js';
-import { addRow, emptyBucket, mergeBucket, type Bucket } from './bucket.js';
+import { addRow, avgPower, avgUtilization, emptyBucket, mergeBucket, type Bucket } from './bucket.js';
 import { countGap, emptyTotals, Timeline, type Gap, type GapTotals } from './timeline.js';
 
 export type Period = 'hour' | 'day';
@@ -67,7 +67,7 @@ function spreadGap(hourly: Map<number, { missingMs: number }>, gap: Gap, interva
 const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
 
 /** Did the host's collector write a row strictly inside the gap? Rows arrive in time order per trail. */
-function hostRan(host: HostStats, gap: Gap): boolean {
+export function hostRan(host: HostStats, gap: Gap): boolean {
   const { lastTime, previousTime } = host.timeline;
   const before = lastTime !== undefined && lastTime < gap.to ? lastTime : previousTime;
   return before !== undefined && before > gap.from;
@@ -81,15 +81,27 @@ export class Aggregator {
   readonly series = new Map<string, SeriesStats>();
   readonly hosts = new Map<string, HostStats>();
 
+  /** The last minute seen and its hour: periodStart builds a Date, and a sample's GPUs share one minute. */
+  private minute = Number.NaN;
+  private minuteHour = 0;
+
   add(row: HistoryRow): void {
-    const hour = periodStart(row.time, 'hour');
-    const host = this.hostOf(row);
-    host.timeline.add(row.time, () => undefined);
+    // Local hours start on whole minutes in every zone of today's tz database.
+    const minute = Math.floor(row.time / 60_000);
+    if (minute !== this.minute) {
+      this.minute = minute;
+      this.minuteHour = periodStart(row.time, 'hour');
+    }
+    const hour = this.minuteHour;
+    const host = this.hostFor(row);
+    // The hour's bucket before the timeline hears of the row, as for a GPU: a gap ending in this
+    // hour counts its part of the hour (a sidecar's hours, merged before its gaps, count it too).
     const hostHour = host.hourly.get(hour) ?? { samples: 0, missingMs: 0 };
     hostHour.samples++;
     host.hourly.set(hour, hostHour);
+    host.timeline.add(row.time, () => undefined);
 
-    const stats = this.seriesOf(row);
+    const stats = this.seriesFor(row);
     let bucket = stats.hourly.get(hour);
     if (!bucket) stats.hourly.set(hour, (bucket = emptyBucket()));
     addRow(bucket, row);
@@ -133,9 +145,9 @@ export class Aggregator {
           gpu_uuid: stats.uuid,
           samples: b.samples,
           error_samples: b.errors,
-          ...(b.utilN ? { avg_utilization_percent: round(b.utilSum / b.utilN) } : {}),
+          ...(b.utilN ? { avg_utilization_percent: round(avgUtilization(b)!) } : {}),
           ...(b.memMax !== undefined ? { max_memory_used_mib: b.memMax } : {}),
-          ...(b.powerN ? { avg_power_draw_w: round(b.powerSum / b.powerN) } : {}),
+          ...(b.powerN ? { avg_power_draw_w: round(avgPower(b)!) } : {}),
           ...(b.tempMax !== undefined ? { max_temperature_c: b.tempMax } : {}),
         });
       }
@@ -146,7 +158,8 @@ export class Aggregator {
     );
   }
 
-  private hostOf(row: HistoryRow): HostStats {
+  /** The state of one host's collector for one task, made on first use. */
+  hostFor(row: Pick<HistoryRow, 'host' | 'task'>): HostStats {
     const key = `${row.host}\u0000${row.task}`;
     let host = this.hosts.get(key);
     if (!host) {
@@ -162,7 +175,8 @@ export class Aggregator {
     return host;
   }
 
-  private seriesOf(row: HistoryRow): SeriesStats {
+  /** The state of one GPU of one host and task, made on first use. */
+  seriesFor(row: Pick<HistoryRow, 'host' | 'task' | 'gpu' | 'uuid'>): SeriesStats {
     const key = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
     let stats = this.series.get(key);
     if (!stats) {
@@ -197,7 +211,7 @@ export function hourlyPoints(
     .map(([hour, b]) => ({
       hour,
       samples: b.samples,
-      ...(b.utilN ? { utilization: b.utilSum / b.utilN } : {}),
+      ...(b.utilN ? { utilization: avgUtilization(b) } : {}),
       ...(b.memMax !== undefined ? { memoryMiB: b.memMax } : {}),
       ...(b.memTotal !== undefined ? { memoryTotalMiB: b.memTotal } : {}),
     }));

@@ -5,11 +5,13 @@ import { FINDING_THRESHOLDS } from './findings.js';
 export interface Bucket {
   samples: number;
   errors: number;
-  utilSum: number;
+  /** Utilization summed in thousandths of a percent: whole numbers, so sums of parts equal the sum of rows. */
+  utilMilliSum: number;
   utilN: number;
   memMax?: number;
   memTotal?: number;
-  powerSum: number;
+  /** Power summed in milliwatts, whole numbers for the same reason (a sidecar's hours add up exactly). */
+  powerMwSum: number;
   powerN: number;
   tempMax?: number;
   /** Samples under the idle utilization while holding the idle memory (FINDING_THRESHOLDS). */
@@ -21,9 +23,9 @@ export interface Bucket {
 export const emptyBucket = (): Bucket => ({
   samples: 0,
   errors: 0,
-  utilSum: 0,
+  utilMilliSum: 0,
   utilN: 0,
-  powerSum: 0,
+  powerMwSum: 0,
   powerN: 0,
   idleHeld: 0,
   missingMs: 0,
@@ -35,11 +37,11 @@ const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined
 export function mergeBucket(into: Bucket, from: Bucket): void {
   into.samples += from.samples;
   into.errors += from.errors;
-  into.utilSum += from.utilSum;
+  into.utilMilliSum += from.utilMilliSum;
   into.utilN += from.utilN;
   into.memMax = maxOf(into.memMax, from.memMax);
   into.memTotal = from.memTotal ?? into.memTotal;
-  into.powerSum += from.powerSum;
+  into.powerMwSum += from.powerMwSum;
   into.powerN += from.powerN;
   into.tempMax = maxOf(into.tempMax, from.tempMax);
   into.idleHeld += from.idleHeld;
@@ -54,15 +56,21 @@ export function addRow(bucket: Bucket, row: HistoryRow, t = FINDING_THRESHOLDS):
     return;
   }
   if (row.utilization !== undefined) {
-    bucket.utilSum += row.utilization;
+    bucket.utilMilliSum += Math.round(row.utilization * 1000);
     bucket.utilN++;
     if (row.utilization < t.idleMaxUtilization && (row.memoryUsedMiB ?? 0) >= t.idleMinMemoryMib) bucket.idleHeld++;
   }
   bucket.memMax = maxOf(bucket.memMax, row.memoryUsedMiB);
   if (row.memoryTotalMiB !== undefined) bucket.memTotal = row.memoryTotalMiB;
   if (row.powerW !== undefined) {
-    bucket.powerSum += row.powerW;
+    bucket.powerMwSum += Math.round(row.powerW * 1000);
     bucket.powerN++;
   }
   bucket.tempMax = maxOf(bucket.tempMax, row.temperatureC);
 }
+
+/** Average utilization of a bucket (%), if any sample had one. */
+export const avgUtilization = (b: Bucket): number | undefined => (b.utilN ? b.utilMilliSum / 1000 / b.utilN : undefined);
+
+/** Average power of a bucket (W), if any sample had one. */
+export const avgPower = (b: Bucket): number | undefined => (b.powerN ? b.powerMwSum / 1000 / b.powerN : undefined);

@@ -1,33 +1,42 @@
-import { Aggregator, type Period, type ReportRow } from './aggregate.js';
+import { Aggregator, periodStart, type Period, type ReportRow } from './aggregate.js';
 import { collectionGaps, hostGaps } from './collection-gaps.js';
 import { errorSamples } from './errors.js';
 import type { Finding } from './findings.js';
-import { historyFiles, readHistory, type BadFile, type OddRows } from '../csvlog/read.js';
+import { dirname } from 'node:path';
+import { readHistoryBatches, type BadFile, type HistoryFile, type OddRows } from '../csvlog/read.js';
+import { readSidecar } from '../csvlog/sidecar.js';
+import { applySegment } from './segment-apply.js';
+import { readSections, type ArchiveSections } from './sidecar-sections.js';
+import { inRange, trailFiles } from './trail-files.js';
 import { idleGpu } from './idle-gpus.js';
 import { imbalance } from './imbalance.js';
 import { JobAccount, type IntervalOf, type JobRow } from './jobs.js';
 import { memoryGrowth } from './memory-growth.js';
-import { summaryByGpu, summaryByTask, type SummaryRow } from './summary.js';
+import { summaryByGpu, summaryByHost, summaryByTask, type SummaryRow } from './summary.js';
 
-/** Rows per hour or day of each GPU, or the summary per host and task or per GPU. */
-export type ReportBy = Period | 'task' | 'gpu' | 'job';
+/** Rows per hour or day of each GPU, or the summary per host and task, per GPU, per job or per host. */
+export type ReportBy = Period | 'task' | 'gpu' | 'job' | 'host';
 
 export interface ReportQuery {
-  csvDir: string;
+  /** Trails: each a CSV directory, or a directory of hosts' CSV directories (DIR/<host>/, as rsync gathers them). */
+  csvDirs: string[];
   task?: string;
   host?: string;
   since?: number;
   until?: number;
   by: ReportBy;
+  /** Read every archive's rows, sidecar or not: the report sidecars must equal (the tests, the bench). */
+  rowsOnly?: boolean;
 }
 
 export interface Report {
   by: ReportBy;
   /** Per period and GPU (`--by hour|day`); empty otherwise. */
   rows: ReportRow[];
-  /** Per host and task, always; per GPU too with `--by gpu`. */
+  /** Per host and task, always; per GPU and per host too. */
   summary: SummaryRow[];
   summaryByGpu: SummaryRow[];
+  summaryByHost: SummaryRow[];
   /** Per job of each host and task (from the trail's `jobs` column), always. */
   jobs: JobRow[];
   findings: Finding[];
@@ -36,6 +45,8 @@ export interface Report {
   /** The per-hour state behind `jobs`. */
   jobAccount: JobAccount;
   files: number;
+  /** Of those, archives answered from their sidecars (not printed: the report is the same either way). */
+  fromSidecars: number;
   badFiles: BadFile[];
   rowsRead: number;
   oddRows: OddRows;
@@ -58,25 +69,53 @@ export function findings(aggregator: Aggregator): Finding[] {
 }
 
 /**
- * Reads the CSV trail (live files and archives, plain and gzipped) as streams into per-hour state and
- * answers the query. A file that cannot be read to its end is skipped and listed, never fatal.
+ * Reads the CSV trails (live files and archives, plain and gzipped) into per-hour state and answers
+ * the query: an archive outside --since/--until (by its name, trail-files.ts) is never opened, one
+ * with a sidecar that still matches it adds its hours from there, and every other file is read as
+ * a stream of rows. A file that cannot be read to its end is skipped and listed, never fatal.
  */
 export async function buildReport(query: ReportQuery): Promise<Report | { error: string }> {
-  const files = await historyFiles(query.csvDir, query.task).catch((error: NodeJS.ErrnoException) => error);
-  if (files instanceof Error) return { error: `cannot read ${query.csvDir}: ${files.code ?? files.message}` };
+  const files: HistoryFile[] = [];
+  for (const dir of query.csvDirs) {
+    const found = await trailFiles(dir, query.task).catch((error: NodeJS.ErrnoException) => error);
+    if (found instanceof Error) return { error: `cannot read ${dir}: ${found.code ?? found.message}` };
+    files.push(...inRange(found, query.since, query.until));
+  }
   const aggregator = new Aggregator();
   const jobAccount = new JobAccount();
   const oddRows: OddRows = { count: 0, examples: [] };
   const badFiles: BadFile[] = [];
+  const keep = (host: string, task: string) =>
+    (query.host === undefined || host === query.host) && (query.task === undefined || task === query.task);
+  const within = (time: number) => (query.since === undefined || time >= query.since) && (query.until === undefined || time < query.until);
   let rowsRead = 0;
-  for await (const row of readHistory(files, oddRows, badFiles)) {
-    rowsRead++;
-    if (query.host !== undefined && row.host !== query.host) continue;
-    if (query.task !== undefined && row.task !== query.task) continue;
-    if (query.since !== undefined && row.time < query.since) continue;
-    if (query.until !== undefined && row.time >= query.until) continue;
-    aggregator.add(row);
-    jobAccount.add(row);
+  let fromSidecars = 0;
+  for (const file of files) {
+    const sections = file.archive && !query.rowsOnly ? archiveSections(file) : undefined;
+    const segment = sections?.hours;
+    // Wholly outside the range (the name could not tell): its rows would all have been read and left out.
+    const outside =
+      segment && ((query.since !== undefined && segment.last < query.since) || (query.until !== undefined && segment.first >= query.until));
+    if (
+      sections &&
+      segment &&
+      (outside || (within(segment.first) && within(segment.last) && ownHours(sections.jobs) && applySegment(aggregator, segment, keep)))
+    ) {
+      if (!outside) jobAccount.merge(sections.jobs.only(keep));
+      rowsRead += segment.rows;
+      oddRows.count += segment.odd.count;
+      for (const example of segment.odd.examples) if (oddRows.examples.length < 5) oddRows.examples.push(`${file.path}: ${example}`);
+      fromSidecars++;
+      continue;
+    }
+    for await (const rows of readHistoryBatches([file], oddRows, badFiles)) {
+      rowsRead += rows.length;
+      for (const row of rows)
+        if (keep(row.host, row.task) && within(row.time)) {
+          aggregator.add(row);
+          jobAccount.add(row);
+        }
+    }
   }
   aggregator.finish();
   const intervalOf: IntervalOf = (host, task, gpu, uuid) => {
@@ -88,13 +127,24 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     rows: query.by === 'hour' || query.by === 'day' ? aggregator.rows(query.by) : [],
     summary: summaryByTask(aggregator),
     summaryByGpu: summaryByGpu(aggregator),
+    summaryByHost: summaryByHost(aggregator),
     jobs: jobAccount.rows(intervalOf),
     findings: [...findings(aggregator), ...jobAccount.heldIdle(intervalOf)],
     aggregator,
     jobAccount,
     files: files.length,
+    fromSidecars,
     badFiles,
     rowsRead,
     oddRows,
   };
 }
+
+/** An archive's sections from its sidecar, if it has one that still matches it, of this version. */
+function archiveSections(file: HistoryFile): ArchiveSections | undefined {
+  const sections = readSidecar(dirname(file.path), file.archive!.file);
+  return typeof sections === 'string' ? undefined : readSections(sections);
+}
+
+/** Whether the job account's hours are this machine's local hours (not so when the archiver ran in a zone a half hour off). */
+const ownHours = (jobs: JobAccount): boolean => [...jobs.hours.keys()].every((hour) => periodStart(hour, 'hour') === hour);

@@ -21,29 +21,32 @@ export const REPORT_COLUMNS = [
 const periodCells = (row: ReportRow): string[] =>
   REPORT_COLUMNS.map((column) => (column === 'period' ? localIsoTime(new Date(row.period)) : String(row[column] ?? '')));
 
-/** The summary's columns for `--by task` (no GPU columns) or `--by gpu`. */
-const summaryColumns = (byGpu: boolean) => SUMMARY_COLUMNS.filter((c) => byGpu || (c !== 'gpu_id' && c !== 'gpu_uuid'));
+/** The summary's columns for `--by task` (no GPU columns), `--by gpu`, or `--by host` (no task either). */
+const summaryColumns = (by: 'task' | 'gpu' | 'host') =>
+  SUMMARY_COLUMNS.filter((c) => by === 'gpu' || (c !== 'gpu_id' && c !== 'gpu_uuid' && (by === 'task' || c !== 'task_id')));
 
-/** What `--by` asks for, as CSV: per period and GPU, or the summary per host and task, or per GPU. */
+/** The summary rows `--by task|gpu|host` asks for. */
+const summaryRows = (report: Report, by: 'task' | 'gpu' | 'host') =>
+  by === 'gpu' ? report.summaryByGpu : by === 'host' ? report.summaryByHost.map(({ task_id: _, ...row }) => row) : report.summary;
+
+/** What `--by` asks for, as CSV: per period and GPU, or the summary per host and task, per GPU, or per host. */
 export function reportCsv(report: Report): string {
   if (report.by === 'job') return [csvLine([...JOB_COLUMNS]), ...report.jobs.map((row) => csvLine(jobCells(row)))].join('');
   if (report.by === 'hour' || report.by === 'day')
     return [csvLine([...REPORT_COLUMNS]), ...report.rows.map((row) => csvLine(periodCells(row)))].join('');
-  const columns = summaryColumns(report.by === 'gpu');
-  const rows = report.by === 'gpu' ? report.summaryByGpu : report.summary;
+  const columns = summaryColumns(report.by);
+  const rows: Partial<SummaryRow>[] = summaryRows(report, report.by);
   return [csvLine(columns), ...rows.map((row) => csvLine(columns.map((c) => String(row[c] ?? ''))))].join('');
 }
 
 /** Everything, snake_case: `rows` is what `--by` asks for, `summary` is always per host and task. */
 export function reportJson(report: Report): string {
   const rows =
-    report.by === 'task'
-      ? report.summary
-      : report.by === 'gpu'
-        ? report.summaryByGpu
-        : report.by === 'job'
-          ? report.jobs
-          : report.rows.map((row) => ({ ...row, period: localIsoTime(new Date(row.period)) }));
+    report.by === 'hour' || report.by === 'day'
+      ? report.rows.map((row) => ({ ...row, period: localIsoTime(new Date(row.period)) }))
+      : report.by === 'job'
+        ? report.jobs
+        : summaryRows(report, report.by);
   const body = {
     by: report.by,
     rows,
@@ -70,10 +73,10 @@ function aligned(header: string[], body: string[][], textColumns: number): strin
 
 const fixed = (x: number | undefined, digits: number) => (x === undefined ? '' : x.toFixed(digits));
 
-function summaryLines(rows: SummaryRow[], byGpu: boolean): string[] {
+function summaryLines(rows: SummaryRow[], byGpu: boolean, byHost = false): string[] {
   const header = [
     'host',
-    'task',
+    ...(byHost ? [] : ['task']),
     ...(byGpu ? ['gpu'] : []),
     'gpus',
     'GPU-h',
@@ -86,7 +89,7 @@ function summaryLines(rows: SummaryRow[], byGpu: boolean): string[] {
   ];
   const body = rows.map((r) => [
     r.host,
-    r.task_id,
+    ...(byHost ? [] : [r.task_id]),
     ...(byGpu ? [r.gpu_id ?? ''] : []),
     String(r.gpus),
     fixed(r.gpu_hours, 2),
@@ -97,7 +100,7 @@ function summaryLines(rows: SummaryRow[], byGpu: boolean): string[] {
     r.peak_memory_used_mib === undefined ? '' : String(Math.round(r.peak_memory_used_mib)),
     String(r.error_samples),
   ]);
-  return aligned(header, body, byGpu ? 3 : 2);
+  return aligned(header, body, (byHost ? 1 : 2) + (byGpu ? 1 : 0));
 }
 
 function periodLines(rows: ReportRow[]): string[] {
@@ -131,7 +134,9 @@ export function reportTable(report: Report): string {
         ? ['', ...summaryLines(report.summaryByGpu, true)]
         : report.by === 'job'
           ? ['', 'jobs:', ...jobLines(report.jobs, aligned)]
-          : ['', ...periodLines(report.rows)];
+          : report.by === 'host'
+            ? ['', ...summaryLines(report.summaryByHost, false, true)]
+            : ['', ...periodLines(report.rows)];
   const odd = report.oddRows.count
     ? [`\n${report.oddRows.count} rows skipped (could not be read), e.g. ${report.oddRows.examples[0]}`]
     : [];

@@ -1,5 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { csvCell } from '../csvlog/columns.js';
+import { archiveDirectory } from '../csvlog/rotate.js';
+import { REPORT_SIDECARS } from './sidecar-sections.js';
 
 // Generated CSV trails with known patterns: steady training and inference GPUs (noise, evaluation
 // dips, allocator warm-up, daily load swings) that must yield no finding, and planted leaks, idle
@@ -75,7 +78,12 @@ export interface HistoryOptions {
   fail?: (gpu: number, h: number) => string | undefined;
   /** Hours since the trail began at `start` (a trail written a day at a time). */
   hourOffset?: number;
+  /** The `jobs` cell of `gpu`'s sample at hour `h` (as csv.md writes it); without it, the trail has no jobs column. */
+  jobs?: (gpu: number, h: number) => string;
 }
+
+/** The header of a generated trail: with the jobs column when its rows name jobs. */
+const headerFor = (jobs: HistoryOptions['jobs']) => (jobs ? `${HEADER},jobs` : HEADER);
 
 /**
  * Rows of one host and task: `gpus` is a list of profile names (or functions), one per GPU. `skip`
@@ -92,6 +100,7 @@ export function generateRows({
   seed = 1,
   skip,
   fail,
+  jobs,
   hourOffset = 0,
 }: HistoryOptions): string[] {
   const rand = random(seed);
@@ -110,7 +119,7 @@ export function generateRows({
       const uuid = `GPU-0000000${gpu}-1111-2222-3333-44444444444${gpu}`;
       const failure = fail?.(gpu, h);
       if (failure) {
-        rows.push(`${time},${host},${task},${gpu},${uuid},,${failure},,,,,,,`);
+        rows.push(`${time},${host},${task},${gpu},${uuid},,${failure},,,,,,,${jobs ? ',' : ''}`);
         return;
       }
       const { util, memory } = profile(h, rand);
@@ -118,7 +127,7 @@ export function generateRows({
       const power = (80 + 6 * u + 10 * rand()).toFixed(2);
       const temp = Math.round(30 + u * 0.4 + 2 * rand());
       rows.push(
-        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201`,
+        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201${jobs ? `,${csvCell(jobs(gpu, h))}` : ''}`,
       );
     });
   }
@@ -160,6 +169,57 @@ export function writeHistory(
     if (day === days - 1) writeFileSync(`${dir}/${task}.csv`, text);
     else writeFileSync(`${dir}/${task}-${name}.csv.gz`, gzipSync(text));
     total += rows.length;
+  }
+  return total;
+}
+
+/**
+ * The same trail as writeHistory, archived the way the daily timer does: each day's rows are
+ * appended to the live file, then the real archiver runs just after midnight (UTC) of the next day,
+ * with --compress and, unless `sidecars` is false, the report's sidecars. The last day stays live.
+ */
+export async function writeArchivedHistory(
+  dir: string,
+  {
+    days = 7,
+    gpus = ['training'],
+    start = Date.UTC(2026, 0, 1),
+    host,
+    task = 'train',
+    skip,
+    fail,
+    jobs,
+    sidecars = true,
+  }: Partial<HistoryOptions> & { days?: number; sidecars?: boolean } = {},
+): Promise<number> {
+  mkdirSync(dir, { recursive: true });
+  let total = 0;
+  for (let day = 0; day < days; day++) {
+    const rows = generateRows({
+      start: start + day * 24 * HOUR,
+      hours: 24,
+      seed: day + 1,
+      host,
+      task,
+      gpus,
+      skip,
+      fail,
+      jobs,
+      hourOffset: day * 24,
+    });
+    // The archiver leaves the live file empty; the collector starts it again with the header.
+    appendFileSync(`${dir}/${task}.csv`, `${headerFor(jobs)}\n${rows.join('\n')}\n`);
+    total += rows.length;
+    if (day === days - 1) break;
+    const result = await archiveDirectory(dir, {
+      keep: 100_000,
+      compress: true,
+      delayCompress: false,
+      minSize: 0,
+      now: new Date(start + (day + 1) * 24 * HOUR + 5_000),
+      ...(sidecars ? { sidecars: REPORT_SIDECARS } : {}),
+    });
+    if ('error' in result || result.problems.length > 0) throw new Error(`archive: ${JSON.stringify(result)}`);
   }
   return total;
 }

@@ -49,6 +49,8 @@ export interface JobHour {
 /** What toJSON gives and fromJSON takes. */
 export interface JobAccountJson {
   hours: [hour: number, jobs: JobHour[]][];
+  /** Rows seen per GPU series (host, task, gpu, uuid joined by NUL): merge continues the count. */
+  seq?: [series: string, rows: number][];
 }
 
 /** One line of `report --by job`: a job of one host and task, over every GPU it held. */
@@ -81,6 +83,9 @@ export type IntervalOf = (host: string, task: string, gpu: string, uuid: string)
 
 /** A job holds a GPU idle this long in a row before it is a finding (docs/jobs.md says why 30 minutes). */
 export const HELD_IDLE_MIN_MS = 30 * 60_000;
+
+/** The GPU series a job's hour is of, keyed as the row counter is. */
+const seriesOf = (h: JobHour): string => `${h.host}\u0000${h.task}\u0000${h.gpu}\u0000${h.uuid}`;
 
 /** A copy that owns its characters (a slice would keep the read chunk alive). */
 const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
@@ -185,33 +190,51 @@ export class JobAccount {
     }
   }
 
-  /** Another account's hours added into this one (another file's rows, or a saved day). */
+  /**
+   * Another account's hours added into this one (another file's rows, or a saved day), read after
+   * this one's: its row counts continue this one's, so a job on the GPU's last row here and on its
+   * first row there keeps one run, as one pass over both files' rows would.
+   */
   merge(other: JobAccount): this {
+    const offsets = new Map<string, number>();
+    for (const [series, rows] of other.seq) {
+      const before = this.seq.get(series) ?? 0;
+      offsets.set(series, before);
+      this.seq.set(series, before + rows);
+    }
     for (const [hour, jobs] of other.hours) {
       let inHour = this.hours.get(hour);
       if (!inHour) this.hours.set(hour, (inHour = new Map()));
       for (const [key, from] of jobs) {
+        const shifted = { ...from, lastSeq: from.lastSeq + (offsets.get(seriesOf(from)) ?? 0) };
         const into = inHour.get(key);
-        if (into) mergeHour(into, from);
-        else inHour.set(key, { ...from });
+        if (into) mergeHour(into, shifted);
+        else inHour.set(key, shifted);
       }
     }
     return this;
   }
 
+  /** The part of this account `keep` takes, by host and task. */
+  only(keep: (host: string, task: string) => boolean): JobAccount {
+    const part = new JobAccount(this.idleMaxUtilization);
+    for (const [hour, jobs] of this.hours) {
+      const kept = [...jobs].filter(([, h]) => keep(h.host, h.task));
+      if (kept.length > 0) part.hours.set(hour, new Map(kept));
+    }
+    for (const [series, rows] of this.seq) if (keep(...(series.split('\u0000') as [string, string]))) part.seq.set(series, rows);
+    return part;
+  }
+
   toJSON(): JobAccountJson {
-    return { hours: [...this.hours].map(([hour, jobs]) => [hour, [...jobs.values()]]) };
+    return { hours: [...this.hours].map(([hour, jobs]) => [hour, [...jobs.values()]]), seq: [...this.seq] };
   }
 
   static fromJSON(json: JobAccountJson): JobAccount {
     const account = new JobAccount();
     for (const [hour, jobs] of json.hours)
-      account.hours.set(
-        hour,
-        new Map(
-          jobs.map((h) => [`${h.host}\u0000${h.task}\u0000${h.gpu}\u0000${h.uuid}\u0000${h.kind}\u0000${h.id}\u0000${h.user}`, { ...h }]),
-        ),
-      );
+      account.hours.set(hour, new Map(jobs.map((h) => [`${seriesOf(h)}\u0000${h.kind}\u0000${h.id}\u0000${h.user}`, { ...h }])));
+    for (const [series, rows] of json.seq ?? []) account.seq.set(series, rows);
     return account;
   }
 

@@ -64,10 +64,10 @@ function sumsOf(aggregator: Aggregator, stats: SeriesStats): Sums {
     sums.samples += b.samples;
     sums.errors += b.errors;
     sums.okMs += (b.samples - b.errors) * interval;
-    sums.utilMs += b.utilSum * interval;
+    sums.utilMs += (b.utilMilliSum / 1000) * interval;
     sums.utilWeightMs += b.utilN * interval;
     sums.idleMs += b.idleHeld * interval;
-    sums.energyWms += b.powerSum * interval;
+    sums.energyWms += (b.powerMwSum / 1000) * interval;
     if (b.memMax !== undefined) sums.peak = Math.max(sums.peak ?? -Infinity, b.memMax);
   }
   return sums;
@@ -124,17 +124,26 @@ export function summaryByGpu(aggregator: Aggregator): SummaryRow[] {
     .sort(order);
 }
 
-/** One row per host and task, its GPUs summed (busy share weighted by time, peak memory the highest GPU's). */
-export function summaryByTask(aggregator: Aggregator): SummaryRow[] {
+/** One row per group of GPUs, summed (busy share weighted by time, peak memory the highest GPU's). */
+function summaryBy(aggregator: Aggregator, byTask: boolean): SummaryRow[] {
   const groups = new Map<string, { host: string; task: string; sums: Sums }>();
   for (const stats of aggregator.series.values()) {
-    const key = `${stats.host}\u0000${stats.task}`;
+    const key = byTask ? `${stats.host}\u0000${stats.task}` : stats.host;
     const sums = sumsOf(aggregator, stats);
     const group = groups.get(key);
-    groups.set(key, { host: stats.host, task: stats.task, sums: group ? add(group.sums, sums) : sums });
+    groups.set(key, { host: stats.host, task: byTask ? stats.task : '', sums: group ? add(group.sums, sums) : sums });
   }
   return [...groups.values()].map((g) => row({ host: g.host, task_id: g.task }, g.sums)).sort(order);
 }
+
+/** One row per host and task, its GPUs summed. */
+export const summaryByTask = (aggregator: Aggregator): SummaryRow[] => summaryBy(aggregator, true);
+
+/**
+ * One row per host, its tasks summed (a fleet's view: `--by host`); task_id is empty. A GPU seen
+ * under two tasks counts once in `gpus`; its hours add up.
+ */
+export const summaryByHost = (aggregator: Aggregator): SummaryRow[] => summaryBy(aggregator, false);
 
 export const SUMMARY_COLUMNS = [
   'host',

@@ -42,6 +42,8 @@ export class Timeline<Tag> {
   /** The last distinct time before `lastTime`. */
   previousTime?: number;
   readonly totals: GapTotals = emptyTotals();
+  /** Told of every spacing as it arrives, with its tag: how a sidecar records a day (segment.ts). */
+  onSpacing?: (gap: Gap, tag: Tag) => void;
   private learning: { gap: Gap; tag: Tag }[] = [];
 
   constructor(
@@ -58,12 +60,52 @@ export class Timeline<Tag> {
     this.lastTime = time;
     if (last === undefined) return;
     const gap = { from: last, to: time };
+    this.spacing(gap, tag(gap));
+  }
+
+  /** One spacing of the chain, learned from or judged. */
+  private spacing(gap: Gap, tag: Tag): void {
+    this.onSpacing?.(gap, tag);
     if (this.interval !== undefined) {
-      this.judge(gap, tag(gap));
+      this.judge(gap, tag);
       return;
     }
-    this.learning.push({ gap, tag: tag(gap) });
+    this.learning.push({ gap, tag });
     if (this.learning.length >= LEARN) this.settle();
+  }
+
+  /**
+   * The interval this timeline will have once the spacings `next` (in order) are added, if that
+   * settles it: undefined while it would still be learning.
+   */
+  intervalAfter(next: readonly number[]): number | undefined {
+    if (this.interval !== undefined) return this.interval;
+    const wanted = LEARN - this.learning.length;
+    if (next.length < wanted) return undefined;
+    return median([...this.learning.map(({ gap }) => gap.to - gap.from), ...next.slice(0, wanted)]);
+  }
+
+  /**
+   * A stretch of samples recorded elsewhere (a sidecar's chain), as if its samples had been added
+   * one by one: `times` the stretch's first samples in order (the first one included), `wide` the
+   * later spacings that may be gaps, `last` and `previous` its last two sample times. The caller has
+   * checked that it starts after `lastTime` and that no spacing left out could be a gap
+   * (segment.ts).
+   */
+  replay(
+    stretch: { times: readonly number[]; wide: readonly { gap: Gap; tag: Tag }[]; last: number; previous?: number },
+    tagOf: (index: number, gap: Gap) => Tag,
+  ): void {
+    const start = stretch.times[0]!;
+    if (this.firstTime === undefined || start < this.firstTime) this.firstTime = start;
+    if (this.lastTime !== undefined) this.spacing({ from: this.lastTime, to: start }, tagOf(-1, { from: this.lastTime, to: start }));
+    for (let i = 0; i + 1 < stretch.times.length; i++) {
+      const gap = { from: stretch.times[i]!, to: stretch.times[i + 1]! };
+      this.spacing(gap, tagOf(i, gap));
+    }
+    for (const { gap, tag } of stretch.wide) this.spacing(gap, tag);
+    this.previousTime = stretch.previous ?? this.lastTime;
+    this.lastTime = stretch.last;
   }
 
   /** Ends learning early (fewer than 64 spacings): the interval from what there is. */

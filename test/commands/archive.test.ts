@@ -20,7 +20,9 @@ describe('archive --max-age', () => {
     const result = await runCli(['archive', '--csv-dir', dir, '--max-age', age, '--no-compress']);
     expect(result.exitCode).toBe(0);
     const files = (await readdir(dir)).sort();
-    expect(files).toHaveLength(2);
+    // Today's archive, its sidecar and the live file: the pruned archive got none.
+    expect(files).toHaveLength(3);
+    expect(files.filter((f) => f.endsWith('.hours.json'))).toEqual([files[0]!.replace(/\.csv$/, '.csv.hours.json')]);
     expect(files).not.toContain('job-20200101.csv.gz');
   });
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ARCHIVE_STEPS, type ArchiveSteps } from '../../src/csvlog/archive-steps.js';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDirectory } from '../../src/csvlog/rotate.js';
+import { REPORT_SIDECARS } from '../../src/report/sidecar-sections.js';
 import { FAULT_KINDS, Fault } from '../support/faults.js';
 import { smallTmpfs } from '../support/small-tmpfs.js';
 
@@ -15,7 +16,7 @@ const row = (i: number) =>
 const rows = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => row(from + k));
 
 /** The steps of archiving, in the order the archiver takes them. */
-const STEPS = ['copy', 'fsync', 'link', 'truncate', 'compress', 'prune'] as const;
+const STEPS = ['copy', 'fsync', 'link', 'truncate', 'compress', 'prune', 'sidecar'] as const;
 type Step = (typeof STEPS)[number];
 
 /** The real steps, with `fault` armed at `armedAt`. */
@@ -27,6 +28,7 @@ const faulty = (fault: Fault, armedAt: Step): ArchiveSteps => ({
   discard: (dir, name) => fault.step('discard', armedAt, () => ARCHIVE_STEPS.discard(dir, name)),
   compress: async (dir, name) => fault.step('compress', armedAt, () => ARCHIVE_STEPS.compress(dir, name)),
   prune: (dir, name) => fault.step('prune', armedAt, () => ARCHIVE_STEPS.prune(dir, name)),
+  sidecar: (dir, name, text) => fault.step('sidecar', armedAt, () => ARCHIVE_STEPS.sidecar(dir, name, text)),
 });
 
 /** Every data row in `dir`: the live file's and every archive's (gunzipped), each archive checked to start with one header. */
@@ -72,7 +74,14 @@ describe('a fault at each step of archiving loses no row and doubles none', () =
         await writeFile(join(disk, 'job-20261120.csv.gz'), gzipSync(HEADER + old.join('')));
         const live = HEADER + fresh.join('');
         await writeFile(join(disk, 'job.csv'), live);
-        const options = { keep: 1, compress: true, delayCompress: false, minSize: 0, now: new Date(2026, 10, 27, 12) };
+        const options = {
+          keep: 1,
+          compress: true,
+          delayCompress: false,
+          minSize: 0,
+          now: new Date(2026, 10, 27, 12),
+          sidecars: REPORT_SIDECARS,
+        };
 
         const fault = new Fault(kind, disk);
         const result = await archiveDirectory(disk, options, faulty(fault, step));
@@ -113,7 +122,11 @@ describe('a fault at each step of archiving loses no row and doubles none', () =
         const healed = await rowsIn(disk);
         expectEachRowOnce(healed, fresh, old);
         expect(healed.live).toBe('');
-        expect((await readdir(disk)).filter((n) => n.startsWith('job-'))).toEqual(['job-20261127.csv.gz']);
+        // ... and its sidecar, whatever step failed the first time.
+        expect((await readdir(disk)).filter((n) => n.startsWith('job-')).sort()).toEqual([
+          'job-20261127.csv.gz',
+          'job-20261127.csv.hours.json',
+        ]);
       });
     }
   }

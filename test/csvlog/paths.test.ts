@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { archiveName, csvLockName, endsLikeArchive, isArchiveTemp, liveName, liveTask, parseArchiveName } from '../../src/csvlog/paths.js';
+import {
+  archiveName,
+  csvLockName,
+  endsLikeArchive,
+  isArchiveTemp,
+  isSidecarName,
+  liveName,
+  liveTask,
+  parseArchiveName,
+  sidecarName,
+} from '../../src/csvlog/paths.js';
 
 describe('names in a CSV directory', () => {
   it('an archive name parses back into its task, day and counter', () => {
@@ -41,5 +51,18 @@ describe('names in a CSV directory', () => {
     expect(isArchiveTemp('.train-20261129.csv.gz.0123456789abcdef.tmp')).toBe(true);
     expect(isArchiveTemp('.train.csv.0123456789abcdef.tmp')).toBe(false);
     expect(isArchiveTemp('.train-20261129.csv.gz.0123.tmp')).toBe(false);
+    // A sidecar's temp file is an archiver's too; a live file's hours file is no sidecar.
+    expect(isArchiveTemp('.train-20261129-2.csv.hours.json.0123456789abcdef.tmp')).toBe(true);
+    expect(isArchiveTemp('.train.csv.hours.json.0123456789abcdef.tmp')).toBe(false);
+  });
+
+  it("an archive's sidecar is named after the archive, without .gz, so compressing keeps the name", () => {
+    expect(sidecarName('train-20261129.csv')).toBe('train-20261129.csv.hours.json');
+    expect(sidecarName('train-20261129-2.csv.gz')).toBe('train-20261129-2.csv.hours.json');
+    expect(isSidecarName('train-20261129-2.csv.hours.json')).toBe(true);
+    expect(isSidecarName('train.csv.hours.json')).toBe(false);
+    // Neither a live file nor an archive to the reader and the archiver.
+    expect(liveTask('train-20261129.csv.hours.json')).toBeUndefined();
+    expect(parseArchiveName('train-20261129.csv.hours.json')).toBeUndefined();
   });
 });

@@ -148,7 +148,7 @@ describe('historyFiles', () => {
       await writeFile(join(dir, name), '');
     const files = await historyFiles(dir, 'train');
     expect(files).toEqual([
-      { path: join(dir, 'train-20261120.csv'), task: 'train' },
+      { path: join(dir, 'train-20261120.csv'), task: 'train', archive: { file: 'train-20261120.csv', day: '20261120' } },
       { path: join(dir, 'train.csv'), task: 'train' },
     ]);
     expect(await historyFiles(dir, 'none')).toEqual([]);

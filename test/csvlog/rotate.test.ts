@@ -45,7 +45,8 @@ describe('gpu-textfile archive', () => {
     const day = result.stdout.match(/-(\d{8})\.csv\.gz/)?.[1];
     expect([before, after]).toContain(day);
     expect(result.stdout).toBe(`job.csv -> job-${day}.csv.gz (2 rows)\n`);
-    expect((await readdir(dir)).sort()).toEqual([`job-${day}.csv.gz`, 'job.csv']);
+    // The command writes the archive's sidecar beside it (the report's hours of its rows).
+    expect((await readdir(dir)).sort()).toEqual([`job-${day}.csv.gz`, `job-${day}.csv.hours.json`, 'job.csv']);
     expect(await readFile(join(dir, 'job.csv'), 'utf8')).toBe('');
     expect(await readAll(dir, `job-${day}.csv.gz`)).toBe(
       HEADER + row('2026-11-27T23:59:59.000+08:00') + row('2026-11-28T00:00:14.000+08:00'),

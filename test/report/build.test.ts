@@ -66,7 +66,7 @@ describe('report findings on generated histories', () => {
     });
     await writeTrail(dir, 'infer', inferRows, MONDAY + 12 * HOUR);
 
-    const report = await buildReport({ csvDir: dir, by: 'hour' });
+    const report = await buildReport({ csvDirs: [dir], by: 'hour' });
     if ('error' in report) throw new Error(report.error);
     expect(report.oddRows.count).toBe(0);
     expect(report.rowsRead).toBe(trainRows.length + inferRows.length);
@@ -108,7 +108,7 @@ describe('report findings on generated histories', () => {
     });
     await writeTrail(dir, 'train', rows, MONDAY + 4 * 24 * HOUR);
     await writeTrail(dir, 'serve', infer, MONDAY + 4 * 24 * HOUR);
-    const report = await buildReport({ csvDir: dir, by: 'day' });
+    const report = await buildReport({ csvDirs: [dir], by: 'day' });
     if ('error' in report) throw new Error(report.error);
     expect(report.findings).toEqual([]);
   });
@@ -127,7 +127,7 @@ describe('report rows', () => {
   it('averages, peaks and error counts per hour; header lines inside files; odd rows counted and skipped', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 't.csv'), `${lines.join('\n')}\n`);
-    const report = await buildReport({ csvDir: dir, by: 'hour' });
+    const report = await buildReport({ csvDirs: [dir], by: 'hour' });
     if ('error' in report) throw new Error(report.error);
     expect(report.oddRows.count).toBe(1);
     expect(report.rows.map(({ period: _, ...row }) => row)).toEqual([

@@ -139,7 +139,7 @@ describe('report findings on the held-out generated histories (thresholds never 
         await writeFile(join(dir, `${task}-20270301.csv.gz`), gzipSync(`${HEADER}\n${rows.slice(0, cut).join('\n')}\n`));
         await writeFile(join(dir, `${task}.csv`), `${HEADER}\n${rows.slice(cut).join('\n')}\n`);
       }
-      const report = await buildReport({ csvDir: dir, by: 'hour' });
+      const report = await buildReport({ csvDirs: [dir], by: 'hour' });
       if ('error' in report) throw new Error(report.error);
       expect(report.rowsRead).toBe(written);
       const found = report.findings.map((f) => `${f.kind} ${f.host}/${f.task_id}${f.gpu_id ? `/${f.gpu_id}` : ''}`).sort();
@@ -160,7 +160,7 @@ describe('a real H200 trail under known loads (held out)', () => {
     const dir = await tempDir();
     const text = readFileSync(join(TRAIL, 'h200-load.csv'), 'utf8');
     await writeFile(join(dir, 'h200-load.csv'), text);
-    const report = await buildReport({ csvDir: dir, by: 'task' });
+    const report = await buildReport({ csvDirs: [dir], by: 'task' });
     if ('error' in report) throw new Error(report.error);
     const [header, ...rows] = text
       .trim()

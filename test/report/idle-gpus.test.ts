@@ -26,7 +26,7 @@ async function report(hours: number, gapFrom: number, gapTo: number, gpu0: Profi
     skip: (_gpu, h) => h >= gapFrom && h < gapTo,
   });
   await writeFile(join(dir, 'job.csv'), `${HEADER}\n${rows.join('\n')}\n`);
-  const built = await buildReport({ csvDir: dir, by: 'task' });
+  const built = await buildReport({ csvDirs: [dir], by: 'task' });
   if ('error' in built) throw new Error(built.error);
   return built;
 }

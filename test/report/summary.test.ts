@@ -113,7 +113,7 @@ describe('the summary per host and task, and per GPU, against a trail computed b
     const bad = await runCli(['report', '--csv-dir', dir, '--by', 'week']);
     expect([bad.exitCode, bad.stderr]).toEqual([
       2,
-      'gpu-textfile: --by must be hour or day (rows per period and GPU), task, gpu or job (the summary per host and task, per GPU, or per job)\n',
+      'gpu-textfile: --by must be hour or day (rows per period and GPU), task, gpu, job or host (the summary per host and task, per GPU, per job or per host)\n',
     ]);
   });
 });

@@ -1,5 +1,5 @@
 import { HOUR } from '../aggregate.js';
-import { emptyBucket, mergeBucket, type Bucket } from '../bucket.js';
+import { avgPower, avgUtilization, emptyBucket, mergeBucket, type Bucket } from '../bucket.js';
 
 /** The charts' time axis: `n` buckets of `step` ms from `x0` (a local hour start). */
 export interface Grid {
@@ -47,6 +47,6 @@ export const errorShares = (buckets: readonly (Bucket | undefined)[]): number[] 
 export const values = (buckets: readonly (Bucket | undefined)[], value: (b: Bucket) => number | undefined): (number | undefined)[] =>
   buckets.map((b) => (b === undefined ? undefined : value(b)));
 
-export const utilization = (b: Bucket) => (b.utilN ? b.utilSum / b.utilN : undefined);
+export const utilization = (b: Bucket) => avgUtilization(b);
 export const memoryGiB = (b: Bucket) => (b.memMax === undefined ? undefined : b.memMax / 1024);
-export const power = (b: Bucket) => (b.powerN ? b.powerSum / b.powerN : undefined);
+export const power = (b: Bucket) => avgPower(b);

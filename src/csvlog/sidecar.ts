@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { readBounded } from '../files/bounded-read.js';
+import { isFileError, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
+import { sidecarName } from './paths.js';
+
+/**
+ * An archive's sidecar: `NAME-YYYYMMDD[-N].csv.hours.json` beside `NAME-YYYYMMDD[-N].csv[.gz]`,
+ * written by the archiver once the archive is final. A versioned document of named sections, each
+ * a part of the report's per-hour state of the archive's rows (`hours`: src/report/segment.ts), and
+ * the identity of the archive it was made from (size, modification time, SHA-256): a reader uses
+ * it only while the archive still matches, and reads the rows otherwise. This module knows the
+ * envelope; what a section holds is its owner's business (docs/csv.md: adding a section).
+ */
+
+export const SIDECAR_FORMAT = 'gpu-textfile-sidecar';
+/** The envelope's version; a section carries its own. */
+export const SIDECAR_VERSION = 1;
+
+/** The archive a sidecar was made from, as it was then. */
+export interface ArchiveIdentity {
+  file: string;
+  bytes: number;
+  mtime_ms: number;
+  sha256: string;
+}
+
+/** A sidecar's named sections (plain JSON data). */
+export type Sections = Record<string, unknown>;
+
+/** Bytes read per step while hashing. */
+const CHUNK = 1 << 20;
+/** The largest sidecar read (a day of 8 GPUs is tens of KB): anything larger is not ours. */
+const MAX_SIDECAR_BYTES = 16 << 20;
+
+function sha256Of(fd: number): string {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(CHUNK);
+  for (let position = 0, n: number; (n = readSync(fd, buffer, 0, CHUNK, position)) > 0; position += n) hash.update(buffer.subarray(0, n));
+  return hash.digest('hex');
+}
+
+const identityOf = (file: string, info: Stats, sha256: string): ArchiveIdentity => ({
+  file,
+  bytes: info.size,
+  mtime_ms: info.mtimeMs,
+  sha256,
+});
+
+/**
+ * The identity of archive NAME in a pinned directory: opened for reading without following a link
+ * (a regular file only; one with more links, a backup's hard link, reads as well).
+ */
+export function archiveIdentity(dir: PinnedDir, name: string): ArchiveIdentity {
+  let fd: number;
+  try {
+    fd = openSync(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new UnsafeFileError(`${dir.path}/${name} is a symbolic link; not read`, 'ELINK');
+    throw error;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new UnsafeFileError(`${dir.path}/${name} is not a regular file; not read`, 'ENOTREG');
+    return identityOf(name, info, sha256Of(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The sidecar's text for an archive. */
+export const sidecarText = (identity: ArchiveIdentity, sections: Sections): string =>
+  `${JSON.stringify({ format: SIDECAR_FORMAT, version: SIDECAR_VERSION, archive: identity, sections })}\n`;
+
+/** Why a sidecar was not used, for `report`'s JSON; the archive's rows were read instead. */
+export type SidecarMiss = 'none' | 'unreadable' | 'not-json' | 'unknown-version' | 'other-archive' | 'archive-changed';
+
+/** The sidecar parsed, and whether it names this archive; undefined when there is none or it cannot be read. */
+function parseSidecar(text: string, archive: string): { sections: Sections; identity: ArchiveIdentity } | SidecarMiss {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) return 'not-json';
+    throw error;
+  }
+  const d = doc as { format?: unknown; version?: unknown; archive?: Partial<ArchiveIdentity>; sections?: unknown } | null;
+  if (typeof d !== 'object' || d === null || d.format !== SIDECAR_FORMAT || d.version !== SIDECAR_VERSION) return 'unknown-version';
+  const a = d.archive;
+  if (
+    typeof a !== 'object' ||
+    a === null ||
+    a.file !== archive ||
+    typeof a.bytes !== 'number' ||
+    typeof a.mtime_ms !== 'number' ||
+    typeof a.sha256 !== 'string' ||
+    typeof d.sections !== 'object' ||
+    d.sections === null
+  )
+    return 'other-archive';
+  return { sections: d.sections as Sections, identity: a as ArchiveIdentity };
+}
+
+/**
+ * The sections of the sidecar of `archive` in `dir`, if it describes the archive as it is now:
+ * same size and modification time (as rsync's quick check), or, when only the time differs (a copy
+ * that did not keep it), the same SHA-256. Otherwise why not: the caller reads the rows.
+ */
+export function readSidecar(dir: string, archive: string): Sections | SidecarMiss {
+  let text: string | undefined;
+  let info: Stats;
+  try {
+    text = readBounded(join(dir, sidecarName(archive)), MAX_SIDECAR_BYTES, constants.O_NOFOLLOW);
+    info = statSync(join(dir, archive));
+  } catch (error) {
+    if (!isFileError(error)) throw error;
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : 'unreadable';
+  }
+  if (text === undefined) return 'unreadable';
+  const sidecar = parseSidecar(text, archive);
+  if (typeof sidecar === 'string') return sidecar;
+  const { identity } = sidecar;
+  if (identity.bytes !== info.size) return 'archive-changed';
+  if (identity.mtime_ms === info.mtimeMs) return sidecar.sections;
+  try {
+    const fd = openSync(join(dir, archive), constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      return sha256Of(fd) === identity.sha256 ? sidecar.sections : 'archive-changed';
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    if (!isFileError(error)) throw error;
+    return 'unreadable';
+  }
+}
