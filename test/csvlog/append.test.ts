@@ -270,7 +270,7 @@ describe('gpu-textfile collect --csv-dir', () => {
       samples: [{ gpu: '0', uuid: 'GPU-0', readings: new Map<string, Reading>([['utilization.gpu', number('50')]]) }],
       down: [],
       health: { durationSeconds: 0 },
-      processes: { apps: [], skipped: 0 },
+      processes: { apps: [], dropped: 0, skipped: 0 },
     };
     const oldHeader = CSV_HEADER.filter((name) => name !== 'jobs');
     const oldRow = (extra: string[]) => [...oldHeader.map((name) => (name === 'status' ? 'ok' : '')), ...extra];
