@@ -3,6 +3,7 @@ import type { HistoryRow } from '../csvlog/read.js';
 import type { JobKind } from '../host/job.js';
 import { HOUR, periodStart } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
+import { printable } from './printable.js';
 
 // Per-job accounting over the CSV trail's `jobs` column (docs/jobs.md). The state is per local hour
 // and plain data (numbers and strings in Maps), so that a day's hours can be saved as JSON beside its
@@ -338,7 +339,8 @@ export class JobAccount {
       }
       const longestMs = run.best * interval;
       if (longestMs < minMs) continue;
-      const who = `${h0.kind === 'process' ? 'process' : `${h0.kind}`} ${h0.id}${h0.user ? ` (${h0.user})` : ''}`;
+      // Printable: the summary is printed as it is on a terminal, and a process names itself.
+      const who = printable(`${h0.kind} ${h0.id}${h0.user ? ` (${h0.user})` : ''}`);
       found.push({
         kind: 'held_idle',
         host: h0.host,
