@@ -125,8 +125,11 @@ function mergeHour(into: JobHour, from: JobHour): void {
  */
 export class JobAccount {
   readonly hours = new Map<number, Map<string, JobHour>>();
-  /** Rows seen per GPU series: only to tell whether a job was on the GPU at its previous row. */
-  private readonly seq = new Map<string, number>();
+  /**
+   * Per GPU series: rows seen (to tell whether a job was on the GPU at its previous row), the last
+   * row's time and the spacing before it (to tell a gap in collection).
+   */
+  private readonly seq = new Map<string, { n: number; time: number; step: number }>();
 
   constructor(private readonly idleMaxUtilization = FINDING_THRESHOLDS.idleMaxUtilization) {}
 
@@ -135,8 +138,15 @@ export class JobAccount {
     // says nothing either: a job seen before and after a failed sample held the GPU throughout.
     if (row.jobs === undefined || row.status !== 'ok') return;
     const series = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
-    const seq = (this.seq.get(series) ?? 0) + 1;
-    this.seq.set(series, seq);
+    const prev = this.seq.get(series);
+    const step = prev ? row.time - prev.time : 0;
+    // A gap in collection (a spacing over gapIntervals times the one before it, as the summary judges
+    // a gap against the interval) breaks an idle run as an absence of the job does: the row counter
+    // skips one. Against the spacing before, not the shortest seen: a cadence changed at a restart
+    // breaks once, not at every row after.
+    const gap = prev !== undefined && prev.step > 0 && step > FINDING_THRESHOLDS.gapIntervals * prev.step;
+    const seq = (prev?.n ?? 0) + (gap ? 2 : 1);
+    this.seq.set(series, { n: seq, time: Math.max(row.time, prev?.time ?? row.time), step: step > 0 ? step : (prev?.step ?? 0) });
     const named = row.jobs.jobs;
     const jobs = named.length === 0 && row.jobs.dropped === 0 ? [{ kind: 'none' as const, id: '', user: '' }] : named;
     const idle = row.utilization !== undefined && row.utilization < this.idleMaxUtilization;

@@ -97,6 +97,18 @@ describe('JobAccount', () => {
     expect(found).toMatchObject({ longest_idle_hours: 0.6667, idle_hours: 1 });
   });
 
+  it('a gap in collection breaks an idle run within an hour as it does across hours', () => {
+    // 21 idle minutes, the collector stopped 19 minutes, 16 idle minutes: 21 minutes in a row at most,
+    // whether or not the gap straddles an hour's start (the summary's gap: over 2.5 intervals).
+    const longest = (start: number) => {
+      const account = new JobAccount();
+      for (let m = 0; m < 56; m++) if (m <= 20 || m >= 40) account.add({ ...row(0, '0', 0, 100, [slurm('7')]), time: start + m * MIN });
+      return account.heldIdle(() => MIN, 20 * MIN)[0]?.longest_idle_hours;
+    };
+    expect(longest(T0 + 60 * MIN - 30 * MIN)).toBe(0.35);
+    expect(longest(T0)).toBe(0.35);
+  });
+
   it('a failed sample or a row that does not say (an older file) neither counts nor breaks an idle run', () => {
     const account = new JobAccount();
     for (let i = 0; i < 12; i++) {
