@@ -45,6 +45,12 @@ export interface JobHour {
   best: number;
   /** The GPU's row counter at the job's last sample here, to tell a run broken by an absence. */
   lastSeq: number;
+  /**
+   * The time of the GPU's row before the job's first sample in this hour, where this account saw
+   * one: the job's previous sample (another hour's `last`) if it held the GPU throughout. null after
+   * a gap in collection; absent where this account saw no row before (another file: joined by time).
+   */
+  after?: number | null;
 }
 
 /** What toJSON gives and fromJSON takes. */
@@ -102,7 +108,10 @@ function chain(a: JobHour, b: JobHour, join: boolean): Pick<JobHour, 'lead' | 'l
 /** `from` added into `into` (the same job, GPU and hour; `from` read from other rows). */
 function mergeHour(into: JobHour, from: JobHour): void {
   const [a, b] = into.first <= from.first ? [{ ...into }, from] : [from, { ...into }];
-  Object.assign(into, chain(a, b, true));
+  // Where `b`'s account saw the row before the job came, the run goes on only from `a`'s last sample.
+  Object.assign(into, chain(a, b, b.after === undefined || b.after === a.last));
+  if (a.after === undefined) delete into.after;
+  else into.after = a.after;
   into.first = Math.min(into.first, from.first);
   into.last = Math.max(into.last, from.last);
   into.samples += from.samples;
@@ -160,7 +169,10 @@ export class JobAccount {
     for (const job of jobs) {
       const key = `${series}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
       let h = inHour.get(key);
-      if (!h) inHour.set(own(key), (h = this.fresh(row, job, seq)));
+      if (!h) {
+        inHour.set(own(key), (h = this.fresh(row, job, seq)));
+        if (prev !== undefined) h.after = gap ? null : prev.time;
+      }
       const smPercent = 'smPercent' in job ? job.smPercent : undefined;
       if (h.samples > 0 && h.lastSeq !== seq - 1) {
         h.leadOpen = false;
@@ -343,7 +355,9 @@ export class JobAccount {
       let run = { ...h0 };
       let idle = h0.idle;
       for (const h of hours.slice(1)) {
-        const join = h.first - run.last <= FINDING_THRESHOLDS.gapIntervals * interval;
+        // The row before it known (one pass): the run goes on only from the job's last sample; else
+        // (hours of another file) by time, as the summary tells a gap.
+        const join = h.after === undefined ? h.first - run.last <= FINDING_THRESHOLDS.gapIntervals * interval : h.after === run.last;
         run = { ...run, ...chain(run, h, join), last: h.last };
         idle += h.idle;
       }

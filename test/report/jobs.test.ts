@@ -109,6 +109,27 @@ describe('JobAccount', () => {
     expect(longest(T0)).toBe(0.35);
   });
 
+  it('a job that leaves the GPU for the one sample at an hour’s start breaks its run, in one pass and merged by hour', () => {
+    // Idle 00:30-00:59, another job's row at 01:00, idle again 01:01-01:30: 30 minutes in a row, not 60.
+    const rowsOf = () => {
+      const out: HistoryRow[] = [];
+      for (let m = 30; m <= 90; m++) out.push({ ...row(0, '0', 0, 100, m === 60 ? [slurm('8')] : [slurm('7')]), time: T0 + m * MIN });
+      return out;
+    };
+    const whole = new JobAccount();
+    for (const r of rowsOf()) whole.add(r);
+    const longest = (account: JobAccount) => account.heldIdle(() => MIN, 20 * MIN).find((f) => f.job_id === '7')?.longest_idle_hours;
+    expect(longest(whole)).toBe(0.5);
+    // Two files split inside the hour after the absence: the second saw the row before the job came back.
+    const [a, b] = [new JobAccount(), new JobAccount()];
+    for (const r of rowsOf()) (r.time < T0 + 75 * MIN ? a : b).add(r);
+    expect(longest(a.merge(b))).toBe(0.5);
+    // Split inside the run before the hour, one part through JSON: the second part joins the first.
+    const [e, f] = [new JobAccount(), new JobAccount()];
+    for (const r of rowsOf()) (r.time < T0 + 45 * MIN ? e : f).add(r);
+    expect(longest(JobAccount.fromJSON(JSON.parse(JSON.stringify(e))).merge(f))).toBe(0.5);
+  });
+
   it('a failed sample or a row that does not say (an older file) neither counts nor breaks an idle run', () => {
     const account = new JobAccount();
     for (let i = 0; i < 12; i++) {
