@@ -53,8 +53,13 @@ export function jobOf(process: JobProcess): { kind: JobKind; id: string } {
   if (a.container_id) return { kind: 'container', id: a.container_id.slice(0, SHORT_CONTAINER) };
   if (a.systemd_unit) return { kind: 'unit', id: a.systemd_unit.slice(0, MAX_JOB_ID_CHARS) };
   const base = process.name.split('/').pop() || process.name;
-  return { kind: 'process', id: base.slice(0, MAX_JOB_ID_CHARS) };
+  // A name NVML could not read (a pid of another namespace) is nvidia-smi's `[Not Found]`: an empty id
+  // was read back from the CSV as no job at all, and the held GPU as idle and empty.
+  return { kind: 'process', id: base.slice(0, MAX_JOB_ID_CHARS) || UNNAMED };
 }
+
+/** The id of a process job whose command could not be read: what nvidia-smi prints then. */
+const UNNAMED = '[Not Found]';
 
 const MIB = 1024 * 1024;
 
