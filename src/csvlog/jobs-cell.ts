@@ -1,4 +1,4 @@
-import { MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type GpuJob, type JobKind } from '../host/job.js';
+import { cut, MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type GpuJob, type JobKind } from '../host/job.js';
 
 // The `jobs` cell of a CSV row: who held the GPU at that sample (docs/csv.md, docs/jobs.md).
 //   slurm:4242:alice:81920:45 container:3f4e9c1d2b7a:bob:1024: +2
@@ -34,7 +34,7 @@ export function jobsCell(found: { jobs: readonly GpuJob[]; dropped: number } | u
     .slice(0, MAX_JOBS_PER_GPU)
     .map(
       (job) =>
-        `${job.kind}:${encode(job.id.slice(0, MAX_JOB_ID_CHARS))}:${encode(job.user.slice(0, MAX_USER_CHARS))}:${job.memoryMiB ?? ''}:${job.smPercent ?? ''}`,
+        `${job.kind}:${encode(cut(job.id, MAX_JOB_ID_CHARS))}:${encode(cut(job.user, MAX_USER_CHARS))}:${job.memoryMiB ?? ''}:${job.smPercent ?? ''}`,
     );
   const dropped = found.dropped + Math.max(0, found.jobs.length - MAX_JOBS_PER_GPU);
   return [...entries, ...(dropped > 0 ? [`+${dropped}`] : [])].join(' ');
