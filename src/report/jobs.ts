@@ -92,6 +92,14 @@ export const HELD_IDLE_MIN_MS = 30 * 60_000;
 /** A copy that owns its characters (a slice would keep the read chunk alive). */
 const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
 
+/**
+ * A job's key in an hour: a process job is told apart by its user (two users' `python3`), any other
+ * by its id alone, so that one whose biggest process changes user (a root helper, a pid not
+ * visible) stays one job. Its `user` is the first one seen that is not empty.
+ */
+const hourKey = (series: string, kind: AccountKind, id: string, user: string): string =>
+  `${series}\u0000${kind}\u0000${id}${kind === 'process' ? `\u0000${user}` : ''}`;
+
 const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
 /** Two idle runs of one job on one GPU, `a` before `b`, as one summary (their runs join when `join`). */
@@ -110,6 +118,7 @@ function mergeHour(into: JobHour, from: JobHour): void {
   const [a, b] = into.first <= from.first ? [{ ...into }, from] : [from, { ...into }];
   // Where `b`'s account saw the row before the job came, the run goes on only from `a`'s last sample.
   Object.assign(into, chain(a, b, b.after === undefined || b.after === a.last));
+  into.user = a.user || b.user;
   if (a.after === undefined) delete into.after;
   else into.after = a.after;
   into.first = Math.min(into.first, from.first);
@@ -167,12 +176,13 @@ export class JobAccount {
     let inHour = this.hours.get(hour);
     if (!inHour) this.hours.set(hour, (inHour = new Map()));
     for (const job of jobs) {
-      const key = `${series}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
+      const key = hourKey(series, job.kind, job.id, job.user);
       let h = inHour.get(key);
       if (!h) {
         inHour.set(own(key), (h = this.fresh(row, job, seq)));
         if (prev !== undefined) h.after = gap ? null : prev.time;
       }
+      if (h.user === '' && job.user !== '') h.user = own(job.user);
       const smPercent = 'smPercent' in job ? job.smPercent : undefined;
       if (h.samples > 0 && h.lastSeq !== seq - 1) {
         h.leadOpen = false;
@@ -231,9 +241,7 @@ export class JobAccount {
     for (const [hour, jobs] of json.hours)
       account.hours.set(
         hour,
-        new Map(
-          jobs.map((h) => [`${h.host}\u0000${h.task}\u0000${h.gpu}\u0000${h.uuid}\u0000${h.kind}\u0000${h.id}\u0000${h.user}`, { ...h }]),
-        ),
+        new Map(jobs.map((h) => [hourKey(`${h.host}\u0000${h.task}\u0000${h.gpu}\u0000${h.uuid}`, h.kind, h.id, h.user), { ...h }])),
       );
     return account;
   }
@@ -264,12 +272,13 @@ export class JobAccount {
         powerN: number;
         smSplit: number;
         perGpuMs: Map<string, number>;
+        userAt: number;
       }
     >();
     for (const hours of this.byJobGpu().values()) {
       const h0 = hours[0]!;
       const interval = intervalOf(h0.host, h0.task, h0.gpu, h0.uuid) ?? 0;
-      const key = `${h0.host}\u0000${h0.task}\u0000${h0.kind}\u0000${h0.id}\u0000${h0.user}`;
+      const key = hourKey(`${h0.host}\u0000${h0.task}`, h0.kind, h0.id, h0.user);
       let job = jobs.get(key);
       if (!job) {
         job = {
@@ -294,6 +303,7 @@ export class JobAccount {
           powerN: 0,
           smSplit: 0,
           perGpuMs: new Map(),
+          userAt: Number.POSITIVE_INFINITY,
         };
         jobs.set(key, job);
       }
@@ -310,6 +320,8 @@ export class JobAccount {
         job.powerN += h.powerN;
         job.smSplit += h.smSplit;
         job.row.peak_memory_mib = maxOf(job.row.peak_memory_mib, h.memMax);
+        // The user first seen, over all its GPUs (its hours on each GPU come oldest first).
+        if (h.user && (job.row.user === '' || h.first < job.userAt)) [job.row.user, job.userAt] = [h.user, h.first];
         if (!job.row.gpus.includes(h.gpu)) job.row.gpus.push(h.gpu);
         if (job.row.first_seen === '' || h.first < Date.parse(job.row.first_seen)) job.row.first_seen = localIsoTime(new Date(h.first));
         if (job.row.last_seen === '' || h.last > Date.parse(job.row.last_seen)) job.row.last_seen = localIsoTime(new Date(h.last));
@@ -317,7 +329,7 @@ export class JobAccount {
     }
     const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
     return [...jobs.values()]
-      .map(({ row, ...s }) => ({
+      .map(({ row, userAt: _, ...s }) => ({
         ...row,
         gpus: row.gpus.sort((a, b) => Number(a) - Number(b) || a.localeCompare(b)),
         hours: round(Math.max(0, ...s.perGpuMs.values()) / HOUR, 4),
@@ -364,7 +376,8 @@ export class JobAccount {
       const longestMs = run.best * interval;
       if (longestMs < minMs) continue;
       // Printable: the summary is printed as it is on a terminal, and a process names itself.
-      const who = printable(`${h0.kind} ${h0.id}${h0.user ? ` (${h0.user})` : ''}`);
+      const user = hours.find((h) => h.user)?.user ?? '';
+      const who = printable(`${h0.kind} ${h0.id}${user ? ` (${user})` : ''}`);
       found.push({
         kind: 'held_idle',
         host: h0.host,
@@ -374,7 +387,7 @@ export class JobAccount {
         summary: `held by ${who} under ${this.idleMaxUtilization} % utilization for ${(longestMs / HOUR).toFixed(2)} h in a row (${((idle * interval) / HOUR).toFixed(2)} h in all)`,
         job_kind: h0.kind,
         job_id: h0.id,
-        user: h0.user,
+        user,
         longest_idle_hours: Math.round((longestMs / HOUR) * 10_000) / 10_000,
         idle_hours: Math.round(((idle * interval) / HOUR) * 10_000) / 10_000,
       });

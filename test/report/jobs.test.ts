@@ -130,6 +130,27 @@ describe('JobAccount', () => {
     expect(longest(JobAccount.fromJSON(JSON.parse(JSON.stringify(e))).merge(f))).toBe(0.5);
   });
 
+  it('a job whose biggest process changes user (a root helper, a pid not visible) is one line; a command of two users is two', () => {
+    const account = new JobAccount();
+    for (let i = 0; i < 12; i++) {
+      const user = i < 4 ? 'alice' : i < 8 ? 'root' : '';
+      account.add(row(i, '0', 0, 100, [slurm('6', { user }), { kind: 'process', id: 'python3', user: i < 6 ? 'bob' : 'carol' }]));
+      account.add(row(i, '1', 0, 100, [slurm('6', { user: i < 6 ? '' : 'alice' })]));
+    }
+    const lines = account.rows(interval).map((r) => [r.job_kind, r.job_id, r.user, r.gpus, r.gpu_hours]);
+    expect(lines).toEqual([
+      ['slurm', '6', 'alice', ['0', '1'], 2],
+      ['process', 'python3', 'bob', ['0'], 0.5],
+      ['process', 'python3', 'carol', ['0'], 0.5],
+    ]);
+    const revived = JobAccount.fromJSON(JSON.parse(JSON.stringify(account)));
+    expect(revived.rows(interval)).toEqual(account.rows(interval));
+    expect(account.heldIdle(interval, 55 * MIN).map((f) => [f.job_id, f.gpu_id, f.user, f.longest_idle_hours])).toEqual([
+      ['6', '0', 'alice', 1],
+      ['6', '1', 'alice', 1],
+    ]);
+  });
+
   it('a failed sample or a row that does not say (an older file) neither counts nor breaks an idle run', () => {
     const account = new JobAccount();
     for (let i = 0; i < 12; i++) {
