@@ -52,6 +52,13 @@ export interface DaemonLoopInput {
 
 /** How many silent intervals make a stream stalled, and how many unreadable batches make it garbage. */
 export const STALL_INTERVALS = 3;
+/**
+ * A stall is never shorter than this: at a sub-second interval three intervals are a few hundred
+ * milliseconds, which a reader on a host busy for a moment (the scheduler, a page-cache flush) misses
+ * without being hung; killing it then says `timeout` and restarts it for nothing. A hung NVML call
+ * or nvidia-smi lasts seconds to forever, so two seconds still catches every real one.
+ */
+export const MIN_STALL_MS = 2000;
 export const GARBAGE_BATCHES = 3;
 /** Good batches in a row after which a restarted child counts as recovered. */
 export const RECOVERED_BATCHES = 10;
@@ -196,7 +203,7 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
     let batch: Batch | undefined;
     let flushTimer: NodeJS.Timeout | undefined;
 
-    const stallMs = STALL_INTERVALS * input.intervalMs;
+    const stallMs = Math.max(STALL_INTERVALS * input.intervalMs, MIN_STALL_MS);
     // The stall check starts with the first line: until then nvidia-smi gets its start-up time.
     const firstLineMs = Math.max(stallMs, input.startupGraceMs);
     const stall = (message: string) => {
@@ -247,7 +254,10 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
         if (broken || signal.aborted) continue;
         clearTimeout(watchdog);
         watchdog = setTimeout(
-          () => stall(`no line from ${child.what} for ${stallMs} ms (${STALL_INTERVALS} intervals); killed it`),
+          () =>
+            stall(
+              `no line from ${child.what} for ${stallMs} ms (${STALL_INTERVALS} intervals, ${MIN_STALL_MS / 1000} s at least); killed it`,
+            ),
           stallMs,
         );
         if (row === undefined) continue;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { failedCollection, type Collection } from '../../src/collection.js';
-import { backoffMs, daemonLoop, MAX_BATCH_ROWS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
+import { backoffMs, daemonLoop, MAX_BATCH_ROWS, MIN_STALL_MS, sampleSeconds, type DaemonLoopInput } from '../../src/collect/daemon-loop.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import type { SmiOutcome, SmiStream } from '../../src/sources/nvidia-smi/run.js';
 import { lmsRows } from '../../src/sources/nvidia-smi/source.js';
@@ -136,7 +136,7 @@ describe('daemonLoop', () => {
     await run.stop();
   });
 
-  it('once it has printed, three silent intervals are a stall; none at all within --timeout is one too', async () => {
+  it('once it has printed, three silent intervals (two seconds at least) are a stall; none at all within --timeout is one too', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const silent = loop();
     await vi.advanceTimersByTimeAsync(9_999);
@@ -149,16 +149,25 @@ describe('daemonLoop', () => {
     );
     silent.abort();
 
-    const stalled = loop();
+    // Three intervals of 1 s; at 200 ms, three intervals would be 600 ms: two seconds at least.
+    const stalls: [number, number][] = [
+      [1000, 3000],
+      [200, MIN_STALL_MS],
+    ];
+    const stalled = stalls.map(([intervalMs]) => loop({ intervalMs }));
     await vi.advanceTimersByTimeAsync(0);
-    stalled.children[0]!.feed(...ROWS);
-    await vi.advanceTimersByTimeAsync(599);
-    expect(stalled.children[0]?.stopped).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(stalled.children[0]?.stopped).toBe(true);
-    stalled.abort();
+    for (const run of stalled) run.children[0]!.feed(...ROWS);
+    let elapsed = 0;
+    for (const [i, [, stallMs]] of [...stalls.entries()].sort((a, b) => a[1][1] - b[1][1])) {
+      await vi.advanceTimersByTimeAsync(stallMs - 1 - elapsed);
+      expect(stalled[i]!.children[0]?.stopped, `interval ${stalls[i]![0]} ms`).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(stalled[i]!.children[0]?.stopped, `interval ${stalls[i]![0]} ms`).toBe(true);
+      elapsed = stallMs;
+    }
+    for (const run of stalled) run.abort();
     vi.useRealTimers();
-    await Promise.all([silent.done, stalled.done]);
+    await Promise.all([silent.done, ...stalled.map((run) => run.done)]);
   });
 
   it('at most one process query is in flight, however short --processes-interval is', async () => {

@@ -92,7 +92,7 @@ describe('collect --interval (daemon mode)', () => {
 
   it('a child that stalls is killed, the file says timeout meanwhile, and a new child takes over', async () => {
     const stalled =
-      /nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms for 600 ms \(3 intervals\); killed it; restarting in 1 s/;
+      /nvidia-smi -lms stopped: timeout: no line from nvidia-smi -lms for 2000 ms \(3 intervals, 2 s at least\); killed it; restarting in 1 s/;
     const { result, changes, rows } = await runUntil((seen) => stalled.test(seen.stderr) && followed(seen.changes, 'timeout', 'ok'), {
       FAKE_SMI_LOOP_STALL_AFTER: '2',
     });
