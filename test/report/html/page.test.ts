@@ -41,6 +41,7 @@ async function columnsWithBlue(tab: Page, png: Buffer): Promise<boolean[]> {
 }
 
 describe('the HTML report in headless Chromium', () => {
+  // Three runs of the program and a browser: on a busy 2-core machine more than the default 30 s.
   it('breaks and shades a host-wide gap, reports it once, answers the fleet table, hovers, and never touches the network', async () => {
     const dir = await tempDir();
     const rows = generateRows({
@@ -172,5 +173,5 @@ describe('the HTML report in headless Chromium', () => {
     } finally {
       await browser.close();
     }
-  });
+  }, 180_000);
 });
