@@ -134,6 +134,10 @@ export function generateRows({
   return rows;
 }
 
+/** Day `day` (from 0) of a trail that began at `start`: 24 hours at 15 s, its own seed, hours counted from `start`. */
+const dayOfRows = (day: number, options: Omit<HistoryOptions, 'hours' | 'seed' | 'hourOffset'>): string[] =>
+  generateRows({ ...options, start: options.start + day * 24 * HOUR, hours: 24, intervalSeconds: 15, seed: day + 1, hourOffset: day * 24 });
+
 /** Writes `days` days of `gpus` GPUs' rows at 15 s under `dir`: a gzipped archive per day, the last day live; returns the rows written. */
 export function writeHistory(
   dir: string,
@@ -150,18 +154,7 @@ export function writeHistory(
   mkdirSync(dir, { recursive: true });
   let total = 0;
   for (let day = 0; day < days; day++) {
-    const rows = generateRows({
-      start: start + day * 24 * HOUR,
-      hours: 24,
-      intervalSeconds: 15,
-      seed: day + 1,
-      host,
-      task,
-      gpus,
-      skip,
-      fail,
-      hourOffset: day * 24,
-    });
+    const rows = dayOfRows(day, { start, host, task, gpus, skip, fail });
     const text = `${HEADER}\n${rows.join('\n')}\n`;
     const name = isoWithOffset(start + day * 24 * HOUR, 0)
       .slice(0, 10)
@@ -195,18 +188,7 @@ export async function writeArchivedHistory(
   mkdirSync(dir, { recursive: true });
   let total = 0;
   for (let day = 0; day < days; day++) {
-    const rows = generateRows({
-      start: start + day * 24 * HOUR,
-      hours: 24,
-      seed: day + 1,
-      host,
-      task,
-      gpus,
-      skip,
-      fail,
-      jobs,
-      hourOffset: day * 24,
-    });
+    const rows = dayOfRows(day, { start, host, task, gpus, skip, fail, jobs });
     // The archiver leaves the live file empty; the collector starts it again with the header.
     appendFileSync(`${dir}/${task}.csv`, `${headerFor(jobs)}\n${rows.join('\n')}\n`);
     total += rows.length;
