@@ -7,6 +7,7 @@ import {
   archiveName,
   csvLockName,
   isArchiveTemp,
+  isSidecarName,
   liveName,
   liveTask,
   parseArchiveName,
@@ -145,7 +146,22 @@ async function retain(
       problems.push(`cannot remove ${archive.file}: ${(error as NodeJS.ErrnoException).code}`);
     }
   }
+  for (const orphan of orphanSidecars(dir, task)) {
+    try {
+      steps.prune(dir, orphan);
+    } catch (error) {
+      problems.push(`cannot remove ${orphan}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  }
   return { compressed, problems };
+}
+
+/** Sidecars of `task` whose archive is gone (a run killed between removing the two): nothing would ever read or remove them. */
+function orphanSidecars(dir: PinnedDir, task: string): string[] {
+  const own = new Set(archivesOf(dir, task).map((a) => sidecarName(a.file)));
+  return readdirSync(dir.fdPath).filter(
+    (name) => isSidecarName(name) && parseArchiveName(name.slice(0, -'.hours.json'.length))?.task === task && !own.has(name),
+  );
 }
 
 /**

@@ -84,6 +84,21 @@ describe("the archiver writes each archive's sidecar", () => {
     ]);
   });
 
+  it("one left by a run killed after removing its archive is removed by the next; another task's is not touched", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job-20261120.csv.hours.json'), '{}');
+    await writeFile(join(dir, 'other-20261120.csv.hours.json'), '{}');
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const result = await at(dir, 27, { sidecars: counting() });
+    expect(result).toEqual({ actions: [expect.objectContaining({ kind: 'rotated' })], problems: [] });
+    expect((await readdir(dir)).sort()).toEqual([
+      'job-20261127.csv.gz',
+      'job-20261127.csv.hours.json',
+      'job.csv',
+      'other-20261120.csv.hours.json',
+    ]);
+  });
+
   it('a link planted at its name is replaced, never written through; a link there is not read either', async () => {
     const dir = await tempDir();
     const victim = join(await tempDir(), 'victim');
