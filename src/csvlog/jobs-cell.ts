@@ -1,4 +1,4 @@
-import { MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type GpuJob, type JobKind } from '../host/job.js';
+import { cut, MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type GpuJob, type JobKind } from '../host/job.js';
 
 // The `jobs` cell of a CSV row: who held the GPU at that sample (docs/csv.md, docs/jobs.md).
 //   slurm:4242:alice:81920:45 container:3f4e9c1d2b7a:bob:1024: +2
@@ -34,13 +34,13 @@ export function jobsCell(found: { jobs: readonly GpuJob[]; dropped: number } | u
     .slice(0, MAX_JOBS_PER_GPU)
     .map(
       (job) =>
-        `${job.kind}:${encode(job.id.slice(0, MAX_JOB_ID_CHARS))}:${encode(job.user.slice(0, MAX_USER_CHARS))}:${job.memoryMiB ?? ''}:${job.smPercent ?? ''}`,
+        `${job.kind}:${encode(cut(job.id, MAX_JOB_ID_CHARS))}:${encode(cut(job.user, MAX_USER_CHARS))}:${job.memoryMiB ?? ''}:${job.smPercent ?? ''}`,
     );
   const dropped = found.dropped + Math.max(0, found.jobs.length - MAX_JOBS_PER_GPU);
   return [...entries, ...(dropped > 0 ? [`+${dropped}`] : [])].join(' ');
 }
 
-/** A jobs cell read back: the jobs named (an entry that does not parse is left out) and the count not named. */
+/** A jobs cell read back: the jobs named and the count not named (an entry that does not parse is counted there). */
 export interface RowJobs {
   jobs: GpuJob[];
   dropped: number;
@@ -54,17 +54,25 @@ export function parseJobsCell(cell: string | undefined): RowJobs | undefined {
   const out: RowJobs = { jobs: [], dropped: 0 };
   if (cell === NO_JOB) return out;
   for (const entry of cell.split(' ')) {
+    if (entry === '') continue;
     if (entry.startsWith('+')) {
       out.dropped += count(entry.slice(1)) ?? 0;
       continue;
     }
     const parts = entry.split(':');
-    if (parts.length !== 5 || !KINDS.includes(parts[0] as JobKind)) continue;
     const [kind, rawId, rawUser, memory, sm] = parts as [JobKind, string, string, string, string];
-    const id = decode(rawId);
-    const user = decode(rawUser);
-    if (id === undefined || id === '' || user === undefined || id.length > MAX_JOB_ID_CHARS || user.length > MAX_USER_CHARS) continue;
-    if (out.jobs.length >= MAX_JOBS_PER_GPU) {
+    const id = decode(rawId ?? '');
+    const user = decode(rawUser ?? '');
+    // An entry that does not parse (a newer version's kind, a damaged cell) still held the GPU: it is
+    // counted, not named, so the GPU does not read as idle and empty.
+    const named =
+      parts.length === 5 &&
+      KINDS.includes(kind) &&
+      id &&
+      user !== undefined &&
+      id.length <= MAX_JOB_ID_CHARS &&
+      user.length <= MAX_USER_CHARS;
+    if (!named || out.jobs.length >= MAX_JOBS_PER_GPU) {
       out.dropped++;
       continue;
     }

@@ -39,6 +39,16 @@ export const MAX_JOB_ID_CHARS = 64;
 /** The longest user name kept: useradd's limit (32). */
 export const MAX_USER_CHARS = 32;
 
+/**
+ * `text` cut to at most `max` UTF-16 units, never inside a character: half of a surrogate pair
+ * would be written as U+FFFD, so two names cut inside different emoji would be two jobs here and
+ * one label value in the file (a duplicate series: node_exporter refuses the whole file).
+ */
+export const cut = (text: string, max: number): string => {
+  const head = text.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
+};
+
 // A container id is shown as `docker ps` and `crictl ps` print it: its first 12 (hex) characters.
 const SHORT_CONTAINER = 12;
 
@@ -49,12 +59,17 @@ const SHORT_CONTAINER = 12;
 export function jobOf(process: JobProcess): { kind: JobKind; id: string } {
   const a = process.attribution ?? {};
   if (a.slurm_job) return { kind: 'slurm', id: a.slurm_job };
-  if (a.pod_uid) return { kind: 'pod', id: a.pod_uid.slice(0, MAX_JOB_ID_CHARS) };
+  if (a.pod_uid) return { kind: 'pod', id: cut(a.pod_uid, MAX_JOB_ID_CHARS) };
   if (a.container_id) return { kind: 'container', id: a.container_id.slice(0, SHORT_CONTAINER) };
-  if (a.systemd_unit) return { kind: 'unit', id: a.systemd_unit.slice(0, MAX_JOB_ID_CHARS) };
+  if (a.systemd_unit) return { kind: 'unit', id: cut(a.systemd_unit, MAX_JOB_ID_CHARS) };
   const base = process.name.split('/').pop() || process.name;
-  return { kind: 'process', id: base.slice(0, MAX_JOB_ID_CHARS) };
+  // A name NVML could not read (a pid of another namespace) is nvidia-smi's `[Not Found]`: an empty id
+  // was read back from the CSV as no job at all, and the held GPU as idle and empty.
+  return { kind: 'process', id: cut(base, MAX_JOB_ID_CHARS) || UNNAMED };
 }
+
+/** The id of a process job whose command could not be read: what nvidia-smi prints then. */
+const UNNAMED = '[Not Found]';
 
 const MIB = 1024 * 1024;
 
@@ -68,7 +83,7 @@ export function jobsOnGpu(processes: readonly JobProcess[], uuid: string): { job
   for (const process of processes) {
     if (process.uuid !== uuid) continue;
     const { kind, id } = jobOf(process);
-    const user = process.user.slice(0, MAX_USER_CHARS);
+    const user = cut(process.user, MAX_USER_CHARS);
     const key = `${kind}\u0000${id}${kind === 'process' ? `\u0000${user}` : ''}`;
     const memory = process.memoryBytes === undefined ? undefined : process.memoryBytes / MIB;
     const sm = process.smUtilization === undefined ? undefined : process.smUtilization * 100;

@@ -1,4 +1,5 @@
 import type { JobRow } from './jobs.js';
+import { printable } from './printable.js';
 
 /** The columns of `report --by job --format csv`, in JobRow's names. */
 export const JOB_COLUMNS = [
@@ -53,10 +54,10 @@ export function jobLines(
     'last seen',
   ];
   const body = rows.map((r) => [
-    r.host,
-    r.task_id,
-    jobName(r),
-    r.user,
+    printable(r.host),
+    printable(r.task_id),
+    printable(jobName(r)),
+    printable(r.user),
     r.gpus.join(' '),
     fixed(r.hours, 2),
     fixed(r.gpu_hours, 2),

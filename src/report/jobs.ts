@@ -3,6 +3,7 @@ import type { HistoryRow } from '../csvlog/read.js';
 import type { JobKind } from '../host/job.js';
 import { HOUR, periodStart } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
+import { printable } from './printable.js';
 
 // Per-job accounting over the CSV trail's `jobs` column (docs/jobs.md). The state is per local hour
 // and plain data (numbers and strings in Maps), so that a day's hours can be saved as JSON beside its
@@ -44,13 +45,26 @@ export interface JobHour {
   best: number;
   /** The GPU's row counter at the job's last sample here, to tell a run broken by an absence. */
   lastSeq: number;
+  /**
+   * The time of the GPU's row before the job's first sample in this hour, where this account saw
+   * one: the job's previous sample (another hour's `last`) if it held the GPU throughout. null after
+   * a gap in collection; absent where this account saw no row before (another file: joined by time).
+   */
+  after?: number | null;
+}
+
+/** A GPU series' row counter: rows seen, the last row's time, the spacing before it. */
+export interface SeriesCounter {
+  n: number;
+  time: number;
+  step: number;
 }
 
 /** What toJSON gives and fromJSON takes. */
 export interface JobAccountJson {
   hours: [hour: number, jobs: JobHour[]][];
-  /** Rows seen per GPU series (host, task, gpu, uuid joined by NUL): merge continues the count. */
-  seq?: [series: string, rows: number][];
+  /** Per GPU series (host, task, gpu, uuid joined by NUL): rows seen, the last one's time, the spacing before it. */
+  seq?: [series: string, counter: SeriesCounter][];
 }
 
 /** One line of `report --by job`: a job of one host and task, over every GPU it held. */
@@ -90,6 +104,14 @@ const seriesOf = (h: JobHour): string => `${h.host}\u0000${h.task}\u0000${h.gpu}
 /** A copy that owns its characters (a slice would keep the read chunk alive). */
 const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
 
+/**
+ * A job's key in an hour: a process job is told apart by its user (two users' `python3`), any other
+ * by its id alone, so that one whose biggest process changes user (a root helper, a pid not
+ * visible) stays one job. Its `user` is the first one seen that is not empty.
+ */
+const hourKey = (series: string, kind: AccountKind, id: string, user: string): string =>
+  `${series}\u0000${kind}\u0000${id}${kind === 'process' ? `\u0000${user}` : ''}`;
+
 const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
 /** Two idle runs of one job on one GPU, `a` before `b`, as one summary (their runs join when `join`). */
@@ -106,7 +128,11 @@ function chain(a: JobHour, b: JobHour, join: boolean): Pick<JobHour, 'lead' | 'l
 /** `from` added into `into` (the same job, GPU and hour; `from` read from other rows). */
 function mergeHour(into: JobHour, from: JobHour): void {
   const [a, b] = into.first <= from.first ? [{ ...into }, from] : [from, { ...into }];
-  Object.assign(into, chain(a, b, true));
+  // Where `b`'s account saw the row before the job came, the run goes on only from `a`'s last sample.
+  Object.assign(into, chain(a, b, b.after === undefined || b.after === a.last));
+  into.user = a.user || b.user;
+  if (a.after === undefined) delete into.after;
+  else into.after = a.after;
   into.first = Math.min(into.first, from.first);
   into.last = Math.max(into.last, from.last);
   into.samples += from.samples;
@@ -129,8 +155,11 @@ function mergeHour(into: JobHour, from: JobHour): void {
  */
 export class JobAccount {
   readonly hours = new Map<number, Map<string, JobHour>>();
-  /** Rows seen per GPU series: only to tell whether a job was on the GPU at its previous row. */
-  private readonly seq = new Map<string, number>();
+  /**
+   * Per GPU series: rows seen (to tell whether a job was on the GPU at its previous row), the last
+   * row's time and the spacing before it (to tell a gap in collection).
+   */
+  private readonly seq = new Map<string, SeriesCounter>();
 
   constructor(private readonly idleMaxUtilization = FINDING_THRESHOLDS.idleMaxUtilization) {}
 
@@ -139,8 +168,15 @@ export class JobAccount {
     // says nothing either: a job seen before and after a failed sample held the GPU throughout.
     if (row.jobs === undefined || row.status !== 'ok') return;
     const series = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
-    const seq = (this.seq.get(series) ?? 0) + 1;
-    this.seq.set(series, seq);
+    const prev = this.seq.get(series);
+    const step = prev ? row.time - prev.time : 0;
+    // A gap in collection (a spacing over gapIntervals times the one before it, as the summary judges
+    // a gap against the interval) breaks an idle run as an absence of the job does: the row counter
+    // skips one. Against the spacing before, not the shortest seen: a cadence changed at a restart
+    // breaks once, not at every row after.
+    const gap = prev !== undefined && prev.step > 0 && step > FINDING_THRESHOLDS.gapIntervals * prev.step;
+    const seq = (prev?.n ?? 0) + (gap ? 2 : 1);
+    this.seq.set(series, { n: seq, time: Math.max(row.time, prev?.time ?? row.time), step: step > 0 ? step : (prev?.step ?? 0) });
     const named = row.jobs.jobs;
     const jobs = named.length === 0 && row.jobs.dropped === 0 ? [{ kind: 'none' as const, id: '', user: '' }] : named;
     const idle = row.utilization !== undefined && row.utilization < this.idleMaxUtilization;
@@ -152,9 +188,13 @@ export class JobAccount {
     let inHour = this.hours.get(hour);
     if (!inHour) this.hours.set(hour, (inHour = new Map()));
     for (const job of jobs) {
-      const key = `${series}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
+      const key = hourKey(series, job.kind, job.id, job.user);
       let h = inHour.get(key);
-      if (!h) inHour.set(own(key), (h = this.fresh(row, job, seq)));
+      if (!h) {
+        inHour.set(own(key), (h = this.fresh(row, job, seq)));
+        if (prev !== undefined) h.after = gap ? null : prev.time;
+      }
+      if (h.user === '' && job.user !== '') h.user = own(job.user);
       const smPercent = 'smPercent' in job ? job.smPercent : undefined;
       if (h.samples > 0 && h.lastSeq !== seq - 1) {
         h.leadOpen = false;
@@ -197,10 +237,15 @@ export class JobAccount {
    */
   merge(other: JobAccount): this {
     const offsets = new Map<string, number>();
-    for (const [series, rows] of other.seq) {
-      const before = this.seq.get(series) ?? 0;
+    for (const [series, theirs] of other.seq) {
+      const mine = this.seq.get(series);
+      const before = mine?.n ?? 0;
       offsets.set(series, before);
-      this.seq.set(series, before + rows);
+      this.seq.set(series, {
+        n: before + theirs.n,
+        time: Math.max(theirs.time, mine?.time ?? theirs.time),
+        step: theirs.step > 0 ? theirs.step : (mine?.step ?? 0),
+      });
     }
     for (const [hour, jobs] of other.hours) {
       let inHour = this.hours.get(hour);
@@ -222,7 +267,8 @@ export class JobAccount {
       const kept = [...jobs].filter(([, h]) => keep(h.host, h.task));
       if (kept.length > 0) part.hours.set(hour, new Map(kept));
     }
-    for (const [series, rows] of this.seq) if (keep(...(series.split('\u0000') as [string, string]))) part.seq.set(series, rows);
+    for (const [series, counter] of this.seq)
+      if (keep(...(series.split('\u0000') as [string, string]))) part.seq.set(series, { ...counter });
     return part;
   }
 
@@ -233,8 +279,8 @@ export class JobAccount {
   static fromJSON(json: JobAccountJson): JobAccount {
     const account = new JobAccount();
     for (const [hour, jobs] of json.hours)
-      account.hours.set(hour, new Map(jobs.map((h) => [`${seriesOf(h)}\u0000${h.kind}\u0000${h.id}\u0000${h.user}`, { ...h }])));
-    for (const [series, rows] of json.seq ?? []) account.seq.set(series, rows);
+      account.hours.set(hour, new Map(jobs.map((h) => [hourKey(seriesOf(h), h.kind, h.id, h.user), { ...h }])));
+    for (const [series, counter] of json.seq ?? []) account.seq.set(series, { ...counter });
     return account;
   }
 
@@ -264,12 +310,13 @@ export class JobAccount {
         powerN: number;
         smSplit: number;
         perGpuMs: Map<string, number>;
+        userAt: number;
       }
     >();
     for (const hours of this.byJobGpu().values()) {
       const h0 = hours[0]!;
       const interval = intervalOf(h0.host, h0.task, h0.gpu, h0.uuid) ?? 0;
-      const key = `${h0.host}\u0000${h0.task}\u0000${h0.kind}\u0000${h0.id}\u0000${h0.user}`;
+      const key = hourKey(`${h0.host}\u0000${h0.task}`, h0.kind, h0.id, h0.user);
       let job = jobs.get(key);
       if (!job) {
         job = {
@@ -294,6 +341,7 @@ export class JobAccount {
           powerN: 0,
           smSplit: 0,
           perGpuMs: new Map(),
+          userAt: Number.POSITIVE_INFINITY,
         };
         jobs.set(key, job);
       }
@@ -310,6 +358,8 @@ export class JobAccount {
         job.powerN += h.powerN;
         job.smSplit += h.smSplit;
         job.row.peak_memory_mib = maxOf(job.row.peak_memory_mib, h.memMax);
+        // The user first seen, over all its GPUs (its hours on each GPU come oldest first).
+        if (h.user && (job.row.user === '' || h.first < job.userAt)) [job.row.user, job.userAt] = [h.user, h.first];
         if (!job.row.gpus.includes(h.gpu)) job.row.gpus.push(h.gpu);
         if (job.row.first_seen === '' || h.first < Date.parse(job.row.first_seen)) job.row.first_seen = localIsoTime(new Date(h.first));
         if (job.row.last_seen === '' || h.last > Date.parse(job.row.last_seen)) job.row.last_seen = localIsoTime(new Date(h.last));
@@ -317,7 +367,7 @@ export class JobAccount {
     }
     const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
     return [...jobs.values()]
-      .map(({ row, ...s }) => ({
+      .map(({ row, userAt: _, ...s }) => ({
         ...row,
         gpus: row.gpus.sort((a, b) => Number(a) - Number(b) || a.localeCompare(b)),
         hours: round(Math.max(0, ...s.perGpuMs.values()) / HOUR, 4),
@@ -355,13 +405,17 @@ export class JobAccount {
       let run = { ...h0 };
       let idle = h0.idle;
       for (const h of hours.slice(1)) {
-        const join = h.first - run.last <= FINDING_THRESHOLDS.gapIntervals * interval;
+        // The row before it known (one pass): the run goes on only from the job's last sample; else
+        // (hours of another file) by time, as the summary tells a gap.
+        const join = h.after === undefined ? h.first - run.last <= FINDING_THRESHOLDS.gapIntervals * interval : h.after === run.last;
         run = { ...run, ...chain(run, h, join), last: h.last };
         idle += h.idle;
       }
       const longestMs = run.best * interval;
       if (longestMs < minMs) continue;
-      const who = `${h0.kind === 'process' ? 'process' : `${h0.kind}`} ${h0.id}${h0.user ? ` (${h0.user})` : ''}`;
+      // Printable: the summary is printed as it is on a terminal, and a process names itself.
+      const user = hours.find((h) => h.user)?.user ?? '';
+      const who = printable(`${h0.kind} ${h0.id}${user ? ` (${user})` : ''}`);
       found.push({
         kind: 'held_idle',
         host: h0.host,
@@ -371,7 +425,7 @@ export class JobAccount {
         summary: `held by ${who} under ${this.idleMaxUtilization} % utilization for ${(longestMs / HOUR).toFixed(2)} h in a row (${((idle * interval) / HOUR).toFixed(2)} h in all)`,
         job_kind: h0.kind,
         job_id: h0.id,
-        user: h0.user,
+        user,
         longest_idle_hours: Math.round((longestMs / HOUR) * 10_000) / 10_000,
         idle_hours: Math.round(((idle * interval) / HOUR) * 10_000) / 10_000,
       });

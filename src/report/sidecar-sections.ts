@@ -65,7 +65,8 @@ function isJobHour(v: unknown): v is JobHour {
     NUMBER_FIELDS.every((f) => isFiniteNumber(v[f])) &&
     STRING_FIELDS.every((f) => typeof v[f] === 'string') &&
     typeof v.leadOpen === 'boolean' &&
-    (v.memMax === undefined || isFiniteNumber(v.memMax))
+    (v.memMax === undefined || isFiniteNumber(v.memMax)) &&
+    (v.after === undefined || v.after === null || isFiniteNumber(v.after))
   );
 }
 
@@ -79,9 +80,8 @@ function jobsFromJson(json: unknown): JobAccount | undefined {
     (entry) =>
       Array.isArray(entry) && entry.length === 2 && isFiniteNumber(entry[0]) && Array.isArray(entry[1]) && entry[1].every(isJobHour),
   );
-  const seqOk = seq.every(
-    (entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && isFiniteNumber(entry[1]),
-  );
+  const isCounter = (v: unknown) => isObject(v) && isFiniteNumber(v.n) && isFiniteNumber(v.time) && isFiniteNumber(v.step);
+  const seqOk = seq.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && isCounter(entry[1]));
   return hoursOk && seqOk ? JobAccount.fromJSON({ hours, seq }) : undefined;
 }
 

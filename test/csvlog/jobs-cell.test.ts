@@ -55,11 +55,18 @@ describe('parseJobsCell', () => {
     ['0: empty is not known', '', undefined],
     ['1: - is no job', '-', { jobs: [], dropped: 0 }],
     [
-      '2: an unknown kind or a wrong count of parts is left out',
+      '2: an unknown kind (a newer version) or a wrong count of parts is counted, not named',
       'vm:1:a:: slurm:1:a: slurm:2:b:10:',
-      { jobs: [{ kind: 'slurm', id: '2', user: 'b', memoryMiB: 10 }], dropped: 0 },
+      { jobs: [{ kind: 'slurm', id: '2', user: 'b', memoryMiB: 10 }], dropped: 2 },
     ],
-    ['3: bad percent-encoding is left out', 'unit:%zz:a:: unit:ok:a::', { jobs: [{ kind: 'unit', id: 'ok', user: 'a' }], dropped: 0 }],
+    [
+      '3: bad percent-encoding is counted, not named',
+      'unit:%zz:a:: unit:ok:a::',
+      { jobs: [{ kind: 'unit', id: 'ok', user: 'a' }], dropped: 1 },
+    ],
+    // An earlier version wrote a process whose name NVML could not read with an empty id: the GPU
+    // was held all the same, and must not read as idle and empty.
+    ['6: an entry with an empty id still holds the GPU', 'process::alice:1000:', { jobs: [], dropped: 1 }],
     [
       '4: numbers that are no counts are absent, SM capped at 100',
       'slurm:1:a:-5:300',

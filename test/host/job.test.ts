@@ -22,6 +22,11 @@ describe('jobOf', () => {
     ['a systemd unit', { attribution: { systemd_unit: 'train.service' } }, { kind: 'unit', id: 'train.service' }],
     ['else the command, base name', {}, { kind: 'process', id: 'python3' }],
     ['a long command cut at 64', { name: `/opt/${'x'.repeat(100)}` }, { kind: 'process', id: 'x'.repeat(64) }],
+    [
+      'a command NVML could not read (a pid of another namespace) is [Not Found], as nvidia-smi prints it, never empty',
+      { name: '', user: '' },
+      { kind: 'process', id: '[Not Found]' },
+    ],
   ];
   for (const [title, over, expected] of cases) it(title, () => expect(jobOf(proc(over))).toEqual(expected));
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Collection, GpuSample, ProcessSample } from '../../src/collection.js';
 import { FIELDS } from '../../src/fields/fields.js';
+import { checkExposition } from '../../src/exposition/check.js';
+import { render } from '../../src/exposition/render.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
 import { newLabelArrays } from '../../src/metrics/metrics-labels.js';
 import { MAX_JOBS_PER_GPU } from '../../src/host/job.js';
@@ -91,5 +93,21 @@ describe('nvidia_gpu_holder_info', () => {
     }
     expect(most).toBeLessThanOrEqual(gpus.length * MAX_JOBS_PER_GPU);
     expect(most).toBe(MAX_JOBS_PER_GPU + 4);
+  });
+});
+
+describe('nvidia_gpu_holder_info: ids cut inside a character', () => {
+  it('two commands that differ past the 64-character cut in an emoji are one job, not two series the file writes alike', () => {
+    // Cut at 64 UTF-16 units, each name kept half of its emoji (a lone surrogate, a different one for
+    // each): two label values in memory, one in the file (both U+FFFD in UTF-8), so a duplicate
+    // series, and node_exporter refuses the whole file.
+    const stem = 'x'.repeat(63);
+    const text = render(
+      buildFamilies(collection(['0'], [app('0', 1, { name: `/opt/${stem}\u{1F600}` }), app('0', 2, { name: `/opt/${stem}\u{1F900}` })])),
+    );
+    const written = Buffer.from(text, 'utf8').toString('utf8');
+    expect(checkExposition(written).problems).toEqual([]);
+    const holders = checkExposition(written).samples.filter((s) => s.name === 'nvidia_gpu_holder_info');
+    expect(holders.map((s) => s.labels.job_id)).toEqual([stem]);
   });
 });

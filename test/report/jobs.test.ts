@@ -97,6 +97,60 @@ describe('JobAccount', () => {
     expect(found).toMatchObject({ longest_idle_hours: 0.6667, idle_hours: 1 });
   });
 
+  it('a gap in collection breaks an idle run within an hour as it does across hours', () => {
+    // 21 idle minutes, the collector stopped 19 minutes, 16 idle minutes: 21 minutes in a row at most,
+    // whether or not the gap straddles an hour's start (the summary's gap: over 2.5 intervals).
+    const longest = (start: number) => {
+      const account = new JobAccount();
+      for (let m = 0; m < 56; m++) if (m <= 20 || m >= 40) account.add({ ...row(0, '0', 0, 100, [slurm('7')]), time: start + m * MIN });
+      return account.heldIdle(() => MIN, 20 * MIN)[0]?.longest_idle_hours;
+    };
+    expect(longest(T0 + 60 * MIN - 30 * MIN)).toBe(0.35);
+    expect(longest(T0)).toBe(0.35);
+  });
+
+  it('a job that leaves the GPU for the one sample at an hour’s start breaks its run, in one pass and merged by hour', () => {
+    // Idle 00:30-00:59, another job's row at 01:00, idle again 01:01-01:30: 30 minutes in a row, not 60.
+    const rowsOf = () => {
+      const out: HistoryRow[] = [];
+      for (let m = 30; m <= 90; m++) out.push({ ...row(0, '0', 0, 100, m === 60 ? [slurm('8')] : [slurm('7')]), time: T0 + m * MIN });
+      return out;
+    };
+    const whole = new JobAccount();
+    for (const r of rowsOf()) whole.add(r);
+    const longest = (account: JobAccount) => account.heldIdle(() => MIN, 20 * MIN).find((f) => f.job_id === '7')?.longest_idle_hours;
+    expect(longest(whole)).toBe(0.5);
+    // Two files split inside the hour after the absence: the second saw the row before the job came back.
+    const [a, b] = [new JobAccount(), new JobAccount()];
+    for (const r of rowsOf()) (r.time < T0 + 75 * MIN ? a : b).add(r);
+    expect(longest(a.merge(b))).toBe(0.5);
+    // Split inside the run before the hour, one part through JSON: the second part joins the first.
+    const [e, f] = [new JobAccount(), new JobAccount()];
+    for (const r of rowsOf()) (r.time < T0 + 45 * MIN ? e : f).add(r);
+    expect(longest(JobAccount.fromJSON(JSON.parse(JSON.stringify(e))).merge(f))).toBe(0.5);
+  });
+
+  it('a job whose biggest process changes user (a root helper, a pid not visible) is one line; a command of two users is two', () => {
+    const account = new JobAccount();
+    for (let i = 0; i < 12; i++) {
+      const user = i < 4 ? 'alice' : i < 8 ? 'root' : '';
+      account.add(row(i, '0', 0, 100, [slurm('6', { user }), { kind: 'process', id: 'python3', user: i < 6 ? 'bob' : 'carol' }]));
+      account.add(row(i, '1', 0, 100, [slurm('6', { user: i < 6 ? '' : 'alice' })]));
+    }
+    const lines = account.rows(interval).map((r) => [r.job_kind, r.job_id, r.user, r.gpus, r.gpu_hours]);
+    expect(lines).toEqual([
+      ['slurm', '6', 'alice', ['0', '1'], 2],
+      ['process', 'python3', 'bob', ['0'], 0.5],
+      ['process', 'python3', 'carol', ['0'], 0.5],
+    ]);
+    const revived = JobAccount.fromJSON(JSON.parse(JSON.stringify(account)));
+    expect(revived.rows(interval)).toEqual(account.rows(interval));
+    expect(account.heldIdle(interval, 55 * MIN).map((f) => [f.job_id, f.gpu_id, f.user, f.longest_idle_hours])).toEqual([
+      ['6', '0', 'alice', 1],
+      ['6', '1', 'alice', 1],
+    ]);
+  });
+
   it('a failed sample or a row that does not say (an older file) neither counts nor breaks an idle run', () => {
     const account = new JobAccount();
     for (let i = 0; i < 12; i++) {
