@@ -36,9 +36,12 @@ export interface HistoryFile {
 /** The live <task>.csv files and their archives in `dir`, oldest data first (archives by day and counter, live last). */
 export async function historyFiles(dir: string, task?: string): Promise<HistoryFile[]> {
   const entries = await readdir(dir);
+  const present = new Set(entries);
   const archives = entries
     .map(parseArchiveName)
-    .filter((a) => a !== undefined && (task === undefined || a.task === task))
+    // NAME.csv.gz beside NAME.csv: a compression stopped between its rename and the removal of the
+    // plain file; the same rows twice, so the plain one (whole: it was never written after) alone.
+    .filter((a) => a !== undefined && (task === undefined || a.task === task) && !(a.gzip && present.has(a.file.slice(0, -'.gz'.length))))
     .sort((a, b) => a!.task.localeCompare(b!.task) || a!.day.localeCompare(b!.day) || a!.counter - b!.counter)
     .map((a) => ({ path: join(dir, a!.file), task: a!.task, archive: { file: a!.file, day: a!.day } }));
   const live = entries
