@@ -31,6 +31,8 @@ export interface HistoryFile {
   task: string;
   /** An archive's name and day (YYYYMMDD, the day it was rotated or, by older versions, of its first row); absent for a live file. */
   archive?: { file: string; day: string };
+  /** Read as gzip or not whatever `path` ends in (a path of /proc/self/fd, to an archive held open); by its suffix otherwise. */
+  gzip?: boolean;
 }
 
 /** The live <task>.csv files and their archives in `dir`, oldest data first (archives by day and counter, live last). */
@@ -95,10 +97,10 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLine = MAX_L
   if (rest !== '') yield [done(rest)];
 }
 
-/** The bytes of a file, gunzipped when it ends in .gz, as a stream read on demand. */
-function fileChunks(path: string): AsyncIterable<Buffer> {
+/** The bytes of a file, gunzipped when it is gzip (by default, when it ends in .gz), as a stream read on demand. */
+function fileChunks(path: string, gzip = path.endsWith('.gz')): AsyncIterable<Buffer> {
   const raw = createReadStream(path);
-  if (!path.endsWith('.gz')) return raw;
+  if (!gzip) return raw;
   const gunzip = createGunzip();
   raw.on('error', (error) => gunzip.destroy(error));
   return raw.pipe(gunzip);
@@ -186,7 +188,7 @@ export async function* readHistoryBatches(
     let rows = 0;
     const parse = rowParser(file.path, skip);
     try {
-      for await (const lines of splitLines(fileChunks(file.path))) {
+      for await (const lines of splitLines(fileChunks(file.path, file.gzip))) {
         const batch: HistoryRow[] = [];
         for (const line of lines) {
           const row = parse(line);

@@ -55,10 +55,11 @@ const identityOf = (file: string, info: Stats, sha256: string): ArchiveIdentity 
 });
 
 /**
- * The identity of archive NAME in a pinned directory: opened for reading without following a link
- * (a regular file only; one with more links, a backup's hard link, reads as well).
+ * Archive NAME in a pinned directory, opened for reading without following a link (a regular file
+ * only; one with more links, a backup's hard link, reads as well), and its identity. The caller
+ * reads it through `/proc/self/fd/<fd>` (the file opened, whatever NAME is by then) and closes it.
  */
-export function archiveIdentity(dir: PinnedDir, name: string): ArchiveIdentity {
+export function openArchive(dir: PinnedDir, name: string): { fd: number; identity: ArchiveIdentity } {
   let fd: number;
   try {
     fd = openSync(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -70,11 +71,15 @@ export function archiveIdentity(dir: PinnedDir, name: string): ArchiveIdentity {
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new UnsafeFileError(`${dir.path}/${name} is not a regular file; not read`, 'ENOTREG');
-    return identityOf(name, info, sha256Of(fd));
-  } finally {
+    return { fd, identity: identityOf(name, info, sha256Of(fd)) };
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
 }
+
+/** The SHA-256 of an open archive now (to tell whether it changed while it was read). */
+export const sha256Now = (fd: number): string => sha256Of(fd);
 
 /** The sidecar's text for an archive. */
 export const sidecarText = (identity: ArchiveIdentity, sections: Sections): string =>

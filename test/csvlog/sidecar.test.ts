@@ -15,8 +15,8 @@ function counting(): SidecarMaker & { made: string[] } {
   return {
     made,
     current: (sections) => sections.count === 1,
-    make: async (path) => {
-      made.push(path.split('/').pop()!);
+    make: async (path, _gzip, file) => {
+      made.push(file);
       return { count: 1, bytes: (await readFile(path)).length };
     },
   };
@@ -163,6 +163,27 @@ describe('a sidecar or archive others planted is not trusted', () => {
     expect(result.stderr).toContain('cannot write the sidecar of job-20261120.csv (report reads its rows instead)');
     expect(result.stdout).toMatch(/^job\.csv -> job-\d{8}\.csv \(1 rows\)\n$/);
   }, 60_000);
+
+  it('an archive swapped for a link while it is read for its sidecar: the file opened is read, never what the name is by then (a FIFO would hang archive)', async () => {
+    const dir = await tempDir();
+    const elsewhere = join(await tempDir(), 'elsewhere.csv');
+    await writeFile(elsewhere, 'not the archive');
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const read: string[] = [];
+    const swapping: SidecarMaker = {
+      current: () => false,
+      make: async (path) => {
+        await rm(join(dir, 'job-20261127.csv'));
+        await symlink(elsewhere, join(dir, 'job-20261127.csv'));
+        read.push(await readFile(path, 'utf8'));
+        return { count: 1 };
+      },
+    };
+    await at(dir, 27, { sidecars: swapping, compress: false });
+    expect(read).toEqual([HEADER + row('2026-11-27T10:00:00.000+00:00')]);
+    // The sidecar describes the file read, which no longer has the name: a reader reads the rows.
+    expect(readSidecar(dir, 'job-20261127.csv')).toBe('unreadable');
+  });
 
   it("a sidecar owned by someone other than its archive's owner is not read (a sticky directory: they could not change the archive)", async () => {
     const dir = await tempDir();
