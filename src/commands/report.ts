@@ -102,6 +102,8 @@ async function reportOn(
   }
   // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
+  for (const { host, task, trails } of report.sharedHosts)
+    say(`host ${host}, task ${task} has rows in ${trails.join(' and ')}: if one is a copy of the other, its rows count twice`);
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))
     if (isDemoHost(host)) say(`host ${host} is demo data (written by --source demo: recorded GPUs, not this host's)`);
   const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDirs.join(', ')}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;

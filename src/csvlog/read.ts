@@ -31,14 +31,19 @@ export interface HistoryFile {
   task: string;
   /** An archive's name and day (YYYYMMDD, the day it was rotated or, by older versions, of its first row); absent for a live file. */
   archive?: { file: string; day: string };
+  /** Read as gzip or not whatever `path` ends in (a path of /proc/self/fd, to an archive held open); by its suffix otherwise. */
+  gzip?: boolean;
 }
 
 /** The live <task>.csv files and their archives in `dir`, oldest data first (archives by day and counter, live last). */
 export async function historyFiles(dir: string, task?: string): Promise<HistoryFile[]> {
   const entries = await readdir(dir);
+  const present = new Set(entries);
   const archives = entries
     .map(parseArchiveName)
-    .filter((a) => a !== undefined && (task === undefined || a.task === task))
+    // NAME.csv.gz beside NAME.csv: a compression stopped between its rename and the removal of the
+    // plain file; the same rows twice, so the plain one (whole: it was never written after) alone.
+    .filter((a) => a !== undefined && (task === undefined || a.task === task) && !(a.gzip && present.has(a.file.slice(0, -'.gz'.length))))
     .sort((a, b) => a!.task.localeCompare(b!.task) || a!.day.localeCompare(b!.day) || a!.counter - b!.counter)
     .map((a) => ({ path: join(dir, a!.file), task: a!.task, archive: { file: a!.file, day: a!.day } }));
   const live = entries
@@ -92,10 +97,10 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLine = MAX_L
   if (rest !== '') yield [done(rest)];
 }
 
-/** The bytes of a file, gunzipped when it ends in .gz, as a stream read on demand. */
-function fileChunks(path: string): AsyncIterable<Buffer> {
+/** The bytes of a file, gunzipped when it is gzip (by default, when it ends in .gz), as a stream read on demand. */
+function fileChunks(path: string, gzip = path.endsWith('.gz')): AsyncIterable<Buffer> {
   const raw = createReadStream(path);
-  if (!path.endsWith('.gz')) return raw;
+  if (!gzip) return raw;
   const gunzip = createGunzip();
   raw.on('error', (error) => gunzip.destroy(error));
   return raw.pipe(gunzip);
@@ -183,7 +188,7 @@ export async function* readHistoryBatches(
     let rows = 0;
     const parse = rowParser(file.path, skip);
     try {
-      for await (const lines of splitLines(fileChunks(file.path))) {
+      for await (const lines of splitLines(fileChunks(file.path, file.gzip))) {
         const batch: HistoryRow[] = [];
         for (const line of lines) {
           const row = parse(line);

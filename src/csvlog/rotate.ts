@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { closeSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARCHIVE_STEPS, type ArchiveSteps } from './archive-steps.js';
 import { copyTruncate } from './copy-truncate.js';
@@ -7,15 +7,25 @@ import {
   archiveName,
   csvLockName,
   isArchiveTemp,
+  isSidecarName,
   liveName,
   liveTask,
   parseArchiveName,
   sidecarName,
   type ArchiveFile,
 } from './paths.js';
-import { archiveIdentity, readSidecar, sidecarText, type Sections } from './sidecar.js';
+import { openArchive, readSidecar, sha256Now, sidecarText, type Sections } from './sidecar.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
-import { describeFileError, isFileError, pinDir, removeName, showPinned, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
+import {
+  describeFileError,
+  isFileError,
+  openFilePath,
+  pinDir,
+  removeName,
+  showPinned,
+  UnsafeFileError,
+  type PinnedDir,
+} from '../files/safe-fs.js';
 
 export interface ArchiveOptions {
   /** Archives kept per task, newest first. */
@@ -39,8 +49,11 @@ export interface ArchiveOptions {
 export interface SidecarMaker {
   /** Whether sections already written hold every section, at the version, the maker would write. */
   current(sections: Sections): boolean;
-  /** The sections of the archive at `path` (read through the pinned directory); undefined when it has none to give. */
-  make(path: string): Promise<Sections | undefined>;
+  /**
+   * The sections of archive `file` read at `path` (the archive held open: /proc/self/fd/N), gzip or
+   * not; undefined when it has none to give.
+   */
+  make(path: string, gzip: boolean, file: string): Promise<Sections | undefined>;
 }
 
 /** What archiving did to one live file. */
@@ -145,7 +158,22 @@ async function retain(
       problems.push(`cannot remove ${archive.file}: ${(error as NodeJS.ErrnoException).code}`);
     }
   }
+  for (const orphan of orphanSidecars(dir, task)) {
+    try {
+      steps.prune(dir, orphan);
+    } catch (error) {
+      problems.push(`cannot remove ${orphan}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  }
   return { compressed, problems };
+}
+
+/** Sidecars of `task` whose archive is gone (a run killed between removing the two): nothing would ever read or remove them. */
+function orphanSidecars(dir: PinnedDir, task: string): string[] {
+  const own = new Set(archivesOf(dir, task).map((a) => sidecarName(a.file)));
+  return readdirSync(dir.fdPath).filter(
+    (name) => isSidecarName(name) && parseArchiveName(name.slice(0, -'.hours.json'.length))?.task === task && !own.has(name),
+  );
 }
 
 /**
@@ -160,11 +188,16 @@ async function writeSidecars(dir: PinnedDir, task: string, maker: SidecarMaker, 
     const existing = readSidecar(dir.fdPath, archive.file);
     if (typeof existing !== 'string' && maker.current(existing)) continue;
     try {
-      const identity = archiveIdentity(dir, archive.file);
-      const sections = await maker.make(dir.at(archive.file));
-      // Changed while it was read (only a hand, or a second archiver, could): no sidecar this time.
-      if (sections === undefined || archiveIdentity(dir, archive.file).sha256 !== identity.sha256) continue;
-      steps.sidecar(dir, sidecarName(archive.file), sidecarText(identity, sections));
+      const { fd, identity } = openArchive(dir, archive.file);
+      try {
+        // Read through the descriptor: the name may be a FIFO or a link to /dev/zero by now.
+        const sections = await maker.make(openFilePath(fd), archive.gzip, archive.file);
+        // Changed while it was read (only a hand, or a second archiver, could): no sidecar this time.
+        if (sections === undefined || sha256Now(fd) !== identity.sha256) continue;
+        steps.sidecar(dir, sidecarName(archive.file), sidecarText(identity, sections));
+      } finally {
+        closeSync(fd);
+      }
     } catch (error) {
       if (!isFileError(error)) throw error;
       problems.push(

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { readBounded } from '../files/bounded-read.js';
+import { readBoundedFd } from '../files/bounded-read.js';
 import { isFileError, UnsafeFileError, type PinnedDir } from '../files/safe-fs.js';
 import { sidecarName } from './paths.js';
 
@@ -34,10 +34,16 @@ const CHUNK = 1 << 20;
 /** The largest sidecar read (a day of 8 GPUs is tens of KB): anything larger is not ours. */
 const MAX_SIDECAR_BYTES = 16 << 20;
 
-function sha256Of(fd: number): string {
+/** The SHA-256 of an open file's first `limit` bytes (all of it, when given none). */
+function sha256Of(fd: number, limit = Infinity): string {
   const hash = createHash('sha256');
   const buffer = Buffer.allocUnsafe(CHUNK);
-  for (let position = 0, n: number; (n = readSync(fd, buffer, 0, CHUNK, position)) > 0; position += n) hash.update(buffer.subarray(0, n));
+  for (
+    let position = 0, n: number;
+    position < limit && (n = readSync(fd, buffer, 0, Math.min(CHUNK, limit - position), position)) > 0;
+    position += n
+  )
+    hash.update(buffer.subarray(0, n));
   return hash.digest('hex');
 }
 
@@ -49,10 +55,11 @@ const identityOf = (file: string, info: Stats, sha256: string): ArchiveIdentity 
 });
 
 /**
- * The identity of archive NAME in a pinned directory: opened for reading without following a link
- * (a regular file only; one with more links, a backup's hard link, reads as well).
+ * Archive NAME in a pinned directory, opened for reading without following a link (a regular file
+ * only; one with more links, a backup's hard link, reads as well), and its identity. The caller
+ * reads it through `/proc/self/fd/<fd>` (the file opened, whatever NAME is by then) and closes it.
  */
-export function archiveIdentity(dir: PinnedDir, name: string): ArchiveIdentity {
+export function openArchive(dir: PinnedDir, name: string): { fd: number; identity: ArchiveIdentity } {
   let fd: number;
   try {
     fd = openSync(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -64,11 +71,15 @@ export function archiveIdentity(dir: PinnedDir, name: string): ArchiveIdentity {
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new UnsafeFileError(`${dir.path}/${name} is not a regular file; not read`, 'ENOTREG');
-    return identityOf(name, info, sha256Of(fd));
-  } finally {
+    return { fd, identity: identityOf(name, info, sha256Of(fd)) };
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
 }
+
+/** The SHA-256 of an open archive now (to tell whether it changed while it was read). */
+export const sha256Now = (fd: number): string => sha256Of(fd);
 
 /** The sidecar's text for an archive. */
 export const sidecarText = (identity: ArchiveIdentity, sections: Sections): string =>
@@ -103,36 +114,45 @@ function parseSidecar(text: string, archive: string): { sections: Sections; iden
   return { sections: d.sections as Sections, identity: a as ArchiveIdentity };
 }
 
+/** A regular file NAME in DIR, opened without following a link or blocking on a FIFO, with its status; undefined when it is something else. */
+function openRegular(dir: string, name: string): { fd: number; info: Stats } | undefined {
+  const fd = openSync(join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const info = fstatSync(fd);
+  if (info.isFile()) return { fd, info };
+  closeSync(fd);
+  return undefined;
+}
+
 /**
  * The sections of the sidecar of `archive` in `dir`, if it describes the archive as it is now:
  * same size and modification time (as rsync's quick check), or, when only the time differs (a copy
- * that did not keep it), the same SHA-256. Otherwise why not: the caller reads the rows.
+ * that did not keep it), the same SHA-256 of as many bytes as the sidecar says. Otherwise why not:
+ * the caller reads the rows. Neither file is read through a link or when it is not a regular file
+ * (a link to /dev/zero would be hashed for ever), and the sidecar must belong to the archive's
+ * owner: in a directory others may write but not rename in (the sticky bit), someone who cannot
+ * change an archive must not be able to plant a sidecar that tells the report other numbers.
  */
 export function readSidecar(dir: string, archive: string): Sections | SidecarMiss {
-  let text: string | undefined;
-  let info: Stats;
+  let sidecarFile: { fd: number; info: Stats } | undefined;
+  let archiveFile: { fd: number; info: Stats } | undefined;
   try {
-    text = readBounded(join(dir, sidecarName(archive)), MAX_SIDECAR_BYTES, constants.O_NOFOLLOW);
-    info = statSync(join(dir, archive));
+    sidecarFile = openRegular(dir, sidecarName(archive));
+    if (sidecarFile === undefined) return 'unreadable';
+    const text = readBoundedFd(sidecarFile.fd, MAX_SIDECAR_BYTES);
+    archiveFile = openRegular(dir, archive);
+    if (text === undefined || archiveFile === undefined || sidecarFile.info.uid !== archiveFile.info.uid) return 'unreadable';
+    const sidecar = parseSidecar(text, archive);
+    if (typeof sidecar === 'string') return sidecar;
+    const { identity } = sidecar;
+    const info = archiveFile.info;
+    if (identity.bytes !== info.size) return 'archive-changed';
+    if (identity.mtime_ms === info.mtimeMs) return sidecar.sections;
+    return sha256Of(archiveFile.fd, identity.bytes + 1) === identity.sha256 ? sidecar.sections : 'archive-changed';
   } catch (error) {
     if (!isFileError(error)) throw error;
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : 'unreadable';
-  }
-  if (text === undefined) return 'unreadable';
-  const sidecar = parseSidecar(text, archive);
-  if (typeof sidecar === 'string') return sidecar;
-  const { identity } = sidecar;
-  if (identity.bytes !== info.size) return 'archive-changed';
-  if (identity.mtime_ms === info.mtimeMs) return sidecar.sections;
-  try {
-    const fd = openSync(join(dir, archive), constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      return sha256Of(fd) === identity.sha256 ? sidecar.sections : 'archive-changed';
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    if (!isFileError(error)) throw error;
-    return 'unreadable';
+  } finally {
+    if (sidecarFile) closeSync(sidecarFile.fd);
+    if (archiveFile) closeSync(archiveFile.fd);
   }
 }

@@ -81,6 +81,9 @@ function isSymlink(path: string): boolean {
   }
 }
 
+/** A path that opens the file an open descriptor refers to, whatever its name is now (or if it has none). */
+export const openFilePath = (fd: number): string => `${OWN_PROC}/self/fd/${fd}`;
+
 /**
  * Opens a directory without following a link at its last component, creating it (and its
  * parents) first when `create` is set. Throws the errno error, or UnsafeFileError for a link.
@@ -101,7 +104,7 @@ export function pinDir(path: string, options: { create?: boolean; mode?: number 
     makeDirs(path, options.mode ?? 0o755);
     fd = open();
   }
-  const base = `${OWN_PROC}/self/fd/${fd}`;
+  const base = openFilePath(fd);
   return {
     path,
     fdPath: base,

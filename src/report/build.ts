@@ -50,6 +50,11 @@ export interface Report {
   badFiles: BadFile[];
   rowsRead: number;
   oddRows: OddRows;
+  /**
+   * Hosts and tasks with rows in more than one trail directory, with those directories: the same
+   * trail gathered twice (its rows then count twice), or a trail that moved (its rows are apart).
+   */
+  sharedHosts: { host: string; task: string; trails: string[] }[];
 }
 
 /** Every finding, one per cause: per GPU, then per host and task (imbalance, gaps every GPU shares), then per GPU again. */
@@ -90,7 +95,9 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
   const within = (time: number) => (query.since === undefined || time >= query.since) && (query.until === undefined || time < query.until);
   let rowsRead = 0;
   let fromSidecars = 0;
+  const trails = new TrailsOf();
   for (const file of files) {
+    const trail = dirname(file.path);
     const sections = file.archive && !query.rowsOnly ? archiveSections(file) : undefined;
     const segment = sections?.hours;
     // Wholly outside the range (the name could not tell): its rows would all have been read and left out.
@@ -101,7 +108,10 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
       segment &&
       (outside || (within(segment.first) && within(segment.last) && ownHours(sections.jobs) && applySegment(aggregator, segment, keep)))
     ) {
-      if (!outside) jobAccount.merge(sections.jobs.only(keep));
+      if (!outside) {
+        jobAccount.merge(sections.jobs.only(keep));
+        for (const host of segment.hosts) if (keep(host.host, host.task)) trails.add(host.host, host.task, trail);
+      }
       rowsRead += segment.rows;
       oddRows.count += segment.odd.count;
       for (const example of segment.odd.examples) if (oddRows.examples.length < 5) oddRows.examples.push(`${file.path}: ${example}`);
@@ -112,6 +122,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
       rowsRead += rows.length;
       for (const row of rows)
         if (keep(row.host, row.task) && within(row.time)) {
+          trails.add(row.host, row.task, trail);
           aggregator.add(row);
           jobAccount.add(row);
         }
@@ -137,7 +148,28 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     badFiles,
     rowsRead,
     oddRows,
+    sharedHosts: trails.shared(),
   };
+}
+
+/** The trail directories each host and task has rows in (a row's host and task are most often the last row's: checked first). */
+class TrailsOf {
+  private readonly byHost = new Map<string, { host: string; task: string; trails: Set<string> }>();
+  private last?: { host: string; task: string; trail: string };
+
+  add(host: string, task: string, trail: string): void {
+    const last = this.last;
+    if (last !== undefined && last.host === host && last.task === task && last.trail === trail) return;
+    this.last = { host, task, trail };
+    const key = `${host}\u0000${task}`;
+    const entry = this.byHost.get(key) ?? { host, task, trails: new Set<string>() };
+    entry.trails.add(trail);
+    this.byHost.set(key, entry);
+  }
+
+  shared(): { host: string; task: string; trails: string[] }[] {
+    return [...this.byHost.values()].filter((e) => e.trails.size > 1).map((e) => ({ host: e.host, task: e.task, trails: [...e.trails] }));
+  }
 }
 
 /** An archive's sections from its sidecar, if it has one that still matches it, of this version. */

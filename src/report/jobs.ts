@@ -125,6 +125,10 @@ function chain(a: JobHour, b: JobHour, join: boolean): Pick<JobHour, 'lead' | 'l
   };
 }
 
+/** What `after` one pass would have given a job's hour whose first sample, at `first`, followed the row `before` counts last. */
+const firstAfter = (before: SeriesCounter, first: number): number | null =>
+  before.step > 0 && first - before.time > FINDING_THRESHOLDS.gapIntervals * before.step ? null : before.time;
+
 /** `from` added into `into` (the same job, GPU and hour; `from` read from other rows). */
 function mergeHour(into: JobHour, from: JobHour): void {
   const [a, b] = into.first <= from.first ? [{ ...into }, from] : [from, { ...into }];
@@ -237,10 +241,12 @@ export class JobAccount {
    */
   merge(other: JobAccount): this {
     const offsets = new Map<string, number>();
+    const mineBefore = new Map<string, SeriesCounter>();
     for (const [series, theirs] of other.seq) {
       const mine = this.seq.get(series);
       const before = mine?.n ?? 0;
       offsets.set(series, before);
+      if (mine) mineBefore.set(series, mine);
       this.seq.set(series, {
         n: before + theirs.n,
         time: Math.max(theirs.time, mine?.time ?? theirs.time),
@@ -252,6 +258,10 @@ export class JobAccount {
       if (!inHour) this.hours.set(hour, (inHour = new Map()));
       for (const [key, from] of jobs) {
         const shifted = { ...from, lastSeq: from.lastSeq + (offsets.get(seriesOf(from)) ?? 0) };
+        // The GPU's first row there, whose row before is this account's last: one pass would have
+        // known it, so the job's run goes on only if it was on that row (and no gap came between).
+        const mine = mineBefore.get(seriesOf(from));
+        if (from.after === undefined && mine !== undefined) shifted.after = firstAfter(mine, from.first);
         const into = inHour.get(key);
         if (into) mergeHour(into, shifted);
         else inHour.set(key, shifted);

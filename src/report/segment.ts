@@ -300,7 +300,15 @@ function chainFrom(v: unknown): Chain {
 export function segmentFromJson(json: unknown): HoursSegment | undefined {
   try {
     const s = object(json);
-    if (s.version !== HOURS_VERSION || JSON.stringify(s.thresholds) !== JSON.stringify(thresholdsKey())) return undefined;
+    // Compared item by item, not as JSON.stringify's text: a sidecar nested a million deep would overflow its stack.
+    const thresholds = thresholdsKey();
+    if (
+      s.version !== HOURS_VERSION ||
+      !Array.isArray(s.thresholds) ||
+      s.thresholds.length !== thresholds.length ||
+      !thresholds.every((t, i) => (s.thresholds as unknown[])[i] === t)
+    )
+      return undefined;
     const odd = object(s.odd_rows);
     return {
       rows: num(s.rows),

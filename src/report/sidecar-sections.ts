@@ -100,13 +100,13 @@ async function* tee(batches: AsyncIterable<HistoryRow[]>, also: (row: HistoryRow
 }
 
 /** Every section of one archive, from one pass over its rows; undefined when it cannot be read to its end. */
-async function makeSections(path: string): Promise<Sections | undefined> {
+async function makeSections(path: string, gzip: boolean): Promise<Sections | undefined> {
   const odd: OddRows = { count: 0, examples: [] };
   const bad: BadFile[] = [];
   // The file's name in odd-row examples is the reader's to add: the archive may be read from elsewhere.
   const jobs = new JobAccount();
   const hours = await segmentOf(
-    tee(readHistoryBatches([{ path, task: '' }], odd, bad), (row) => jobs.add(row)),
+    tee(readHistoryBatches([{ path, task: '', gzip }], odd, bad), (row) => jobs.add(row)),
     odd,
   );
   if (hours === undefined || bad.length > 0) return undefined;

@@ -142,6 +142,17 @@ describe('historyFiles', () => {
     expect(all[0]!.path).toBe(join(dir, 'eval-20261125.csv'));
   });
 
+  it('an archive both plain and gzipped (compression stopped before the plain one was removed): the plain one only, its rows once', async () => {
+    const dir = await tempDir();
+    for (const name of ['train-20261120.csv', 'train-20261120.csv.gz', 'train-20261121.csv.gz', 'train.csv'])
+      await writeFile(join(dir, name), '');
+    expect((await historyFiles(dir)).map((f) => f.path.slice(dir.length + 1))).toEqual([
+      'train-20261120.csv',
+      'train-20261121.csv.gz',
+      'train.csv',
+    ]);
+  });
+
   it('with a task, only that task: its archives, then its live file', async () => {
     const dir = await tempDir();
     for (const name of ['train.csv', 'train-20261120.csv', 'eval.csv', 'eval-20261119.csv', 'trainer.csv', 'trainer-20261118.csv'])

@@ -1,10 +1,10 @@
-import { link, lstat, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chown, link, lstat, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDirectory, type ArchiveOptions, type SidecarMaker } from '../../src/csvlog/rotate.js';
 import { readSidecar, SIDECAR_FORMAT } from '../../src/csvlog/sidecar.js';
-import { tempDir } from '../support/helpers.js';
+import { runCli, tempDir } from '../support/helpers.js';
 
 const HEADER = csvLine(CSV_HEADER);
 const row = (time: string) => csvLine([time, 'h', 'job', '0', 'GPU-x', 'n', 'ok', '1', '', '', '', '', '', '']);
@@ -15,8 +15,8 @@ function counting(): SidecarMaker & { made: string[] } {
   return {
     made,
     current: (sections) => sections.count === 1,
-    make: async (path) => {
-      made.push(path.split('/').pop()!);
+    make: async (path, _gzip, file) => {
+      made.push(file);
       return { count: 1, bytes: (await readFile(path)).length };
     },
   };
@@ -84,6 +84,21 @@ describe("the archiver writes each archive's sidecar", () => {
     ]);
   });
 
+  it("one left by a run killed after removing its archive is removed by the next; another task's is not touched", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job-20261120.csv.hours.json'), '{}');
+    await writeFile(join(dir, 'other-20261120.csv.hours.json'), '{}');
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const result = await at(dir, 27, { sidecars: counting() });
+    expect(result).toEqual({ actions: [expect.objectContaining({ kind: 'rotated' })], problems: [] });
+    expect((await readdir(dir)).sort()).toEqual([
+      'job-20261127.csv.gz',
+      'job-20261127.csv.hours.json',
+      'job.csv',
+      'other-20261120.csv.hours.json',
+    ]);
+  });
+
   it('a link planted at its name is replaced, never written through; a link there is not read either', async () => {
     const dir = await tempDir();
     const victim = join(await tempDir(), 'victim');
@@ -118,5 +133,69 @@ describe("the archiver writes each archive's sidecar", () => {
     const result = await at(dir, 27, { sidecars: { current: () => false, make: async () => undefined } });
     expect(result).toEqual({ actions: [expect.objectContaining({ kind: 'rotated' })], problems: [] });
     expect(await readdir(dir)).not.toContain('job-20261127.csv.hours.json');
+  });
+});
+
+describe('a sidecar or archive others planted is not trusted', () => {
+  /** A sidecar for `archive` naming `identity`'s size and time (or others), as the archiver writes one. */
+  const plant = (dir: string, archive: string, identity: { bytes: number; mtime_ms: number; sha256?: string }) =>
+    writeFile(
+      join(dir, `${archive.replace(/\.gz$/, '')}.hours.json`),
+      `${JSON.stringify({ format: SIDECAR_FORMAT, version: 1, archive: { file: archive, sha256: '0'.repeat(64), ...identity }, sections: { count: 1 } })}\n`,
+    );
+
+  it('an archive name that is a link is not followed, to a file or to /dev/zero (hashed for ever, the archiver stuck under its lock)', async () => {
+    const dir = await tempDir();
+    const target = join(await tempDir(), 'elsewhere.csv');
+    await writeFile(target, HEADER + row('2026-11-20T10:00:00.000+00:00'));
+    const info = await lstat(target);
+    await symlink(target, join(dir, 'job-20261120.csv'));
+    await plant(dir, 'job-20261120.csv', { bytes: info.size, mtime_ms: info.mtimeMs });
+    expect(readSidecar(dir, 'job-20261120.csv')).toBe('unreadable');
+    // /dev/zero says it has 0 bytes; a time that differs sends the reader to the hash. In a child
+    // process with a deadline: a hang here is the bug, and would stop this worker for good.
+    await rm(join(dir, 'job-20261120.csv'));
+    await symlink('/dev/zero', join(dir, 'job-20261120.csv'));
+    await plant(dir, 'job-20261120.csv', { bytes: 0, mtime_ms: 1 });
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const result = await runCli(['archive', '--csv-dir', dir, '--no-compress'], {}, 30_000);
+    expect(result.timedOut).toBe(false);
+    expect(result.stderr).toContain('cannot write the sidecar of job-20261120.csv (report reads its rows instead)');
+    expect(result.stdout).toMatch(/^job\.csv -> job-\d{8}\.csv \(1 rows\)\n$/);
+  }, 60_000);
+
+  it('an archive swapped for a link while it is read for its sidecar: the file opened is read, never what the name is by then (a FIFO would hang archive)', async () => {
+    const dir = await tempDir();
+    const elsewhere = join(await tempDir(), 'elsewhere.csv');
+    await writeFile(elsewhere, 'not the archive');
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    const read: string[] = [];
+    const swapping: SidecarMaker = {
+      current: () => false,
+      make: async (path) => {
+        await rm(join(dir, 'job-20261127.csv'));
+        await symlink(elsewhere, join(dir, 'job-20261127.csv'));
+        read.push(await readFile(path, 'utf8'));
+        return { count: 1 };
+      },
+    };
+    await at(dir, 27, { sidecars: swapping, compress: false });
+    expect(read).toEqual([HEADER + row('2026-11-27T10:00:00.000+00:00')]);
+    // The sidecar describes the file read, which no longer has the name: a reader reads the rows.
+    expect(readSidecar(dir, 'job-20261127.csv')).toBe('unreadable');
+  });
+
+  it("a sidecar owned by someone other than its archive's owner is not read (a sticky directory: they could not change the archive)", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'job.csv'), HEADER + row('2026-11-27T10:00:00.000+00:00'));
+    await at(dir, 27, { sidecars: counting() });
+    const sidecar = join(dir, 'job-20261127.csv.hours.json');
+    expect(readSidecar(dir, 'job-20261127.csv.gz')).toEqual(expect.objectContaining({ count: 1 }));
+    // Someone else's copy of the same text is refused (chown: the tests run as root, the archiver's case).
+    await chown(sidecar, 65534, 65534);
+    expect(readSidecar(dir, 'job-20261127.csv.gz')).toBe('unreadable');
+    // And the archiver replaces it with its own on its next run.
+    await at(dir, 28, { sidecars: counting() });
+    expect((await lstat(sidecar)).uid).toBe(0);
   });
 });

@@ -130,6 +130,33 @@ describe('JobAccount', () => {
     expect(longest(JobAccount.fromJSON(JSON.parse(JSON.stringify(e))).merge(f))).toBe(0.5);
   });
 
+  it('merged where a file ends with another job and the next starts with this one, the run breaks as in one pass', () => {
+    // Idle 00:00-00:19 (job 7), job 8 at 00:20-00:29, job 7 idle again 00:30-00:59, all in one hour:
+    // 30 minutes in a row, not 50. The second file starts at 00:30, on job 7's return: that file
+    // saw no row before it, so only the first one knows job 7 was not on the GPU's last row.
+    const rowsOf = () =>
+      Array.from({ length: 60 }, (_, m) => ({
+        ...row(0, '0', 0, 100, m >= 20 && m < 30 ? [slurm('8')] : [slurm('7')]),
+        time: T0 + m * MIN,
+      }));
+    const longest = (account: JobAccount) => account.heldIdle(() => MIN, 25 * MIN).find((f) => f.job_id === '7')?.longest_idle_hours;
+    const whole = new JobAccount();
+    for (const r of rowsOf()) whole.add(r);
+    expect(longest(whole)).toBe(0.5);
+    const [a, b] = [new JobAccount(), new JobAccount()];
+    for (const r of rowsOf()) (r.time < T0 + 30 * MIN ? a : b).add(r);
+    const merged = JobAccount.fromJSON(JSON.parse(JSON.stringify(a))).merge(JobAccount.fromJSON(JSON.parse(JSON.stringify(b))));
+    expect(longest(merged)).toBe(0.5);
+    expect(merged.rows(() => MIN)).toEqual(whole.rows(() => MIN));
+    // Files split across a gap in collection (00:30 to 00:45, no row): broken there too, as in one pass.
+    const gapped = rowsOf().filter((r) => r.time < T0 + 30 * MIN || r.time >= T0 + 45 * MIN);
+    const [c, d] = [new JobAccount(), new JobAccount()];
+    for (const r of gapped) (r.time < T0 + 45 * MIN ? c : d).add(r);
+    const one = new JobAccount();
+    for (const r of gapped) one.add(r);
+    expect(c.merge(d).heldIdle(() => MIN, 10 * MIN)).toEqual(one.heldIdle(() => MIN, 10 * MIN));
+  });
+
   it('a job whose biggest process changes user (a root helper, a pid not visible) is one line; a command of two users is two', () => {
     const account = new JobAccount();
     for (let i = 0; i < 12; i++) {

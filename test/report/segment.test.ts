@@ -167,6 +167,10 @@ describe('a sidecar that cannot stand for its archive is passed over for its row
       'that disagrees with its archive’s time and hash',
       (text) => text.replace(/"mtime_ms":[\d.]+/, '"mtime_ms":1').replace(/"sha256":"[0-9a-f]+"/, `"sha256":"${'0'.repeat(64)}"`),
     ],
+    [
+      'whose thresholds are nested a million deep (JSON.stringify overflowed its stack: report and archive crashed)',
+      (text) => text.replace(/"thresholds":\[[^\]]*\]/, `"thresholds":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`),
+    ],
     ['whose hours have the wrong shape', (text) => text.replace('"samples":[', '"samples":["x",')],
     ['whose jobs section is of an unknown version', (text) => text.replace('"jobs":{"version":1,', '"jobs":{"version":2,')],
     [

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HistoryFile } from '../../src/csvlog/read.js';
@@ -112,6 +112,26 @@ describe('a fleet in one report', () => {
     const rows = await buildReport({ csvDirs: [dir], by: 'host', rowsOnly: true });
     if ('error' in rows) throw new Error(rows.error);
     expect(reportJson(rows)).toBe(reportJson(report));
+  }, 60_000);
+
+  it('a host whose trail is in two directories (a copy gathered twice) is named on stderr: its rows count twice', async () => {
+    const dir = await fleet();
+    const copy = await tempDir();
+    await cp(join(dir, 'node-a'), join(copy, 'node-a'), { recursive: true, preserveTimestamps: true });
+    for (const rowsOnly of [false, true]) {
+      const report = await buildReport({ csvDirs: [dir, copy], by: 'host', rowsOnly });
+      if ('error' in report) throw new Error(report.error);
+      expect(report.sharedHosts).toEqual([{ host: 'node-a', task: 'train', trails: [join(dir, 'node-a'), join(copy, 'node-a')] }]);
+      // The copy's archive starts before the rows already added: it is read from its rows.
+      expect(report.fromSidecars).toBe(rowsOnly ? 0 : 2);
+    }
+    const alone = await buildReport({ csvDirs: [dir], by: 'host' });
+    expect('error' in alone ? alone.error : alone.sharedHosts).toEqual([]);
+    const result = await runCli(['report', '--csv-dir', dir, '--csv-dir', copy, '--by', 'host', '--format', 'csv']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe(
+      `gpu-textfile: host node-a, task train has rows in ${join(dir, 'node-a')} and ${join(copy, 'node-a')}: if one is a copy of the other, its rows count twice\n`,
+    );
   }, 60_000);
 
   it('the command: --csv-dir given twice, --by host in csv; a directory named twice or inside another, or missing, is refused (exit 2)', async () => {
