@@ -69,23 +69,10 @@ describe('dashboard 12239 (dcgm-exporter) on the --compat dcgm file', () => {
       global: { scrape_interval: '1s' },
       scrape_configs: [{ job_name: 'node', static_configs: [{ targets: [smi, nvml] }] }],
     });
-    const { port } = prometheus;
     stops.push(prometheus.stop);
-    const api = async (path: string) => {
-      const body = (await (await fetch(`http://127.0.0.1:${port}/api/v1/${path}`)).json()) as {
-        status: string;
-        error?: string;
-        data?: unknown;
-      };
-      if (body.status !== 'success') throw new Error(`${path}: ${body.error}`);
-      return body.data;
-    };
-    query = async (expr) => {
-      const data = (await api(`query?query=${encodeURIComponent(expr)}`)) as { resultType: string; result: Sample[] };
-      return data.resultType === 'vector' ? data.result : [];
-    };
+    query = prometheus.query;
     // The variables: label_values(DCGM_FI_DEV_GPU_TEMP, instance) and label_values(DCGM_FI_DEV_GPU_TEMP, gpu).
-    labelValues = async (label) => ((await api(`label/${label}/values?match[]=DCGM_FI_DEV_GPU_TEMP`)) as string[]).sort();
+    labelValues = async (label) => ((await prometheus.api(`label/${label}/values?match[]=DCGM_FI_DEV_GPU_TEMP`)) as string[]).sort();
     const ready = await eventually(async () => (await query('DCGM_FI_DEV_GPU_TEMP').catch(() => [])).length === 4, 90_000);
     expect(ready, prometheus.log()).toBe(true);
   }, 150_000);

@@ -107,20 +107,9 @@ describe('dashboards 14574 and 25547 (nvidia_gpu_exporter) on the --compat nvidi
       scrape_configs: [{ job_name: 'node', static_configs: [{ targets: Object.values(hosts) }] }],
     });
     stops.push(prometheus.stop);
-    const api = async (path: string) => {
-      const body = (await (await fetch(`http://127.0.0.1:${prometheus.port}/api/v1/${path}`)).json()) as {
-        status: string;
-        error?: string;
-        data?: unknown;
-      };
-      if (body.status !== 'success') throw new Error(`${path}: ${body.error}`);
-      return body.data;
-    };
-    query = async (expr) => {
-      const data = (await api(`query?query=${encodeURIComponent(expr)}`)) as { resultType: string; result: Sample[] };
-      return data.resultType === 'vector' ? data.result : [];
-    };
-    labelValues = async (label, match) => ((await api(`label/${label}/values?match[]=${encodeURIComponent(match)}`)) as string[]).sort();
+    query = prometheus.query;
+    labelValues = async (label, match) =>
+      ((await prometheus.api(`label/${label}/values?match[]=${encodeURIComponent(match)}`)) as string[]).sort();
     // rate() and increase() need two samples of each target in their window.
     const ready = await eventually(
       async () => (await query('count_over_time(nvidia_smi_last_collect_success[1m]) >= 3').catch(() => [])).length === 3,

@@ -210,14 +210,8 @@ describe('the examples on a real Prometheus scraping a default install', () => {
       scrape_configs: jobs.map((job) => ({ job_name: job, static_configs: [{ targets: [withGpus, without] }] })),
     };
     const prometheus = await startPrometheus(dir, config);
-    const { port } = prometheus;
     stops.push(prometheus.stop);
-    query = async (expr) => {
-      const response = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`);
-      const body = (await response.json()) as { status: string; error?: string; data?: { resultType: string; result: Sample[] } };
-      if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
-      return body.data!.resultType === 'vector' ? body.data!.result : [];
-    };
+    query = prometheus.query;
     // Three scrapes of every target (a rate needs two), and the rules evaluated since.
     const ready = await eventually(async () => {
       const scrapes = await query('count_over_time(up[1m]) >= 3').catch(() => []);

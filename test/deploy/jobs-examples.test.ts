@@ -98,13 +98,7 @@ describe('per-job rules and GpuHeldIdle on a real Prometheus, over node_exporter
     }
     const prometheus = await startPrometheus(dir, { global: { evaluation_interval: '1s' }, rule_files: rules, scrape_configs: [] });
     stops.push(prometheus.stop);
-    query = async (expr, time) => {
-      const at = time === undefined ? '' : `&time=${time}`;
-      const response = await fetch(`http://127.0.0.1:${prometheus.port}/api/v1/query?query=${encodeURIComponent(expr)}${at}`);
-      const body = (await response.json()) as { status: string; error?: string; data?: { result: Sample[] } };
-      if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
-      return body.data!.result;
-    };
+    query = prometheus.query;
     const ready = await eventually(async () => {
       const recorded = await query('instance_job:nvidia_gpu_energy_joules:sum1h').catch(() => []);
       const alerts = await query('ALERTS{alertname="GpuHeldIdle"}').catch(() => []);
