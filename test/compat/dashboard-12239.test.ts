@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture, eventually, FAKE_SMI, runCli } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
-import { startPrometheus } from '../support/prometheus.js';
+import { startPrometheus, type PromSample as Sample } from '../support/prometheus.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 import { recorded } from './recording.js';
 
@@ -30,8 +30,6 @@ const PANELS: Record<string, string> = {
   'Tensor Core Utilization': 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~"$instance", gpu=~"$gpu"}',
   'GPU Framebuffer Mem Used': 'DCGM_FI_DEV_FB_USED{instance=~"$instance", gpu=~"$gpu"}',
 };
-
-type Sample = { metric: Record<string, string>; value: [number, string] };
 
 describe('dashboard 12239 (dcgm-exporter) on the --compat dcgm file', () => {
   let dir = '';

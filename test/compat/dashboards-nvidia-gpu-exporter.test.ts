@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture, eventually, FAKE_SMI, FIXTURES, runCli } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
-import { startPrometheus } from '../support/prometheus.js';
+import { startPrometheus, type PromSample as Sample } from '../support/prometheus.js';
 import { NVML_CALLS, standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 import { PANEL_QUERIES, type PanelQuery, VARIABLES } from './nvidia-gpu-exporter-dashboards.js';
 import { recorded } from './recording.js';
@@ -56,8 +56,6 @@ NO_DATA.mig = {
   '25547 GPU Utilization %': 'the same',
   '25547 Memory Activity %': 'the same',
 };
-
-type Sample = { metric: Record<string, string>; value: [number, string] };
 
 describe('dashboards 14574 and 25547 (nvidia_gpu_exporter) on the --compat nvidia_gpu_exporter file', () => {
   let dir = '';

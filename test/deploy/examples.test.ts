@@ -8,7 +8,7 @@ import { FIELDS } from '../../src/fields/fields.js';
 import { metricCatalog } from '../../src/metrics/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
 import { startNodeExporter } from '../support/node-exporter.js';
-import { startPrometheus } from '../support/prometheus.js';
+import { startPrometheus, type PromSample as Sample } from '../support/prometheus.js';
 import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const EXAMPLES = join(ROOT, 'examples');
@@ -162,11 +162,6 @@ describe('examples', () => {
     expect({ exit: result.exitCode, out: result.stdout + result.stderr }).toMatchObject({ exit: 0 });
   });
 });
-
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
 
 /**
  * The stack as an operator runs it: a default install's textfile (the built program, the stand-in

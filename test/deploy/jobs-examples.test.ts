@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attributionHost } from '../support/attribution-host.js';
 import { FAKE_SMI, ROOT, capture, eventually, runCli } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
-import { startPrometheus } from '../support/prometheus.js';
+import { startPrometheus, type PromSample as Sample } from '../support/prometheus.js';
 
 // The per-job rules and GpuHeldIdle on a real Prometheus, over what a real node_exporter served:
 // two moments of the recorded 2 x H200 host under --host-root (a Kubernetes pod, train.service and
@@ -20,8 +20,6 @@ const FAMILIES = ['nvidia_gpu_holder_info', 'nvidia_gpu_holders', 'nvidia_gpu_po
 const MINUTES = 96;
 const BUSY_MINUTES = 30;
 const JOBS = ['7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6', 'train.service', '4242'];
-
-type Sample = { metric: Record<string, string>; value: [number, string] };
 
 /** The stand-in's capture at one moment: GPU 0's utilization and power, and only GPU 0's processes. */
 async function moment(cap: string, recorded: { gpu: string; apps: string }, util: number, watts: number): Promise<void> {
