@@ -9,13 +9,19 @@ import { inForeground, passSignals, TERMINAL_SIGNALS } from '../../src/run/signa
 // group (timeout, setsid) and a run away from any terminal (a scheduler's `kill -INT <run>`) get it
 // from run only. What counts is the job's group, read from the job's /proc/PID/stat.
 
+// script(1) runs its command through `$SHELL -c`. bash execs a lone command, dash (CI's /bin/sh)
+// keeps itself as the terminal's session leader in the foreground group: a Ctrl-C then kills that
+// sh, and script reports 130 whatever run and its job did. So the shell is fixed here, and each
+// command is exec'd: what the terminal holds is the command itself, under any shell.
+const SCRIPT_ENV = { SHELL: '/bin/sh' };
+
 /** /proc/self/stat of a `cat` run the given way: real kernel text, not a hand-written line. */
-const statOf = async (file: string, args: string[]) => (await execa(file, args)).stdout;
+const statOf = async (file: string, args: string[]) => (await execa(file, args, { env: SCRIPT_ENV })).stdout;
 
 describe("run's terminal signals", () => {
   it('reads a process in a terminal’s foreground group as such, and one without a terminal as not', async () => {
     // script(1) gives cat a pseudo-terminal whose foreground group is cat's own.
-    const foreground = await statOf('script', ['-qc', 'cat /proc/self/stat', '/dev/null']);
+    const foreground = await statOf('script', ['-qc', 'exec cat /proc/self/stat', '/dev/null']);
     // setsid: a new session, no controlling terminal (tpgid -1).
     const detached = await statOf('setsid', ['cat', '/proc/self/stat']);
     expect(inForeground(foreground)).toBe(true);
@@ -27,7 +33,7 @@ describe("run's terminal signals", () => {
   });
 
   it('passes SIGINT, SIGQUIT and SIGHUP only when the job is not in its terminal’s foreground; every other signal always', async () => {
-    const foreground = await statOf('script', ['-qc', 'cat /proc/self/stat', '/dev/null']);
+    const foreground = await statOf('script', ['-qc', 'exec cat /proc/self/stat', '/dev/null']);
     const detached = await statOf('setsid', ['cat', '/proc/self/stat']);
     for (const [stat, terminalPassed] of [
       [foreground, false],
@@ -55,8 +61,14 @@ describe("run's terminal signals", () => {
    * Ctrl-C typed once JOB printed "ready"; what the terminal showed, once run ended.
    */
   async function ctrlC(job: string): Promise<{ output: string; exitCode: number | undefined }> {
-    const command = `${process.execPath} ${CLI} run --source demo --interval 1s -- sh -c '${job}'`;
-    const child = execa('script', ['-qefc', command, '/dev/null'], { reject: false, stdin: 'pipe', all: true, timeout: 60_000 });
+    const command = `exec ${process.execPath} ${CLI} run --source demo --interval 1s -- sh -c '${job}'`;
+    const child = execa('script', ['-qefc', command, '/dev/null'], {
+      reject: false,
+      stdin: 'pipe',
+      all: true,
+      timeout: 60_000,
+      env: SCRIPT_ENV,
+    });
     let output = '';
     let typed = false;
     child.all?.on('data', (chunk: Buffer) => {
