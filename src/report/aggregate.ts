@@ -84,6 +84,12 @@ export class Aggregator {
   /** The last minute seen and its hour: periodStart builds a Date, and a sample's GPUs share one minute. */
   private minute = Number.NaN;
   private minuteHour = 0;
+  /**
+   * The last row's host, and its series by GPU id: a trail's rows come a host's sample at a time,
+   * so each row finds its state without a key built and hashed per row.
+   */
+  private lastHost?: HostStats;
+  private readonly seriesOfHost = new Map<HostStats, Map<string, SeriesStats>>();
 
   add(row: HistoryRow): void {
     // Local hours start on whole minutes in every zone of today's tz database.
@@ -93,7 +99,8 @@ export class Aggregator {
       this.minuteHour = periodStart(row.time, 'hour');
     }
     const hour = this.minuteHour;
-    const host = this.hostFor(row);
+    let host = this.lastHost;
+    if (host === undefined || host.host !== row.host || host.task !== row.task) this.lastHost = host = this.hostFor(row);
     // The hour's bucket before the timeline hears of the row, as for a GPU: a gap ending in this
     // hour counts its part of the hour (a sidecar's hours, merged before its gaps, count it too).
     const hostHour = host.hourly.get(hour) ?? { samples: 0, missingMs: 0 };
@@ -101,7 +108,7 @@ export class Aggregator {
     host.hourly.set(hour, hostHour);
     host.timeline.add(row.time, () => undefined);
 
-    const stats = this.seriesFor(row);
+    const stats = this.seriesOfRow(host, row);
     let bucket = stats.hourly.get(hour);
     if (!bucket) stats.hourly.set(hour, (bucket = emptyBucket()));
     addRow(bucket, row);
@@ -128,7 +135,12 @@ export class Aggregator {
   rows(period: Period): ReportRow[] {
     const round = (x: number) => Math.round(x * 100) / 100;
     const out: ReportRow[] = [];
-    for (const stats of this.series.values()) {
+    // Series in host, task and GPU order once, then a stable sort by period alone: the same order as
+    // comparing every pair of rows in full, without a locale comparison per pair of a year's rows.
+    const ordered = [...this.series.values()].sort(
+      (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || Number(a.gpu) - Number(b.gpu),
+    );
+    for (const stats of ordered) {
       const periods = new Map<number, Bucket>();
       for (const [hour, bucket] of stats.hourly) {
         const start = periodStart(hour, period);
@@ -152,10 +164,7 @@ export class Aggregator {
         });
       }
     }
-    return out.sort(
-      (a, b) =>
-        a.period - b.period || a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || Number(a.gpu_id) - Number(b.gpu_id),
-    );
+    return out.sort((a, b) => a.period - b.period);
   }
 
   /** The state of one host's collector for one task, made on first use. */
@@ -173,6 +182,18 @@ export class Aggregator {
       this.hosts.set(own(key), host);
     }
     return host;
+  }
+
+  /** seriesFor through the host's GPUs seen last. */
+  private seriesOfRow(host: HostStats, row: HistoryRow): SeriesStats {
+    let byGpu = this.seriesOfHost.get(host);
+    if (byGpu === undefined) this.seriesOfHost.set(host, (byGpu = new Map()));
+    let stats = byGpu.get(row.gpu);
+    if (stats === undefined || stats.uuid !== row.uuid) {
+      stats = this.seriesFor(row);
+      byGpu.set(stats.gpu, stats);
+    }
+    return stats;
   }
 
   /** The state of one GPU of one host and task, made on first use. */

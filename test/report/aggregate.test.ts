@@ -47,3 +47,23 @@ describe('the report aggregates while streaming', () => {
     expect(rows.length).toBeGreaterThan(10 * bound);
   });
 });
+
+describe('report rows', () => {
+  it('come by period, then host, task and GPU (numerically), whatever order the rows came in', () => {
+    const aggregator = new Aggregator();
+    const hour = Date.UTC(2026, 10, 23, 5);
+    const row = (time: number, host: string, task: string, gpu: string) =>
+      aggregator.add({ time, host, task, gpu, uuid: `GPU-${host}-${gpu}`, status: 'ok', utilization: 50 });
+    // The later hour first, hosts and GPUs out of order, two tasks on one host.
+    for (const time of [hour + 3_600_000, hour])
+      for (const [host, task, gpu] of [
+        ['b', 'train', '10'],
+        ['b', 'train', '9'],
+        ['a', 'z', '0'],
+        ['a', 'eval', '1'],
+      ] as const)
+        row(time, host, task, gpu);
+    const order = aggregator.rows('hour').map((r) => `${r.period === hour ? 1 : 2} ${r.host} ${r.task_id} ${r.gpu_id}`);
+    expect(order).toEqual(['1 a eval 1', '1 a z 0', '1 b train 9', '1 b train 10', '2 a eval 1', '2 a z 0', '2 b train 9', '2 b train 10']);
+  });
+});
