@@ -53,9 +53,6 @@ export async function historyFiles(dir: string, task?: string): Promise<HistoryF
   return [...archives, ...live];
 }
 
-/** Bytes read from a file at a time. */
-const READ_CHUNK = 1024 * 1024;
-
 /** Longest line taken as a row (a real one is ~200 bytes): a file without newlines must not fill memory. */
 const MAX_LINE = 64 * 1024;
 
@@ -102,9 +99,7 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLine = MAX_L
 
 /** The bytes of a file, gunzipped when it is gzip (by default, when it ends in .gz), as a stream read on demand. */
 function fileChunks(path: string, gzip = path.endsWith('.gz')): AsyncIterable<Buffer> {
-  // Reads of 1 MiB, not the default 64 KiB: a fleet's live files are hundreds of MB, and each read
-  // is a turn of the thread pool and of the event loop.
-  const raw = createReadStream(path, { highWaterMark: READ_CHUNK });
+  const raw = createReadStream(path);
   if (!gzip) return raw;
   const gunzip = createGunzip();
   raw.on('error', (error) => gunzip.destroy(error));
@@ -157,6 +152,89 @@ const num = (text: string | undefined): number | undefined => {
   return Number.isFinite(value) ? value : undefined;
 };
 
+/** Digits a cell may have for decimalAt's exact path: its integer stays below 2^53. */
+const EXACT_DIGITS = 15;
+
+/**
+ * The number in `text` from `from` to `to`, as `num` reads that cell, without cutting it out: a
+ * trail's cells are plain decimals (617.81), and their digits as one integer divided once by a
+ * power of ten is the correctly rounded double (both exact below 2^53 and 10^22), which is what
+ * Number() gives. Anything else (a sign, an exponent, [N/A], too many digits) goes through num.
+ */
+export function decimalAt(text: string, from: number, to: number): number | undefined {
+  if (to - from > EXACT_DIGITS) return num(text.slice(from, to));
+  let digits = 0;
+  let value = 0;
+  let scale = 1;
+  let dot = false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      value = value * 10 + (c - 48);
+      digits++;
+      if (dot) scale *= 10;
+    } else if (c === 46 && !dot) dot = true;
+    else return num(text.slice(from, to));
+  }
+  if (digits === 0) return num(text.slice(from, to));
+  return scale === 1 ? value : value / scale;
+}
+
+/**
+ * The cells of one record, found once and cut out only when asked for: a report of a fleet reads
+ * millions of rows, of whose cells it needs most but not all, and most only as numbers. Reused
+ * from row to row; a record with a quote goes through csvCells.
+ */
+class RecordCells {
+  private record = '';
+  private quoted: string[] | undefined;
+  /** Where each cell ends (the comma after it, or the record's end); cell k starts after ends[k - 1]. */
+  private ends: number[] = [];
+  count = 0;
+
+  /** Takes a record; false while a quoted cell is still open (it continues on the next line). */
+  read(record: string): boolean {
+    this.record = record;
+    if (record.includes('"')) {
+      this.quoted = csvCells(record);
+      this.count = this.quoted?.length ?? 0;
+      return this.quoted !== undefined;
+    }
+    this.quoted = undefined;
+    let n = 0;
+    for (let at = record.indexOf(','); at !== -1; at = record.indexOf(',', at + 1)) this.ends[n++] = at;
+    this.ends[n++] = record.length;
+    this.count = n;
+    return true;
+  }
+
+  /** No cells (a record too long to look into). */
+  clear(): void {
+    this.record = '';
+    this.quoted = undefined;
+    this.count = 0;
+  }
+
+  /** Cell k's text; undefined past the last cell (k -1: a column the header lacks). */
+  text(k: number): string | undefined {
+    if (k < 0 || k >= this.count) return undefined;
+    if (this.quoted) return this.quoted[k];
+    return this.record.slice(k === 0 ? 0 : this.ends[k - 1]! + 1, this.ends[k]);
+  }
+
+  /** Cell k as a number, as num reads it. */
+  number(k: number): number | undefined {
+    if (k < 0 || k >= this.count) return undefined;
+    if (this.quoted) return num(this.quoted[k]);
+    return decimalAt(this.record, k === 0 ? 0 : this.ends[k - 1]! + 1, this.ends[k]!);
+  }
+
+  /** Every cell (a header). */
+  all(): string[] {
+    return Array.from({ length: this.count }, (_, k) => this.text(k)!);
+  }
+}
+
 // ISO 8601 with a zone: 2026-11-29T18:22:01.209+08:00 (Z accepted).
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -177,7 +255,7 @@ export async function* readHistory(files: readonly HistoryFile[], odd: OddRows, 
 }
 
 /**
- * readHistory's rows a chunk's worth at a time (about 5,000 rows of 1 MiB): what a reader of
+ * readHistory's rows a chunk's worth at a time (about 300 rows of 64 KiB): what a reader of
  * millions of rows takes, since an async generator pays a turn of the event loop per value.
  */
 export async function* readHistoryBatches(
@@ -250,6 +328,7 @@ function rowParser(
   let lastTimeText: string | undefined;
   let lastTime = 0;
   let pending = '';
+  const cells = new RecordCells();
   return (line) => {
     if (line === undefined) {
       if (pending) skip(path, 'quoted cell never closed', pending);
@@ -262,43 +341,44 @@ function rowParser(
     }
     const record = pending ? `${pending}\n${line.text}` : line.text;
     // A quoted cell left open must not gather the rest of the file: past MAX_LINE it is an odd row.
-    const cells = record.length > MAX_LINE ? [] : csvCells(record);
-    if (!cells) {
+    if (record.length > MAX_LINE) cells.clear();
+    else if (!cells.read(record)) {
       pending = record;
       return undefined;
     }
     pending = '';
     if (record === '') return undefined;
-    if (cells[0] === CSV_HEADER[0]) {
-      columns = new Map(cells.map((name, i) => [name, i]));
+    if (cells.text(0) === CSV_HEADER[0]) {
+      columns = new Map(cells.all().map((name, i) => [name, i]));
       index = at();
       return undefined;
     }
-    const timeText = cells[index.time] ?? '';
+    const timeText = cells.text(index.time) ?? '';
     // A file begun before the jobs column keeps its header, and rows appended to it follow that
     // header (src/csvlog/append.ts): its jobs are not known.
-    const jobsText = cells[index.jobs];
-    if (cells.length < columns.size || (timeText !== lastTimeText && !TIME.test(timeText))) {
-      skip(path, cells.length < columns.size ? `${cells.length} cells, header has ${columns.size}` : 'no ISO 8601 time with zone', record);
+    const jobsText = cells.text(index.jobs);
+    if (cells.count < columns.size || (timeText !== lastTimeText && !TIME.test(timeText))) {
+      skip(path, cells.count < columns.size ? `${cells.count} cells, header has ${columns.size}` : 'no ISO 8601 time with zone', record);
       return undefined;
     }
     if (timeText !== lastTimeText) {
       lastTimeText = timeText;
       lastTime = Date.parse(timeText);
     }
-    return {
+    const row: HistoryRow = {
       time: lastTime,
-      host: cells[index.host] ?? '',
-      task: cells[index.task] ?? '',
-      gpu: cells[index.gpu] ?? '',
-      uuid: cells[index.uuid] ?? '',
-      status: cells[index.status] ?? '',
-      utilization: num(cells[index.utilization]),
-      memoryUsedMiB: num(cells[index.memoryUsedMiB]),
-      memoryTotalMiB: num(cells[index.memoryTotalMiB]),
-      powerW: num(cells[index.powerW]),
-      temperatureC: num(cells[index.temperatureC]),
-      ...(jobsText ? { jobs: parseJobsCell(jobsText) } : {}),
+      host: cells.text(index.host) ?? '',
+      task: cells.text(index.task) ?? '',
+      gpu: cells.text(index.gpu) ?? '',
+      uuid: cells.text(index.uuid) ?? '',
+      status: cells.text(index.status) ?? '',
+      utilization: cells.number(index.utilization),
+      memoryUsedMiB: cells.number(index.memoryUsedMiB),
+      memoryTotalMiB: cells.number(index.memoryTotalMiB),
+      powerW: cells.number(index.powerW),
+      temperatureC: cells.number(index.temperatureC),
     };
+    if (jobsText) row.jobs = parseJobsCell(jobsText);
+    return row;
   };
 }

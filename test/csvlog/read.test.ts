@@ -1,11 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CSV_HEADER } from '../../src/csvlog/columns.js';
 import {
   type BadFile,
   csvCells,
+  decimalAt,
   type HistoryRow,
   historyFiles,
   type Line,
@@ -512,5 +514,41 @@ describe('the jobs column, read back', () => {
       undefined,
     ]);
     expect(rows.every((r) => r.utilization === 50)).toBe(true);
+  });
+});
+
+describe('decimalAt', () => {
+  /** How the reader took a cell before decimalAt: Number(), finite or nothing. */
+  const asNumber = (text: string) => (text === '' || !Number.isFinite(Number(text)) ? undefined : Number(text));
+  const at = (text: string) => decimalAt(`x,${text},y`, 2, 2 + text.length);
+
+  it('reads what Number() reads, bit for bit, on decimals and on anything else', () => {
+    const decimal = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 16n }), fc.integer({ min: 0, max: 17 })).map(([digits, point]) => {
+      const text = digits.toString();
+      return point === 0 || point > text.length ? text : `${text.slice(0, -point) || '0'}.${text.slice(-point)}`;
+    });
+    const other = fc.string({ unit: fc.constantFrom('0', '1', '9', '.', '-', '+', 'e', ' ', 'N', '[', 'x'), maxLength: 12 });
+    fc.assert(
+      fc.property(fc.oneof(decimal, other), (text) => {
+        expect(Object.is(at(text), asNumber(text)) || at(text) === asNumber(text), text).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const text of [
+      '',
+      '.',
+      '5.',
+      '.5',
+      '0.1',
+      '617.81',
+      '143771',
+      '00012',
+      '1e3',
+      '-4',
+      '[N/A]',
+      '9007199254740993',
+      '0.30000000000000004',
+    ])
+      expect(at(text), text).toBe(asNumber(text));
   });
 });
