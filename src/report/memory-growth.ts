@@ -9,21 +9,28 @@ import { median } from '../stats.js';
  */
 export function robustLine(points: readonly { x: number; y: number }[]): { slope: number; intercept: number; r2: number; tau: number } {
   const slopes: number[] = [];
-  let concordance = 0;
   for (let i = 0; i < points.length; i++) {
     for (let j = i + 1; j < points.length; j++) {
       const dx = points[j]!.x - points[i]!.x;
       if (dx !== 0) slopes.push((points[j]!.y - points[i]!.y) / dx);
-      concordance += Math.sign(dx) * Math.sign(points[j]!.y - points[i]!.y);
     }
   }
-  const pairs = (points.length * (points.length - 1)) / 2;
   const slope = median(slopes) ?? 0;
   const intercept = median(points.map((p) => p.y - slope * p.x)) ?? Number.NaN;
   const meanY = points.reduce((a, p) => a + p.y, 0) / points.length;
   const total = points.reduce((a, p) => a + (p.y - meanY) ** 2, 0);
   const residual = points.reduce((a, p) => a + (p.y - (intercept + slope * p.x)) ** 2, 0);
-  return { slope, intercept, r2: total === 0 ? 0 : 1 - residual / total, tau: pairs ? concordance / pairs : 0 };
+  return { slope, intercept, r2: total === 0 ? 0 : 1 - residual / total, tau: kendallTau(points) };
+}
+
+/** Kendall's tau: the share of pairs of points rising minus the share falling; 0 for fewer than two. */
+export function kendallTau(points: readonly { x: number; y: number }[]): number {
+  let concordance = 0;
+  for (let i = 0; i < points.length; i++)
+    for (let j = i + 1; j < points.length; j++)
+      concordance += Math.sign(points[j]!.x - points[i]!.x) * Math.sign(points[j]!.y - points[i]!.y);
+  const pairs = (points.length * (points.length - 1)) / 2;
+  return pairs ? concordance / pairs : 0;
 }
 
 /** At most this many points go into the pairwise fit: its pairs grow with the square (a year of hours is 38 M). */
@@ -47,7 +54,11 @@ export function memoryGrowth(stats: SeriesStats, t = FINDING_THRESHOLDS): Findin
   if (points.length < t.growthMinHours) return undefined;
   const spanHours = points[points.length - 1]!.x - points[0]!.x;
   if (spanHours < t.growthMinHours) return undefined;
-  const { slope, intercept, r2, tau } = robustLine(binned(points));
+  const fitted = binned(points);
+  // Most GPUs' memory holds steady (tau near 0): the trend's consistency, one pass over the pairs,
+  // settles those before the fit sorts out a median of every pair's slope.
+  if (kendallTau(fitted) < t.growthMinTau) return undefined;
+  const { slope, intercept, r2, tau } = robustLine(fitted);
   const mibPerDay = slope * 24;
   const growth = slope * spanHours;
   if (mibPerDay < t.growthMinMibPerDay || growth < t.growthMinTotalMib || tau < t.growthMinTau) return undefined;
