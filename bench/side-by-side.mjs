@@ -5,7 +5,9 @@
 //   each build's process (both run at once, so drift falls on both), and NVML's calls timed at the
 //   same cadence by bench/nvml-cadence.cjs alongside; our own CPU is the first minus the second;
 // - one-shot `collect` as the units run it (NODE_COMPILE_CACHE warm, no NODE_EXTRA_CA_CERTS) beside
-//   `node -e 0` and each nvidia-smi call collect makes, alone (their argv recorded from a run).
+//   `node -e 0` and each nvidia-smi call collect makes, alone (their argv recorded from a run), and two
+//   floors under it (bench/smi-floor.ts, code-cached as the launcher loads cli.js): those calls made at
+//   once by a bare spawn, and through runSmi (execa, the orphan guard and the gate) with nothing else.
 //
 //   node bench/side-by-side.mjs [--base REV | --base-dist DIR] [--intervals 250ms,1s,15s] [--seconds 30,45,150]
 //     [--runs N] [--nvml-library PATH] [--nvidia-smi PATH] [--env K=V ...] [--no-daemon] [--no-one-shot]
@@ -16,6 +18,7 @@
 // --base REV (default main) is built from a git worktree in a temp folder; --base-dist takes a dist/
 // built before (a GPU host without git). Without a GPU, pass the stand-ins (see bench/nvml.mjs).
 import { execFileSync, spawn } from 'node:child_process';
+import { build } from 'esbuild';
 import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -243,10 +246,16 @@ if (!process.argv.includes('--no-one-shot')) {
   // Writes each build's code cache (its first successful run), as the unit's first run does.
   for (const [, dist] of builds)
     execFileSync(process.execPath, collect(dist, smi).slice(1), { env: { ...env, ...cached }, stdio: 'ignore' });
+  const floor = await floorProgram();
+  const floorRow = (mode) => [process.execPath, floor, mode, smi, JSON.stringify(calls)];
+  // Its code cache, written by its first run as the launcher's is.
+  for (const mode of ['spawn', 'execa']) execFileSync(floorRow(mode)[0], floorRow(mode).slice(1), { env, stdio: 'ignore' });
   // Three rounds, rows alternating, so that drift falls on each.
   const rows = [
     ['node -e 0', [process.execPath, '-e', '0'], {}],
     ...calls.map((argv) => [`nvidia-smi ${argv.join(' ').slice(0, 60)}…`, [smi, ...argv], {}]),
+    ['floor: the calls at once, bare spawn', floorRow('spawn'), {}],
+    ['floor: the calls at once through runSmi (execa, guard, gate)', floorRow('execa'), {}],
     ...builds.map(([name, dist]) => [`collect, ${name} (code cache, as the units run it)`, collect(dist, smi), cached]),
   ];
   const results = new Map(rows.map(([label]) => [label, { wall: [], cpu: [] }]));
@@ -261,11 +270,38 @@ if (!process.argv.includes('--no-one-shot')) {
   console.log('|---|---|---|');
   for (const [label, r] of results) console.log(`| ${label} | ${ms(median(r.wall))} | ${ms(median(r.cpu))} |`);
   const wall = (label) => median(results.get(label).wall);
-  const floor = wall('node -e 0') + Math.max(...rows.slice(1, 1 + calls.length).map(([label]) => wall(label)));
-  console.log(`\nnode -e 0 + the longer nvidia-smi call: ${ms(floor)} ms`);
+  const bound = wall('node -e 0') + Math.max(...rows.slice(1, 1 + calls.length).map(([label]) => wall(label)));
+  console.log(`\nnode -e 0 + the longer nvidia-smi call: ${ms(bound)} ms`);
+  for (const label of ['floor: the calls at once, bare spawn', 'floor: the calls at once through runSmi (execa, guard, gate)'])
+    console.log(`${label}: ${ms(wall(label))} ms, ${ms(wall(label) - bound)} ms above it`);
   for (const [name] of builds) {
     const label = `collect, ${name} (code cache, as the units run it)`;
-    console.log(`collect, ${name}: ${ms(wall(label))} ms, own ${ms(wall(label) - floor)} ms above it (target: 15)`);
+    console.log(`collect, ${name}: ${ms(wall(label))} ms, own ${ms(wall(label) - bound)} ms above it (target: 15)`);
   }
 }
 rmSync(work, { recursive: true, force: true });
+
+/**
+ * bench/smi-floor.ts bundled as dist/ is (CommonJS, node20), with a launcher that loads it from a V8
+ * code cache through src/launch/code-cache.ts, as dist/gpu-textfile.js loads cli.js: the launcher's path.
+ */
+async function floorProgram() {
+  const dir = join(work, 'floor');
+  const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'warning' };
+  await build({ ...common, entryPoints: [join(ROOT, 'bench/smi-floor.ts')], outfile: join(dir, 'smi-floor.js') });
+  await build({
+    ...common,
+    stdin: {
+      resolveDir: join(ROOT, 'bench'),
+      loader: 'ts',
+      contents: `import { join } from 'node:path';
+import { loadCached } from '../src/launch/code-cache.js';
+const { exports, save } = loadCached<{ main: (argv: string[]) => Promise<number> }>(
+  join(__dirname, 'smi-floor.js'), join(__dirname, 'cache', 'smi-floor.v8cache'), process.geteuid?.() ?? -1);
+void exports.main(process.argv.slice(2)).then((status) => { process.exitCode = status; if (status === 0) save(); });`,
+    },
+    outfile: join(dir, 'launch.js'),
+  });
+  writeFileSync(join(dir, 'package.json'), '{ "type": "commonjs" }\n');
+  return join(dir, 'launch.js');
+}

@@ -77,25 +77,39 @@ export async function collectOnce(
   return { ...output, collection: await withDiagnosis(output.collection, plan.host) };
 }
 
-/** `collect` without --interval: one collection, published. Returns the exit status. */
-export const runOneShot = (plan: CollectPlan, io: CollectIo): Promise<number> =>
-  withCollectLock(plan, io, () => collectAndPublish(plan, io));
+/**
+ * What a one-shot run opens and loads on its way, in the order that matters: the source, whose calls
+ * then start, and the publishing code, loaded while they run. Tests pass their own to see that order.
+ */
+export interface OneShotSteps {
+  openSource: typeof openSource;
+  loadPublish: () => Promise<typeof import('../publish/publish.js')>;
+}
 
-async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo): Promise<number> {
+/** The steps production takes (the bundle keeps the publishing code unevaluated until then). */
+export const ONE_SHOT_STEPS: OneShotSteps = { openSource, loadPublish: () => import('../publish/publish.js') };
+
+/** `collect` without --interval: one collection, published. Returns the exit status. */
+export const runOneShot = (plan: CollectPlan, io: CollectIo, steps: OneShotSteps = ONE_SHOT_STEPS): Promise<number> =>
+  withCollectLock(plan, io, () => collectAndPublish(plan, io, steps));
+
+async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo, steps: OneShotSteps): Promise<number> {
   const state = readState(plan.stateDir);
-  const publishTarget = publishTargetOf(plan, state, out);
-  // The source is running once collectOnce() returns its promise: the code that renders and writes
-  // loads meanwhile instead of before, and the clean-up runs.
   const xid = xidWatchFor(plan, state);
   // NVML's calls block this thread: a watchdog thread bounds them (started before the library loads).
   const watchdog = plan.source === 'nvml' ? (await import('./watchdog.js')).watchdogFor(plan, say) : undefined;
-  const source = watchdog && (await openSource(plan.source, { ...plan, deadline: watchdog }));
+  const source = await steps.openSource(plan.source, watchdog ? { ...plan, deadline: watchdog } : plan);
+  // The source's calls (both nvidia-smi runs) start inside this call, before its first await: all
+  // that follows, the publishing code's loading, the peers' targets and the clean-up of temp files,
+  // runs while they do instead of before (a one-shot run's wall time is its start-up plus the
+  // longer call plus what comes after it).
   const collecting = collectOnce(plan, state, undefined, source, xid).finally(() => {
     xid?.close();
     // No NVML call follows: the watchdog's thread is stopped now, while the file is written.
     watchdog?.stop();
   });
-  const { publish, previousSuccessSeconds, removeStaleTemps, removeTextfile } = await import('../publish/publish.js');
+  const publishTarget = publishTargetOf(plan, state, out);
+  const { publish, previousSuccessSeconds, removeStaleTemps, removeTextfile } = await steps.loadPublish();
   // Temp files a killed run left behind, and the peers' files --compat no longer asks for.
   if (!plan.dryRun) {
     for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
