@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
 import { buildReport, type ReportBy, type ReportQuery } from '../report/build.js';
-import { reportCsv, reportJson, reportTable } from '../report/formats.js';
+import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from './duration.js';
 import { taskNameProblem } from './task-name.js';
@@ -38,7 +38,10 @@ export function parseWhen(text: string, now: number): number | undefined {
 }
 
 /** `gpu-textfile report`: answers from the CSV history. */
-export async function runReport(args: ReportArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+export async function runReport(
+  args: ReportArgs,
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream } = { out: process.stdout, err: process.stderr },
+): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
   const now = Date.now();
   const since = args.since === undefined ? undefined : parseWhen(args.since, now);
@@ -107,25 +110,44 @@ async function reportOn(
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))
     if (isDemoHost(host)) say(`host ${host} is demo data (written by --source demo: recorded GPUs, not this host's)`);
   const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDirs.join(', ')}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
-  const text =
+  // Made a piece at a time and written as made: a year by hour is tens of MB of text.
+  const pieces =
     args.format === 'json'
-      ? reportJson(report)
+      ? reportJsonPieces(report)
       : args.format === 'csv'
-        ? reportCsv(report)
+        ? reportCsvPieces(report)
         : args.format === 'html'
-          ? reportHtml(report, title)
-          : reportTable(report);
+          ? [reportHtml(report, title)]
+          : reportTablePieces(report);
   if (args.out) {
     // A path the user names: replaced whole (a reader sees the old report or the new), never
     // written through a link another user planted (src/publish/named-output.ts).
     try {
-      writeNamedOutput(args.out, text);
+      writeNamedOutput(args.out, pieces);
     } catch (error) {
       if (!isFileError(error)) throw error;
       say(`cannot write ${args.out}: ${describeFileError(error)}`);
       return 1;
     }
-  } else io.out.write(text);
+  } else await writePieces(io.out, pieces);
   if (report.aggregator.series.size === 0) say(`no samples in ${csvDirs.join(', ')} match`);
   return 0;
+}
+
+/** Writes each piece in turn, waiting while the reader is behind (a pager, a slow pipe) rather than buffering the rest. */
+async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string>): Promise<void> {
+  for (const piece of pieces)
+    if (!out.write(piece))
+      await new Promise<void>((resolve) => {
+        // A reader gone (EPIPE) ends the wait too: the launcher stops quietly on that error.
+        const done = () => {
+          out.off('drain', done);
+          out.off('error', done);
+          out.off('close', done);
+          resolve();
+        };
+        out.once('drain', done);
+        out.once('error', done);
+        out.once('close', done);
+      });
 }

@@ -170,7 +170,7 @@ export const tempNamePattern = (name: string): RegExp => new RegExp(`^\\.${escap
 export function replaceFile(
   dir: PinnedDir,
   name: string,
-  data: string | Buffer,
+  data: string | Buffer | Iterable<string>,
   options: { mode?: number; fsync?: boolean; steps?: FileSteps } = {},
 ): void {
   const mode = options.mode ?? 0o644;
@@ -179,7 +179,9 @@ export function replaceFile(
   const fd = openNoFollow(dir, temp, O_WRONLY | O_CREAT | O_EXCL, mode);
   try {
     try {
-      writeAll(fd, data, steps);
+      // A text made a piece at a time (a year's report) is written as it is made, never held whole.
+      if (typeof data === 'string' || Buffer.isBuffer(data)) writeAll(fd, data, steps);
+      else for (const piece of data) writeAll(fd, piece, steps);
       // The umask may have narrowed the mode at creation.
       steps.chmod(fd, mode);
       if (options.fsync) steps.fsync(fd);

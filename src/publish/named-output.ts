@@ -1,7 +1,20 @@
-import { lstatSync, realpathSync, type Stats } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { pinDir, replaceFile } from '../files/safe-fs.js';
+import { pinDir, replaceFile, tempName, writeAll } from '../files/safe-fs.js';
 
 // A file the user names on the command line (report --out, run --summary-json) is what
 // write-file-atomic is made for: a temp file renamed over it (a reader sees the old file or the new),
@@ -37,24 +50,55 @@ export function isStablePath(dir: string, euid: number, stat: (path: string) => 
 }
 
 /**
- * Writes `text` to the file at `path`, whole or not at all, creating its directory (safe-fs). Where
+ * Writes `text` (or its pieces, in order) to the file at `path`, whole or not at all, creating its directory (safe-fs). Where
  * no other user can change the path (its directory and, through any link the user made there, the
  * target's): write-file-atomic, the link followed, owner and mode kept. Anywhere else: safe-fs's
  * replaceFile (mode 0644) in the name's pinned directory, which replaces a link at the name and
  * never writes through it. Throws the file error (isFileError) when it cannot.
  */
-export function writeNamedOutput(path: string, text: string, euid = process.geteuid?.() ?? -1): void {
+export function writeNamedOutput(path: string, text: string | Iterable<string>, euid = process.geteuid?.() ?? -1): void {
   const asked = resolve(path);
   const askedDir = pinDir(dirname(asked), { create: true });
   try {
     const target = realTarget(asked);
     if (isStablePath(realpathSync(dirname(asked)), euid) && isStablePath(dirname(target), euid)) {
-      writeFileAtomic.sync(target, text);
+      if (typeof text === 'string') writeFileAtomic.sync(target, text);
+      else writePiecesKeepingOwner(target, text, euid);
       return;
     }
     replaceFile(askedDir, basename(asked), text);
   } finally {
     askedDir.close();
+  }
+}
+
+/**
+ * What write-file-atomic does, for a text made a piece at a time: it takes the whole text at once,
+ * and a year's report by hour is 27 MB, which it would hold as a string and again as bytes. For a
+ * stable path only (nothing there can move under us, so names are safe): a temp file beside the
+ * target, every piece written whole (writeAll), the replaced file's mode kept and, run as root, its
+ * owner (a new file gets 0666 less the umask), fsync, then the rename; the temp removed on failure.
+ */
+function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid: number): void {
+  const replaced = statSync(target, { throwIfNoEntry: false });
+  const temp = join(dirname(target), tempName(basename(target)));
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+  const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666);
+  try {
+    try {
+      for (const piece of pieces) writeAll(fd, piece);
+      if (replaced) {
+        if (euid === 0) fchownSync(fd, replaced.uid, replaced.gid);
+        fchmodSync(fd, replaced.mode & 0o7777);
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, target);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
   }
 }
 

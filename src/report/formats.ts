@@ -29,27 +29,53 @@ const summaryColumns = (by: 'task' | 'gpu' | 'host') =>
 const summaryRows = (report: Report, by: 'task' | 'gpu' | 'host') =>
   by === 'gpu' ? report.summaryByGpu : by === 'host' ? report.summaryByHost.map(({ task_id: _, ...row }) => row) : report.summary;
 
-/** What `--by` asks for, as CSV: per period and GPU, or the summary per host and task, per GPU, or per host. */
-export function reportCsv(report: Report): string {
-  if (report.by === 'job') return [csvLine([...JOB_COLUMNS]), ...report.jobs.map((row) => csvLine(jobCells(row)))].join('');
-  if (report.by === 'hour' || report.by === 'day')
-    return [csvLine([...REPORT_COLUMNS]), ...report.rows.map((row) => csvLine(periodCells(row)))].join('');
-  const columns = summaryColumns(report.by);
-  const rows: Partial<SummaryRow>[] = summaryRows(report, report.by);
-  return [csvLine(columns), ...rows.map((row) => csvLine(columns.map((c) => String(row[c] ?? ''))))].join('');
+/**
+ * Rows rendered a batch at a time: a year's report by hour is 70,080 rows (27 MB of JSON), written
+ * as it is made rather than held whole, once as text and again as its bytes.
+ */
+const ROWS_PER_PIECE = 1000;
+
+function* inPieces<T>(items: readonly T[], render: (item: T, index: number) => string): Generator<string> {
+  for (let start = 0; start < items.length; start += ROWS_PER_PIECE) {
+    let piece = '';
+    for (let i = start; i < Math.min(items.length, start + ROWS_PER_PIECE); i++) piece += render(items[i]!, i);
+    yield piece;
+  }
 }
 
-/** Everything, snake_case: `rows` is what `--by` asks for, `summary` is always per host and task. */
-export function reportJson(report: Report): string {
-  const rows =
+/** What `--by` asks for, as CSV: per period and GPU, or the summary per host and task, per GPU, or per host. */
+export function* reportCsvPieces(report: Report): Generator<string> {
+  if (report.by === 'job') {
+    yield csvLine([...JOB_COLUMNS]);
+    yield* inPieces(report.jobs, (row) => csvLine(jobCells(row)));
+  } else if (report.by === 'hour' || report.by === 'day') {
+    yield csvLine([...REPORT_COLUMNS]);
+    yield* inPieces(report.rows, (row) => csvLine(periodCells(row)));
+  } else {
+    const columns = summaryColumns(report.by);
+    const rows: Partial<SummaryRow>[] = summaryRows(report, report.by);
+    yield csvLine(columns);
+    yield* inPieces(rows, (row) => csvLine(columns.map((c) => String(row[c] ?? ''))));
+  }
+}
+
+/** Stands for the rows in the JSON document made around them; `by`, which comes before, is one of a few words. */
+const ROWS_PLACE = '\u0000rows\u0000';
+
+/**
+ * Everything, snake_case: `rows` is what `--by` asks for, `summary` is always per host and task.
+ * The text of JSON.stringify(body, null, 2), with the rows made a batch at a time.
+ */
+export function* reportJsonPieces(report: Report): Generator<string> {
+  const rows: readonly object[] =
+    report.by === 'hour' || report.by === 'day' ? report.rows : report.by === 'job' ? report.jobs : summaryRows(report, report.by);
+  const asJson =
     report.by === 'hour' || report.by === 'day'
-      ? report.rows.map((row) => ({ ...row, period: localIsoTime(new Date(row.period)) }))
-      : report.by === 'job'
-        ? report.jobs
-        : summaryRows(report, report.by);
+      ? (row: object) => ({ ...row, period: localIsoTime(new Date((row as ReportRow).period)) })
+      : (row: object) => row;
   const body = {
     by: report.by,
-    rows,
+    rows: ROWS_PLACE,
     summary: report.summary,
     findings: report.findings,
     files: report.files,
@@ -57,8 +83,25 @@ export function reportJson(report: Report): string {
     rows_read: report.rowsRead,
     odd_rows: report.oddRows,
   };
-  return `${JSON.stringify(body, null, 2)}\n`;
+  const text = JSON.stringify(body, null, 2);
+  const place = JSON.stringify(ROWS_PLACE);
+  const at = text.indexOf(place);
+  yield text.slice(0, at);
+  if (rows.length === 0) yield '[]';
+  else {
+    // An element of `rows` is two levels deep: each of its lines indented four spaces more.
+    yield '[\n';
+    yield* inPieces(rows, (row, i) => `${i ? ',\n' : ''}    ${JSON.stringify(asJson(row), null, 2).replaceAll('\n', '\n    ')}`);
+    yield '\n  ]';
+  }
+  yield `${text.slice(at + place.length)}\n`;
 }
+
+/** A report's text whole (tests and small reports); `report` writes the pieces as they are made. */
+export const joined = (pieces: Iterable<string>): string => [...pieces].join('');
+export const reportCsv = (report: Report): string => joined(reportCsvPieces(report));
+export const reportJson = (report: Report): string => joined(reportJsonPieces(report));
+export const reportTable = (report: Report): string => joined(reportTablePieces(report));
 
 /** Right-aligned numbers from the fourth column on, padded to the widest cell. */
 function aligned(header: string[], body: string[][], textColumns: number): string[] {
@@ -103,42 +146,57 @@ function summaryLines(rows: SummaryRow[], byGpu: boolean, byHost = false): strin
   return aligned(header, body, (byHost ? 1 : 2) + (byGpu ? 1 : 0));
 }
 
-function periodLines(rows: ReportRow[]): string[] {
-  const header = ['period', 'host', 'task', 'gpu', 'samples', 'errors', 'util %', 'max mem MiB', 'power W', 'max °C'];
-  const body = rows.map((row) => [
-    localIsoTime(new Date(row.period)).replace(/:00\.000/, ''),
-    row.host,
-    row.task_id,
-    row.gpu_id,
-    String(row.samples),
-    String(row.error_samples),
-    fixed(row.avg_utilization_percent, 1),
-    row.max_memory_used_mib === undefined ? '' : String(Math.round(row.max_memory_used_mib)),
-    fixed(row.avg_power_draw_w, 1),
-    row.max_temperature_c === undefined ? '' : String(row.max_temperature_c),
-  ]);
-  return aligned(header, body, 4);
+const PERIOD_HEADER = ['period', 'host', 'task', 'gpu', 'samples', 'errors', 'util %', 'max mem MiB', 'power W', 'max °C'];
+
+const periodRowCells = (row: ReportRow): string[] => [
+  localIsoTime(new Date(row.period)).replace(/:00\.000/, ''),
+  row.host,
+  row.task_id,
+  row.gpu_id,
+  String(row.samples),
+  String(row.error_samples),
+  fixed(row.avg_utilization_percent, 1),
+  row.max_memory_used_mib === undefined ? '' : String(Math.round(row.max_memory_used_mib)),
+  fixed(row.avg_power_draw_w, 1),
+  row.max_temperature_c === undefined ? '' : String(row.max_temperature_c),
+];
+
+/** `aligned` over the period rows, without holding every row's cells: widths first, then the lines a batch at a time. */
+function* periodLinePieces(rows: readonly ReportRow[]): Generator<string> {
+  const widths = PERIOD_HEADER.map((h) => h.length);
+  for (const row of rows) {
+    const cells = periodRowCells(row);
+    for (let i = 0; i < cells.length; i++) widths[i] = Math.max(widths[i]!, cells[i]!.length);
+  }
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  yield line(PERIOD_HEADER);
+  yield* inPieces(rows, (row) => `\n${line(periodRowCells(row))}`);
 }
 
 /** Aligned columns for a terminal: findings, the summary per host and task, then what `--by` asks for. */
-export function reportTable(report: Report): string {
+export function* reportTablePieces(report: Report): Generator<string> {
   const found = report.findings.length
     ? report.findings.map(
         (f) => `  ${f.kind.padEnd(15)} ${f.host}${f.task_id ? `/${f.task_id}` : ''}${f.gpu_id ? ` GPU ${f.gpu_id}` : ''}: ${f.summary}`,
       )
     : ['  none'];
-  const rows =
-    report.by === 'task'
-      ? []
-      : report.by === 'gpu'
-        ? ['', ...summaryLines(report.summaryByGpu, true)]
+  yield `findings:\n${found.join('\n')}\n\nsummary:\n${summaryLines(report.summary, false).join('\n')}\n`;
+  if (report.by === 'hour' || report.by === 'day') {
+    yield '\n';
+    yield* periodLinePieces(report.rows);
+    yield '\n';
+  } else if (report.by !== 'task') {
+    const lines =
+      report.by === 'gpu'
+        ? summaryLines(report.summaryByGpu, true)
         : report.by === 'job'
-          ? ['', 'jobs:', ...jobLines(report.jobs, aligned)]
-          : report.by === 'host'
-            ? ['', ...summaryLines(report.summaryByHost, false, true)]
-            : ['', ...periodLines(report.rows)];
-  const odd = report.oddRows.count
-    ? [`\n${report.oddRows.count} rows skipped (could not be read), e.g. ${report.oddRows.examples[0]}`]
-    : [];
-  return `findings:\n${found.join('\n')}\n\nsummary:\n${summaryLines(report.summary, false).join('\n')}\n${rows.join('\n')}${rows.length ? '\n' : ''}${odd.join('')}${odd.length ? '\n' : ''}`;
+          ? ['jobs:', ...jobLines(report.jobs, aligned)]
+          : summaryLines(report.summaryByHost, false, true);
+    yield `\n${lines.join('\n')}\n`;
+  }
+  if (report.oddRows.count) yield `\n${report.oddRows.count} rows skipped (could not be read), e.g. ${report.oddRows.examples[0]}\n`;
 }

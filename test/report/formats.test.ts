@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { runReport } from '../../src/commands/report.js';
+import { localIsoTime } from '../../src/csvlog/columns.js';
+import { buildReport, type Report, type ReportBy } from '../../src/report/build.js';
+import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../../src/report/formats.js';
+import { writeHistory } from '../../src/report/history-generator.js';
+import { tempDir } from '../support/helpers.js';
+
+/** The JSON document as one JSON.stringify would write it: what the pieces must add up to, byte for byte. */
+function wholeJson(report: Report): string {
+  const rows =
+    report.by === 'hour' || report.by === 'day'
+      ? report.rows.map((row) => ({ ...row, period: localIsoTime(new Date(row.period)) }))
+      : report.by === 'job'
+        ? report.jobs
+        : report.by === 'gpu'
+          ? report.summaryByGpu
+          : report.by === 'host'
+            ? report.summaryByHost.map(({ task_id: _, ...row }) => row)
+            : report.summary;
+  const body = {
+    by: report.by,
+    rows,
+    summary: report.summary,
+    findings: report.findings,
+    files: report.files,
+    bad_files: report.badFiles,
+    rows_read: report.rowsRead,
+    odd_rows: report.oddRows,
+  };
+  return `${JSON.stringify(body, null, 2)}\n`;
+}
+
+describe('report text, made a piece at a time', () => {
+  it('adds up to the whole document, and a long report comes in many pieces, none of them large', async () => {
+    const dir = await tempDir();
+    // 12 days of 6 GPUs: 1,728 rows by hour, more than one piece's worth.
+    writeHistory(dir, {
+      days: 12,
+      gpus: ['leak', 'idleWithMemory', 'busy', 'waiting', 'training', 'training'],
+      jobs: (gpu) => (gpu === 0 ? 'slurm:7001:alice:40000:60' : '-'),
+    });
+    for (const by of ['hour', 'day', 'task', 'gpu', 'host', 'job'] as ReportBy[]) {
+      const report = await buildReport({ csvDirs: [dir], by });
+      if ('error' in report) throw new Error(report.error);
+      const json = [...reportJsonPieces(report)];
+      expect(json.join(''), by).toBe(wholeJson(report));
+      JSON.parse(json.join(''));
+      if (by !== 'hour') continue;
+      expect(report.rows.length).toBeGreaterThan(1500);
+      for (const pieces of [json, [...reportCsvPieces(report)], [...reportTablePieces(report)]]) {
+        expect(pieces.length).toBeGreaterThan(2);
+        const whole = pieces.join('').length;
+        expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThan(whole * 0.75);
+      }
+    }
+  });
+});
+
+describe('report on a slow reader', () => {
+  it('waits for it piece by piece and writes all of it, as --out does', async () => {
+    const dir = await tempDir();
+    writeHistory(dir, { days: 12, gpus: ['training', 'busy'] });
+    const written: string[] = [];
+    let waits = 0;
+    // A reader that takes each write a turn of the loop later, with room for one small write only.
+    const reader = new Writable({
+      highWaterMark: 64,
+      write(chunk: Buffer, _encoding, done) {
+        written.push(chunk.toString());
+        setImmediate(done);
+      },
+    });
+    reader.on('drain', () => waits++);
+    const err = new PassThrough();
+    const args = { csvDir: [dir], by: 'hour', format: 'csv' } as Parameters<typeof runReport>[0];
+    expect(await runReport(args, { out: reader, err })).toBe(0);
+    const out = join(dir, 'report.csv');
+    expect(await runReport({ ...args, out }, { out: new PassThrough(), err })).toBe(0);
+    expect(written.join('')).toBe(await readFile(out, 'utf8'));
+    expect(waits).toBeGreaterThan(1);
+  });
+});
