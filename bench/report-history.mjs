@@ -76,8 +76,16 @@ const report = (cli, ...args) => [process.execPath, cli, 'report', ...args, '--f
 const hosts = fleet ? readdirSync(fleet).sort() : [];
 const sampled = fullBaseline ? hosts : hosts.slice(0, 4);
 
-/** The base revision's fleet column: one report per host, one after the other, scaled to all hosts. */
+/**
+ * The base revision's fleet column: its own `--by host` over the fleet when it has one (a base from
+ * issue 32 on), else one report per host, one after the other, scaled to all hosts.
+ */
 function baseFleet() {
+  try {
+    return { ...measure(report(OLD, '--csv-dir', fleet, '--by', 'host'), 1), whole: true };
+  } catch {
+    // An older base refuses --by host (exit 2): per host below.
+  }
   const each = sampled.map((host) => measure(report(OLD, '--csv-dir', join(fleet, host), '--by', 'task'), 1));
   const scale = hosts.length / sampled.length;
   return {
@@ -121,14 +129,16 @@ function yearRows() {
   ];
 }
 
-/** The fleet's rows: this checkout's --by host, the base's per host, and the floor. */
+/** The fleet beside the base's column. */
+function fleetRow(before) {
+  const how = before.whole || fullBaseline ? '' : ' (base: 4 hosts one by one, x 10)';
+  return [`40 hosts x 30 days, --by host${how}`, measure(report(NEW, '--csv-dir', fleet, '--by', 'host')), before];
+}
+
+/** The fleet's rows: this checkout's --by host, the base's, and the floor. */
 function fleetRows() {
   return [
-    [
-      `40 hosts x 30 days, --by host${fullBaseline ? '' : ' (base: 4 hosts one by one, x 10)'}`,
-      measure(report(NEW, '--csv-dir', fleet, '--by', 'host')),
-      baseFleet(),
-    ],
+    fleetRow(baseFleet()),
     [
       'floor of the fleet: its 40 live files alone (base: 4 of them one by one, x 10)',
       measure(report(NEW, '--csv-dir', liveOnly, '--by', 'host')),

@@ -141,13 +141,9 @@ export class Aggregator {
       (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || Number(a.gpu) - Number(b.gpu),
     );
     for (const stats of ordered) {
-      const periods = new Map<number, Bucket>();
-      for (const [hour, bucket] of stats.hourly) {
-        const start = periodStart(hour, period);
-        const into = periods.get(start) ?? emptyBucket();
-        mergeBucket(into, bucket);
-        periods.set(start, into);
-      }
+      // An hour's bucket is its period's (every key is the start of one of this zone's hours, a
+      // sidecar's too: segment-apply.ts): merged copies would be a year's 70,000 buckets again.
+      const periods = period === 'hour' ? stats.hourly : mergedPeriods(stats.hourly, period);
       for (const [start, b] of periods) {
         out.push({
           period: start,
@@ -221,6 +217,18 @@ export class Aggregator {
     }
     return stats;
   }
+}
+
+/** Hourly buckets merged into the periods holding them. */
+function mergedPeriods(hourly: Map<number, Bucket>, period: Period): Map<number, Bucket> {
+  const periods = new Map<number, Bucket>();
+  for (const [hour, bucket] of hourly) {
+    const start = periodStart(hour, period);
+    const into = periods.get(start) ?? emptyBucket();
+    mergeBucket(into, bucket);
+    periods.set(start, into);
+  }
+  return periods;
 }
 
 /** Hourly points of one series, oldest first: average utilization and peak memory. */
