@@ -131,36 +131,29 @@ export class Aggregator {
     return stats.timeline.interval ?? this.hosts.get(`${stats.host}\u0000${stats.task}`)?.timeline.interval;
   }
 
-  /** Report rows, by period, host, task and GPU. */
-  rows(period: Period): ReportRow[] {
-    const round = (x: number) => Math.round(x * 100) / 100;
-    const out: ReportRow[] = [];
-    // Series in host, task and GPU order once, then a stable sort by period alone: the same order as
-    // comparing every pair of rows in full, without a locale comparison per pair of a year's rows.
+  /**
+   * Report rows, by period, then host, task and GPU, made as they are taken: a year by hour is
+   * 70,080 rows, which kept whole were a fifth of all the report held.
+   */
+  *periodRows(period: Period): Generator<ReportRow> {
     const ordered = [...this.series.values()].sort(
       (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || Number(a.gpu) - Number(b.gpu),
     );
-    for (const stats of ordered) {
-      // An hour's bucket is its period's (every key is the start of one of this zone's hours, a
-      // sidecar's too: segment-apply.ts): merged copies would be a year's 70,000 buckets again.
-      const periods = period === 'hour' ? stats.hourly : mergedPeriods(stats.hourly, period);
-      for (const [start, b] of periods) {
-        out.push({
-          period: start,
-          host: stats.host,
-          task_id: stats.task,
-          gpu_id: stats.gpu,
-          gpu_uuid: stats.uuid,
-          samples: b.samples,
-          error_samples: b.errors,
-          ...(b.utilN ? { avg_utilization_percent: round(avgUtilization(b)!) } : {}),
-          ...(b.memMax !== undefined ? { max_memory_used_mib: b.memMax } : {}),
-          ...(b.powerN ? { avg_power_draw_w: round(avgPower(b)!) } : {}),
-          ...(b.tempMax !== undefined ? { max_temperature_c: b.tempMax } : {}),
-        });
+    // An hour's bucket is its period's (every key is the start of one of this zone's hours, a
+    // sidecar's too: segment-apply.ts): merged copies would be a year's 70,000 buckets again.
+    const periodsOf = ordered.map((stats) => (period === 'hour' ? stats.hourly : mergedPeriods(stats.hourly, period)));
+    const starts = new Set<number>();
+    for (const periods of periodsOf) for (const start of periods.keys()) starts.add(start);
+    for (const start of [...starts].sort((a, b) => a - b))
+      for (let i = 0; i < ordered.length; i++) {
+        const bucket = periodsOf[i]!.get(start);
+        if (bucket) yield reportRow(ordered[i]!, start, bucket);
       }
-    }
-    return out.sort((a, b) => a.period - b.period);
+  }
+
+  /** periodRows, all of them. */
+  rows(period: Period): ReportRow[] {
+    return [...this.periodRows(period)];
   }
 
   /** The state of one host's collector for one task, made on first use. */
@@ -218,6 +211,23 @@ export class Aggregator {
     return stats;
   }
 }
+
+const round = (x: number) => Math.round(x * 100) / 100;
+
+/** The report row of one series' period. */
+const reportRow = (stats: SeriesStats, start: number, b: Bucket): ReportRow => ({
+  period: start,
+  host: stats.host,
+  task_id: stats.task,
+  gpu_id: stats.gpu,
+  gpu_uuid: stats.uuid,
+  samples: b.samples,
+  error_samples: b.errors,
+  ...(b.utilN ? { avg_utilization_percent: round(avgUtilization(b)!) } : {}),
+  ...(b.memMax !== undefined ? { max_memory_used_mib: b.memMax } : {}),
+  ...(b.powerN ? { avg_power_draw_w: round(avgPower(b)!) } : {}),
+  ...(b.tempMax !== undefined ? { max_temperature_c: b.tempMax } : {}),
+});
 
 /** Hourly buckets merged into the periods holding them. */
 function mergedPeriods(hourly: Map<number, Bucket>, period: Period): Map<number, Bucket> {

@@ -32,7 +32,8 @@ export interface ReportQuery {
 export interface Report {
   by: ReportBy;
   /** Per period and GPU (`--by hour|day`); empty otherwise. */
-  rows: ReportRow[];
+  /** The period rows of `--by hour` or `day` (none otherwise), made anew each time they are gone through. */
+  rows: Iterable<ReportRow>;
   /** Per host and task, always; per GPU and per host too. */
   summary: SummaryRow[];
   summaryByGpu: SummaryRow[];
@@ -135,7 +136,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
   };
   return {
     by: query.by,
-    rows: query.by === 'hour' || query.by === 'day' ? aggregator.rows(query.by) : [],
+    rows: periodRowsOf(aggregator, query.by),
     summary: summaryByTask(aggregator),
     summaryByGpu: summaryByGpu(aggregator),
     summaryByHost: summaryByHost(aggregator),
@@ -151,6 +152,12 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     sharedHosts: trails.shared(),
   };
 }
+
+/** The rows `--by hour` or `day` asks for, as an iterable that makes them again on each pass (the table takes two). */
+const periodRowsOf = (aggregator: Aggregator, by: ReportBy): Iterable<ReportRow> => {
+  if (by !== 'hour' && by !== 'day') return [];
+  return { [Symbol.iterator]: () => aggregator.periodRows(by) };
+};
 
 /** The trail directories each host and task has rows in (a row's host and task are most often the last row's: checked first). */
 class TrailsOf {

@@ -35,12 +35,17 @@ const summaryRows = (report: Report, by: 'task' | 'gpu' | 'host') =>
  */
 const ROWS_PER_PIECE = 1000;
 
-function* inPieces<T>(items: readonly T[], render: (item: T, index: number) => string): Generator<string> {
-  for (let start = 0; start < items.length; start += ROWS_PER_PIECE) {
-    let piece = '';
-    for (let i = start; i < Math.min(items.length, start + ROWS_PER_PIECE); i++) piece += render(items[i]!, i);
-    yield piece;
+function* inPieces<T>(items: Iterable<T>, render: (item: T, index: number) => string): Generator<string> {
+  let piece = '';
+  let index = 0;
+  for (const item of items) {
+    piece += render(item, index);
+    if (++index % ROWS_PER_PIECE === 0) {
+      yield piece;
+      piece = '';
+    }
   }
+  if (piece !== '') yield piece;
 }
 
 /** What `--by` asks for, as CSV: per period and GPU, or the summary per host and task, per GPU, or per host. */
@@ -67,7 +72,7 @@ const ROWS_PLACE = '\u0000rows\u0000';
  * The text of JSON.stringify(body, null, 2), with the rows made a batch at a time.
  */
 export function* reportJsonPieces(report: Report): Generator<string> {
-  const rows: readonly object[] =
+  const rows: Iterable<object> =
     report.by === 'hour' || report.by === 'day' ? report.rows : report.by === 'job' ? report.jobs : summaryRows(report, report.by);
   const asJson =
     report.by === 'hour' || report.by === 'day'
@@ -87,14 +92,13 @@ export function* reportJsonPieces(report: Report): Generator<string> {
   const place = JSON.stringify(ROWS_PLACE);
   const at = text.indexOf(place);
   yield text.slice(0, at);
-  if (rows.length === 0) yield '[]';
-  else {
-    // An element of `rows` is two levels deep: each of its lines indented four spaces more.
-    yield '[\n';
-    yield* inPieces(rows, (row, i) => `${i ? ',\n' : ''}    ${JSON.stringify(asJson(row), null, 2).replaceAll('\n', '\n    ')}`);
-    yield '\n  ]';
-  }
-  yield `${text.slice(at + place.length)}\n`;
+  // An element of `rows` is two levels deep: each of its lines indented four spaces more.
+  let any = false;
+  yield* inPieces(rows, (row, i) => {
+    any = true;
+    return `${i ? ',\n' : '[\n'}    ${JSON.stringify(asJson(row), null, 2).replaceAll('\n', '\n    ')}`;
+  });
+  yield `${any ? '\n  ]' : '[]'}${text.slice(at + place.length)}\n`;
 }
 
 /** A report's text whole (tests and small reports); `report` writes the pieces as they are made. */
@@ -162,7 +166,7 @@ const periodRowCells = (row: ReportRow): string[] => [
 ];
 
 /** `aligned` over the period rows, without holding every row's cells: widths first, then the lines a batch at a time. */
-function* periodLinePieces(rows: readonly ReportRow[]): Generator<string> {
+function* periodLinePieces(rows: Iterable<ReportRow>): Generator<string> {
   const widths = PERIOD_HEADER.map((h) => h.length);
   for (const row of rows) {
     const cells = periodRowCells(row);

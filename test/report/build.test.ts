@@ -85,7 +85,7 @@ describe('report findings on generated histories', () => {
     expect(report.findings.find((f) => f.kind === 'collection_gaps')).toMatchObject({ missing_samples: 30, interval_seconds: 60 });
     expect(report.findings.find((f) => f.kind === 'errors')).toMatchObject({ error_samples: 6, by_reason: { driver_unreachable: 6 } });
     // Every sample is counted once, across archives and the live file.
-    const samples = report.rows.filter((r) => r.host === 'gpu-node-01').reduce((a, r) => a + r.samples, 0);
+    const samples = [...report.rows].filter((r) => r.host === 'gpu-node-01').reduce((a, r) => a + r.samples, 0);
     expect(samples).toBe(trainRows.length);
   });
 
@@ -130,7 +130,7 @@ describe('report rows', () => {
     const report = await buildReport({ csvDirs: [dir], by: 'hour' });
     if ('error' in report) throw new Error(report.error);
     expect(report.oddRows.count).toBe(1);
-    expect(report.rows.map(({ period: _, ...row }) => row)).toEqual([
+    expect([...report.rows].map(({ period: _, ...row }) => row)).toEqual([
       {
         host: 'h',
         task_id: 't',
