@@ -138,7 +138,7 @@ export class Aggregator {
     // Series in host, task and GPU order once, then a stable sort by period alone: the same order as
     // comparing every pair of rows in full, without a locale comparison per pair of a year's rows.
     const ordered = [...this.series.values()].sort(
-      (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || Number(a.gpu) - Number(b.gpu),
+      (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || compareGpuIds(a.gpu, b.gpu),
     );
     for (const stats of ordered) {
       // An hour's bucket is its period's (every key is the start of one of this zone's hours, a
@@ -217,6 +217,18 @@ export class Aggregator {
     }
     return stats;
   }
+}
+
+/**
+ * nvidia-smi's GPU indices in number order; an id that is no number (a hand-edited or foreign trail)
+ * after them, by name. Number() alone is no order once one is NaN (a comparison with it says neither
+ * comes first), and a sort by it could put GPU 1 before GPU 0.
+ */
+function compareGpuIds(a: string, b: string): number {
+  const x = Number(a);
+  const y = Number(b);
+  if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) === Number.isNaN(y) ? a.localeCompare(b) : Number.isNaN(x) ? 1 : -1;
+  return x - y;
 }
 
 /** Hourly buckets merged into the periods holding them. */
