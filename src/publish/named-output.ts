@@ -76,8 +76,8 @@ export function writeNamedOutput(path: string, text: string | Iterable<string>, 
  * What write-file-atomic does, for a text made a piece at a time: it takes the whole text at once,
  * and a year's report by hour is 27 MB, which it would hold as a string and again as bytes. For a
  * stable path only (nothing there can move under us, so names are safe): a temp file beside the
- * target, every piece written whole (writeAll), the replaced file's mode kept and, run as root, its
- * owner (a new file gets 0666 less the umask), fsync, then the rename; the temp removed on failure.
+ * target, every piece written whole (writeAll), the replaced file's mode and owner kept (a new file
+ * gets 0666 less the umask), fsync, then the rename; the temp removed on failure.
  */
 function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid: number): void {
   const replaced = statSync(target, { throwIfNoEntry: false });
@@ -88,7 +88,7 @@ function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid:
     try {
       for (const piece of pieces) writeAll(fd, piece);
       if (replaced) {
-        if (euid === 0) fchownSync(fd, replaced.uid, replaced.gid);
+        keepOwner(fd, replaced, euid);
         fchmodSync(fd, replaced.mode & 0o7777);
       }
       fsyncSync(fd);
@@ -99,6 +99,20 @@ function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid:
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+}
+
+/**
+ * The replaced file's owner and group on the new one, as write-file-atomic tries whoever runs it: a
+ * user may give their file any group of theirs (a team's report stays the team's); what the user may
+ * not do (another's file, a group not theirs) is left as it is, as there. Root's failure is an error.
+ */
+function keepOwner(fd: number, replaced: { uid: number; gid: number }, euid: number): void {
+  try {
+    fchownSync(fd, replaced.uid, replaced.gid);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!(code === 'ENOSYS' || (euid !== 0 && (code === 'EPERM' || code === 'EINVAL')))) throw error;
   }
 }
 
