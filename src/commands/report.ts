@@ -134,12 +134,23 @@ async function reportOn(
   return 0;
 }
 
-/** Writes each piece in turn, waiting while the reader is behind (a pager, a slow pipe) rather than buffering the rest. */
+/**
+ * Writes each piece in turn, waiting while the reader is behind (a pager, a slow pipe) rather than
+ * buffering the rest; stops once the stream failed or closed (EPIPE: the launcher stops quietly on
+ * that error, and fails on others), where no drain would ever come.
+ */
 async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string>): Promise<void> {
-  for (const piece of pieces)
-    if (!out.write(piece))
+  let gone = (out as { destroyed?: boolean }).destroyed === true;
+  const stop = () => {
+    gone = true;
+  };
+  out.on('error', stop);
+  out.on('close', stop);
+  try {
+    for (const piece of pieces) {
+      if (gone) break;
+      if (out.write(piece)) continue;
       await new Promise<void>((resolve) => {
-        // A reader gone (EPIPE) ends the wait too: the launcher stops quietly on that error.
         const done = () => {
           out.off('drain', done);
           out.off('error', done);
@@ -150,4 +161,9 @@ async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string>)
         out.once('error', done);
         out.once('close', done);
       });
+    }
+  } finally {
+    out.off('error', stop);
+    out.off('close', stop);
+  }
 }
