@@ -52,7 +52,8 @@ export function isStablePath(dir: string, euid: number, stat: (path: string) => 
 /**
  * Writes `text` (or its pieces, in order) to the file at `path`, whole or not at all, creating its directory (safe-fs). Where
  * no other user can change the path (its directory and, through any link the user made there, the
- * target's): write-file-atomic, the link followed, owner and mode kept. Anywhere else: safe-fs's
+ * target's): write-file-atomic, the link followed, owner and mode kept; a character device there
+ * (/dev/null, a terminal) written into instead. Anywhere else: safe-fs's
  * replaceFile (mode 0644) in the name's pinned directory, which replaces a link at the name and
  * never writes through it. Throws the file error (isFileError) when it cannot.
  */
@@ -62,13 +63,25 @@ export function writeNamedOutput(path: string, text: string | Iterable<string>, 
   try {
     const target = realTarget(asked);
     if (isStablePath(realpathSync(dirname(asked)), euid) && isStablePath(dirname(target), euid)) {
-      if (typeof text === 'string') writeFileAtomic.sync(target, text);
+      // A device (/dev/null, a terminal) is written into: replaced, root's /dev/null would become a file.
+      if (statSync(target, { throwIfNoEntry: false })?.isCharacterDevice()) writeIntoDevice(target, text);
+      else if (typeof text === 'string') writeFileAtomic.sync(target, text);
       else writePiecesKeepingOwner(target, text, euid);
       return;
     }
     replaceFile(askedDir, basename(asked), text);
   } finally {
     askedDir.close();
+  }
+}
+
+/** The text written into a character device, as a shell's `>` would (no temp file, no rename). */
+function writeIntoDevice(target: string, text: string | Iterable<string>): void {
+  const fd = openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
+  try {
+    for (const piece of typeof text === 'string' ? [text] : text) writeAll(fd, piece);
+  } finally {
+    closeSync(fd);
   }
 }
 

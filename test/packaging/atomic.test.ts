@@ -132,6 +132,24 @@ describe('write-file-atomic where the file is ours or the user named it', () => 
     });
   });
 
+  // `--out /dev/null` as root: /dev is root's alone, so the name would be replaced by rename, and
+  // the machine's /dev/null became a regular file holding the report. A device is written into, as
+  // a shell's redirection writes it (a terminal: --out /dev/tty). Here a /dev/null of our own.
+  it.runIf(process.getuid?.() === 0).each(OUTPUTS)('%s onto a device writes into it, never replaces it', async (_, args) => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'default.csv'), '');
+    const device = join(dir, 'null');
+    await execa('mknod', ['-m', '666', device, 'c', '1', '3']);
+    const run = await runCli(args(dir, device));
+    expect([run.exitCode, run.stderr.includes('cannot write')]).toEqual([0, false]);
+    const now = await lstat(device);
+    expect({ device: now.isCharacterDevice(), rdev: now.rdev, mode: now.mode & 0o777 }).toEqual({
+      device: true,
+      rdev: (await stat('/dev/null')).rdev,
+      mode: 0o666,
+    });
+  });
+
   // Between resolving the path and renaming onto it, another user able to write a directory ABOVE a
   // trusted one could swap that directory for a link: such a path is never written by path.
   it.each(OUTPUTS)('%s in a directory of ours below one others can write never follows a link', async (_, args) => {
