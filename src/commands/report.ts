@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,11 +77,16 @@ export async function runReport(
   if (!args.demo) return reportOn(csvDirs, query, args, io);
   // The generated trail is the report's own: removed when it is done, whatever happened.
   const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
+  // A reader gone (`report --demo | head`) ends the process at once (src/launch/main.ts): the finally
+  // below would not run, and a week's trail would stay behind.
+  const onExit = () => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', onExit);
   try {
     const rows = writeDemoHistory(dir, now);
     say(`demo: ${rows} generated rows of a 4-GPU host (not this host), in a temporary directory removed afterwards`);
     return await reportOn([dir], query, args, io);
   } finally {
+    process.off('exit', onExit);
     await rm(dir, { recursive: true, force: true });
   }
 }
