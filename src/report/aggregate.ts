@@ -224,7 +224,7 @@ export class Aggregator {
  * after them, by name. Number() alone is no order once one is NaN (a comparison with it says neither
  * comes first), and a sort by it could put GPU 1 before GPU 0.
  */
-function compareGpuIds(a: string, b: string): number {
+export function compareGpuIds(a: string, b: string): number {
   const x = Number(a);
   const y = Number(b);
   if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) === Number.isNaN(y) ? a.localeCompare(b) : Number.isNaN(x) ? 1 : -1;
