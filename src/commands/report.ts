@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,11 +77,16 @@ export async function runReport(
   if (!args.demo) return reportOn(csvDirs, query, args, io);
   // The generated trail is the report's own: removed when it is done, whatever happened.
   const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
+  // A reader gone (`report --demo | head`) ends the process at once (src/launch/main.ts): the finally
+  // below would not run, and a week's trail would stay behind.
+  const onExit = () => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', onExit);
   try {
     const rows = writeDemoHistory(dir, now);
     say(`demo: ${rows} generated rows of a 4-GPU host (not this host), in a temporary directory removed afterwards`);
     return await reportOn([dir], query, args, io);
   } finally {
+    process.off('exit', onExit);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -134,12 +140,23 @@ async function reportOn(
   return 0;
 }
 
-/** Writes each piece in turn, waiting while the reader is behind (a pager, a slow pipe) rather than buffering the rest. */
+/**
+ * Writes each piece in turn, waiting while the reader is behind (a pager, a slow pipe) rather than
+ * buffering the rest; stops once the stream failed or closed (EPIPE: the launcher stops quietly on
+ * that error, and fails on others), where no drain would ever come.
+ */
 async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string>): Promise<void> {
-  for (const piece of pieces)
-    if (!out.write(piece))
+  let gone = (out as { destroyed?: boolean }).destroyed === true;
+  const stop = () => {
+    gone = true;
+  };
+  out.on('error', stop);
+  out.on('close', stop);
+  try {
+    for (const piece of pieces) {
+      if (gone) break;
+      if (out.write(piece)) continue;
       await new Promise<void>((resolve) => {
-        // A reader gone (EPIPE) ends the wait too: the launcher stops quietly on that error.
         const done = () => {
           out.off('drain', done);
           out.off('error', done);
@@ -150,4 +167,9 @@ async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string>)
         out.once('error', done);
         out.once('close', done);
       });
+    }
+  } finally {
+    out.off('error', stop);
+    out.off('close', stop);
+  }
 }

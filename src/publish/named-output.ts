@@ -52,7 +52,8 @@ export function isStablePath(dir: string, euid: number, stat: (path: string) => 
 /**
  * Writes `text` (or its pieces, in order) to the file at `path`, whole or not at all, creating its directory (safe-fs). Where
  * no other user can change the path (its directory and, through any link the user made there, the
- * target's): write-file-atomic, the link followed, owner and mode kept. Anywhere else: safe-fs's
+ * target's): write-file-atomic, the link followed, owner and mode kept; a character device there
+ * (/dev/null, a terminal) written into instead. Anywhere else: safe-fs's
  * replaceFile (mode 0644) in the name's pinned directory, which replaces a link at the name and
  * never writes through it. Throws the file error (isFileError) when it cannot.
  */
@@ -62,7 +63,9 @@ export function writeNamedOutput(path: string, text: string | Iterable<string>, 
   try {
     const target = realTarget(asked);
     if (isStablePath(realpathSync(dirname(asked)), euid) && isStablePath(dirname(target), euid)) {
-      if (typeof text === 'string') writeFileAtomic.sync(target, text);
+      // A device (/dev/null, a terminal) is written into: replaced, root's /dev/null would become a file.
+      if (statSync(target, { throwIfNoEntry: false })?.isCharacterDevice()) writeIntoDevice(target, text);
+      else if (typeof text === 'string') writeFileAtomic.sync(target, text);
       else writePiecesKeepingOwner(target, text, euid);
       return;
     }
@@ -72,12 +75,22 @@ export function writeNamedOutput(path: string, text: string | Iterable<string>, 
   }
 }
 
+/** The text written into a character device, as a shell's `>` would (no temp file, no rename). */
+function writeIntoDevice(target: string, text: string | Iterable<string>): void {
+  const fd = openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
+  try {
+    for (const piece of typeof text === 'string' ? [text] : text) writeAll(fd, piece);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * What write-file-atomic does, for a text made a piece at a time: it takes the whole text at once,
  * and a year's report by hour is 27 MB, which it would hold as a string and again as bytes. For a
  * stable path only (nothing there can move under us, so names are safe): a temp file beside the
- * target, every piece written whole (writeAll), the replaced file's mode kept and, run as root, its
- * owner (a new file gets 0666 less the umask), fsync, then the rename; the temp removed on failure.
+ * target, every piece written whole (writeAll), the replaced file's mode and owner kept (a new file
+ * gets 0666 less the umask), fsync, then the rename; the temp removed on failure.
  */
 function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid: number): void {
   const replaced = statSync(target, { throwIfNoEntry: false });
@@ -88,7 +101,7 @@ function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid:
     try {
       for (const piece of pieces) writeAll(fd, piece);
       if (replaced) {
-        if (euid === 0) fchownSync(fd, replaced.uid, replaced.gid);
+        keepOwner(fd, replaced, euid);
         fchmodSync(fd, replaced.mode & 0o7777);
       }
       fsyncSync(fd);
@@ -99,6 +112,20 @@ function writePiecesKeepingOwner(target: string, pieces: Iterable<string>, euid:
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+}
+
+/**
+ * The replaced file's owner and group on the new one, as write-file-atomic tries whoever runs it: a
+ * user may give their file any group of theirs (a team's report stays the team's); what the user may
+ * not do (another's file, a group not theirs) is left as it is, as there. Root's failure is an error.
+ */
+function keepOwner(fd: number, replaced: { uid: number; gid: number }, euid: number): void {
+  try {
+    fchownSync(fd, replaced.uid, replaced.gid);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!(code === 'ENOSYS' || (euid !== 0 && (code === 'EPERM' || code === 'EINVAL')))) throw error;
   }
 }
 

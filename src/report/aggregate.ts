@@ -137,7 +137,7 @@ export class Aggregator {
    */
   *periodRows(period: Period): Generator<ReportRow> {
     const ordered = [...this.series.values()].sort(
-      (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || Number(a.gpu) - Number(b.gpu),
+      (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || compareGpuIds(a.gpu, b.gpu),
     );
     // An hour's bucket is its period's (every key is the start of one of this zone's hours, a
     // sidecar's too: segment-apply.ts): merged copies would be a year's 70,000 buckets again.
@@ -228,6 +228,18 @@ const reportRow = (stats: SeriesStats, start: number, b: Bucket): ReportRow => (
   ...(b.powerN ? { avg_power_draw_w: round(avgPower(b)!) } : {}),
   ...(b.tempMax !== undefined ? { max_temperature_c: b.tempMax } : {}),
 });
+
+/**
+ * nvidia-smi's GPU indices in number order; an id that is no number (a hand-edited or foreign trail)
+ * after them, by name. Number() alone is no order once one is NaN (a comparison with it says neither
+ * comes first), and a sort by it could put GPU 1 before GPU 0.
+ */
+export function compareGpuIds(a: string, b: string): number {
+  const x = Number(a);
+  const y = Number(b);
+  if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) === Number.isNaN(y) ? a.localeCompare(b) : Number.isNaN(x) ? 1 : -1;
+  return x - y;
+}
 
 /** Hourly buckets merged into the periods holding them. */
 function mergedPeriods(hourly: Map<number, Bucket>, period: Period): Map<number, Bucket> {

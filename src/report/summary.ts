@@ -1,5 +1,5 @@
 import { localIsoTime } from '../csvlog/columns.js';
-import { HOUR, type Aggregator, type SeriesStats } from './aggregate.js';
+import { compareGpuIds, HOUR, type Aggregator, type SeriesStats } from './aggregate.js';
 
 /** The fleet questions of one host and task (or one GPU of it): how much was used, idle, drawn, lost. */
 export interface SummaryRow {
@@ -115,7 +115,8 @@ function row(where: Pick<SummaryRow, 'host' | 'task_id' | 'gpu_id' | 'gpu_uuid'>
 const order = (a: SummaryRow, b: SummaryRow) =>
   a.host.localeCompare(b.host) ||
   a.task_id.localeCompare(b.task_id) ||
-  (a.gpu_id === undefined ? 0 : Number(a.gpu_id || -1) - Number(b.gpu_id || -1));
+  // A row without a GPU (a failure before any GPU was known) first.
+  (a.gpu_id === undefined ? 0 : compareGpuIds(a.gpu_id || '-1', (b.gpu_id ?? '') || '-1'));
 
 /** One row per GPU of each host and task. */
 export function summaryByGpu(aggregator: Aggregator): SummaryRow[] {

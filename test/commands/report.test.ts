@@ -2,7 +2,8 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../support/helpers.js';
+import { execa } from 'execa';
+import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 describe('report --since/--until', () => {
   // Date would roll these over into another month: they are no day of the calendar.
@@ -38,6 +39,26 @@ describe('report --demo', () => {
     await writeFile(blocker, '');
     const result = await runCli(['report', '--demo', '--out', join(blocker, 'report.txt')], { TMPDIR: tmp }, 50_000);
     expect([result.exitCode, result.stderr, await readdir(tmp)]).toEqual([1, expect.stringContaining('cannot write'), []]);
+  });
+});
+
+describe('report --demo to a reader that stops early', () => {
+  // `report --demo | head`: the broken pipe ends the process (src/launch/main.ts) before the
+  // report's own clean-up could run, which left a week's trail (14 MB) in the temp directory.
+  it('removes its generated trail all the same', { timeout: 60_000 }, async () => {
+    const tmp = await tempDir();
+    const run = execa(process.execPath, [CLI, 'report', '--demo', '--format', 'json'], {
+      env: cliEnv({ TMPDIR: tmp }),
+      extendEnv: false,
+      reject: false,
+      timeout: 50_000,
+      stdin: 'ignore',
+    });
+    // The document is some 250 KB, far more than a pipe holds: closed at its first bytes, the
+    // writer meets the broken pipe.
+    run.stdout?.once('data', () => run.stdout?.destroy());
+    const result = await run;
+    expect([result.exitCode, result.stderr.includes('demo:'), await readdir(tmp)]).toEqual([0, true, []]);
   });
 });
 

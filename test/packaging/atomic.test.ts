@@ -1,7 +1,8 @@
 import { chown, chmod, lstat, mkdir, open, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../support/helpers.js';
+import { execa } from 'execa';
+import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 /**
  * Runs `write` over `path` (which holds `before`, owned by 1234:1234, mode 0600) while a reader holds
@@ -100,6 +101,53 @@ describe('write-file-atomic where the file is ours or the user named it', () => 
     expect(run.exitCode).toBe(0);
     expect(await readlink(out)).toBe(target);
     expect(await readFile(target, 'utf8')).not.toBe('old\n');
+  });
+
+  // A user (not root) replacing their own file keeps its group where they may (write-file-atomic
+  // tries the chown whoever runs it): a report shared with a team through a group of theirs stays
+  // readable by the team. Run as user 4321, member of group 4322 too.
+  it.runIf(process.getuid?.() === 0).each(OUTPUTS)('%s run by a user keeps the group of the file it replaces', async (_, args) => {
+    const dir = await tempDir();
+    await chmod(dir, 0o755);
+    await writeFile(join(dir, 'default.csv'), '');
+    const home = join(dir, 'home');
+    await mkdir(home, { mode: 0o755 });
+    await chown(home, 4321, 4321);
+    const out = join(home, 'out');
+    await writeFile(out, 'old\n', { mode: 0o640 });
+    await chown(out, 4321, 4322);
+    const run = await execa('setpriv', ['--reuid=4321', '--regid=4321', '--groups=4321,4322', process.execPath, CLI, ...args(dir, out)], {
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      timeout: 20_000,
+    });
+    expect([run.exitCode, run.stderr.includes('cannot write')]).toEqual([0, false]);
+    const now = await stat(out);
+    expect({ changed: (await readFile(out, 'utf8')) !== 'old\n', uid: now.uid, gid: now.gid, mode: now.mode & 0o777 }).toEqual({
+      changed: true,
+      uid: 4321,
+      gid: 4322,
+      mode: 0o640,
+    });
+  });
+
+  // `--out /dev/null` as root: /dev is root's alone, so the name would be replaced by rename, and
+  // the machine's /dev/null became a regular file holding the report. A device is written into, as
+  // a shell's redirection writes it (a terminal: --out /dev/tty). Here a /dev/null of our own.
+  it.runIf(process.getuid?.() === 0).each(OUTPUTS)('%s onto a device writes into it, never replaces it', async (_, args) => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'default.csv'), '');
+    const device = join(dir, 'null');
+    await execa('mknod', ['-m', '666', device, 'c', '1', '3']);
+    const run = await runCli(args(dir, device));
+    expect([run.exitCode, run.stderr.includes('cannot write')]).toEqual([0, false]);
+    const now = await lstat(device);
+    expect({ device: now.isCharacterDevice(), rdev: now.rdev, mode: now.mode & 0o777 }).toEqual({
+      device: true,
+      rdev: (await stat('/dev/null')).rdev,
+      mode: 0o666,
+    });
   });
 
   // Between resolving the path and renaming onto it, another user able to write a directory ABOVE a

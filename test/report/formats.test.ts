@@ -73,3 +73,25 @@ describe('report on a slow reader', () => {
     expect(waits).toBeGreaterThan(1);
   });
 });
+
+describe('report on a stdout that fails', () => {
+  // The launcher stops on a broken pipe and fails on other errors; a caller handing its own stream
+  // must not be left waiting for a drain that never comes once the stream is gone.
+  it('stops writing at the first failed write instead of waiting forever', { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    writeHistory(dir, { days: 12, gpus: ['training', 'busy'] });
+    let writes = 0;
+    const failing = new Writable({
+      highWaterMark: 64,
+      write(_chunk: Buffer, _encoding, done) {
+        writes++;
+        done(Object.assign(new Error('write EIO'), { code: 'EIO' }));
+      },
+    });
+    const errors: string[] = [];
+    failing.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? ''));
+    const args = { csvDir: [dir], by: 'hour', format: 'csv' } as Parameters<typeof runReport>[0];
+    await runReport(args, { out: failing, err: new PassThrough() });
+    expect({ writes, errors }).toEqual({ writes: 1, errors: ['EIO'] });
+  });
+});

@@ -1,7 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Aggregator } from '../../src/report/aggregate.js';
 import { HEADER } from '../../src/report/history-generator.js';
+import { summaryByGpu } from '../../src/report/summary.js';
 import { runCli, tempDir } from '../support/helpers.js';
 
 // Two GPUs collected every 10 minutes from 10:00 to 10:40, then nothing until 11:20 (a gap every
@@ -115,5 +117,15 @@ describe('the summary per host and task, and per GPU, against a trail computed b
       2,
       'gpu-textfile: --by must be hour or day (rows per period and GPU), task, gpu, job or host (the summary per host and task, per GPU, per job or per host)\n',
     ]);
+  });
+});
+
+describe('the summary per GPU of GPU ids that are not numbers', () => {
+  // As the rows (aggregate.test.ts): Number() of such an id is NaN, no order at all beside numbers.
+  it('lists the numbered GPUs in number order, a row without a GPU first, the others after by name', () => {
+    const aggregator = new Aggregator();
+    for (const gpu of ['1', 'b', '0', 'a', '10', '2', ''])
+      aggregator.add({ time: Date.UTC(2026, 10, 23, 5), host: 'h', task: 't', gpu, uuid: `GPU-${gpu}`, status: 'ok', utilization: 50 });
+    expect(summaryByGpu(aggregator.finish()).map((row) => row.gpu_id)).toEqual(['', '0', '1', '2', '10', 'a', 'b']);
   });
 });

@@ -1,5 +1,5 @@
 import { localIsoTime } from '../../csvlog/columns.js';
-import { HOUR, type HostStats, type SeriesStats } from '../aggregate.js';
+import { compareGpuIds, HOUR, type HostStats, type SeriesStats } from '../aggregate.js';
 import type { Finding } from '../findings.js';
 import { PALETTE, SCRIPT, STYLE } from './assets.js';
 import { dayLabel, hourLabel, zoneOffsets } from './axis.js';
@@ -124,7 +124,7 @@ export function reportHtml(report: Report, title: string): string {
   const gpusOf = (host: HostStats) =>
     seriesOf(host)
       .filter((s) => s.gpu !== '')
-      .sort((a, b) => Number(a.gpu) - Number(b.gpu) || a.uuid.localeCompare(b.uuid));
+      .sort((a, b) => compareGpuIds(a.gpu, b.gpu) || a.uuid.localeCompare(b.uuid));
   const ids = anchors(hosts, gpusOf);
   // Reduced, not spread into Math.min: a year of hours of many GPUs is more arguments than a call takes.
   let first = Infinity;

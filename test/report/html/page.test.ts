@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { buildReport } from '../../../src/report/build.js';
 import { HEADER, generateRows } from '../../../src/report/history-generator.js';
+import { reportHtml } from '../../../src/report/html/page.js';
 import { runCli, tempDir } from '../../support/helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -174,4 +176,25 @@ describe('the HTML report in headless Chromium', () => {
       await browser.close();
     }
   }, 180_000);
+});
+
+describe('the HTML report of GPU ids that are not numbers', () => {
+  // As the rows and the summary: Number() of such an id is NaN, which is no order beside numbers,
+  // and the UUIDs decided instead (GPU 0, GPU a, GPU 1).
+  it('shows the numbered GPUs in number order, the others after them by name', async () => {
+    const dir = await tempDir();
+    const ids = [
+      ['1', 'GPU-z'],
+      ['a', 'GPU-m'],
+      ['0', 'GPU-a'],
+    ];
+    const rows = [0, 15_000, 30_000].flatMap((ms) =>
+      ids.map(([gpu, uuid]) => `${new Date(Date.UTC(2026, 0, 2) + ms).toISOString()},h,t,${gpu},${uuid},n,ok,5,5,10,5,5,1,1`),
+    );
+    await writeFile(join(dir, 't.csv'), `${HEADER}\n${rows.join('\n')}\n`);
+    const report = await buildReport({ csvDirs: [dir], by: 'hour' });
+    if ('error' in report) throw new Error(report.error);
+    const headings = [...reportHtml(report, 'order').matchAll(/<h3>GPU (\S+)/g)].map((m) => m[1]);
+    expect(headings).toEqual(['0', '1', 'a']);
+  });
 });
