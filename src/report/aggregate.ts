@@ -151,11 +151,6 @@ export class Aggregator {
       }
   }
 
-  /** periodRows, all of them. */
-  rows(period: Period): ReportRow[] {
-    return [...this.periodRows(period)];
-  }
-
   /** The state of one host's collector for one task, made on first use. */
   hostFor(row: Pick<HistoryRow, 'host' | 'task'>): HostStats {
     const key = `${row.host}\u0000${row.task}`;

@@ -101,12 +101,6 @@ export function* reportJsonPieces(report: Report): Generator<string> {
   yield `${any ? '\n  ]' : '[]'}${text.slice(at + place.length)}\n`;
 }
 
-/** A report's text whole (tests and small reports); `report` writes the pieces as they are made. */
-export const joined = (pieces: Iterable<string>): string => [...pieces].join('');
-export const reportCsv = (report: Report): string => joined(reportCsvPieces(report));
-export const reportJson = (report: Report): string => joined(reportJsonPieces(report));
-export const reportTable = (report: Report): string => joined(reportTablePieces(report));
-
 /** Right-aligned numbers from the fourth column on, padded to the widest cell. */
 function aligned(header: string[], body: string[][], textColumns: number): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));

@@ -138,24 +138,24 @@ export function generateRows({
 const dayOfRows = (day: number, options: Omit<HistoryOptions, 'hours' | 'seed' | 'hourOffset'>): string[] =>
   generateRows({ ...options, start: options.start + day * 24 * HOUR, hours: 24, intervalSeconds: 15, seed: day + 1, hourOffset: day * 24 });
 
+/** What a trail of whole days takes: every HistoryOptions but those each day sets, and how many days. */
+export type TrailOptions = Partial<Omit<HistoryOptions, 'hours' | 'seed' | 'hourOffset'>> & { days?: number };
+
+/** A trail's options with their defaults: 7 days of one training GPU from 2026-01-01, task `train`. */
+const trailDefaults = ({ days = 7, gpus = ['training'], start = Date.UTC(2026, 0, 1), task = 'train', ...rest }: TrailOptions) => ({
+  days,
+  day: { ...rest, gpus, start, task },
+});
+
 /** Writes `days` days of `gpus` GPUs' rows at 15 s under `dir`: a gzipped archive per day, the last day live; returns the rows written. */
-export function writeHistory(
-  dir: string,
-  {
-    days = 7,
-    gpus = ['training'],
-    start = Date.UTC(2026, 0, 1),
-    host,
-    task = 'train',
-    skip,
-    fail,
-  }: Partial<HistoryOptions> & { days?: number } = {},
-): number {
+export function writeHistory(dir: string, options: TrailOptions = {}): number {
+  const { days, day: trail } = trailDefaults(options);
+  const { start, task } = trail;
   mkdirSync(dir, { recursive: true });
   let total = 0;
   for (let day = 0; day < days; day++) {
-    const rows = dayOfRows(day, { start, host, task, gpus, skip, fail });
-    const text = `${HEADER}\n${rows.join('\n')}\n`;
+    const rows = dayOfRows(day, trail);
+    const text = `${headerFor(trail.jobs)}\n${rows.join('\n')}\n`;
     const name = isoWithOffset(start + day * 24 * HOUR, 0)
       .slice(0, 10)
       .replace(/-/g, '');
@@ -171,24 +171,14 @@ export function writeHistory(
  * appended to the live file, then the real archiver runs just after midnight (UTC) of the next day,
  * with --compress and, unless `sidecars` is false, the report's sidecars. The last day stays live.
  */
-export async function writeArchivedHistory(
-  dir: string,
-  {
-    days = 7,
-    gpus = ['training'],
-    start = Date.UTC(2026, 0, 1),
-    host,
-    task = 'train',
-    skip,
-    fail,
-    jobs,
-    sidecars = true,
-  }: Partial<HistoryOptions> & { days?: number; sidecars?: boolean } = {},
-): Promise<number> {
+export async function writeArchivedHistory(dir: string, options: TrailOptions & { sidecars?: boolean } = {}): Promise<number> {
+  const { sidecars = true, ...rest } = options;
+  const { days, day: trail } = trailDefaults(rest);
+  const { start, task, jobs } = trail;
   mkdirSync(dir, { recursive: true });
   let total = 0;
   for (let day = 0; day < days; day++) {
-    const rows = dayOfRows(day, { start, host, task, gpus, skip, fail, jobs });
+    const rows = dayOfRows(day, trail);
     // The archiver leaves the live file empty; the collector starts it again with the header.
     appendFileSync(`${dir}/${task}.csv`, `${headerFor(jobs)}\n${rows.join('\n')}\n`);
     total += rows.length;

@@ -3,11 +3,10 @@ import { FINDING_THRESHOLDS, type Finding } from './findings.js';
 import { median } from '../stats.js';
 
 /**
- * Theil-Sen: the median of all pairwise slopes, and the median intercept, robust to spikes; with
- * Kendall's tau (the share of pairs rising minus the share falling), the trend's consistency, robust
- * too, and R² against the line for reference.
+ * Theil-Sen: the median of all pairwise slopes, and the median intercept, robust to spikes; and R²
+ * against the line for reference (the trend's consistency is kendallTau's, asked first).
  */
-export function robustLine(points: readonly { x: number; y: number }[]): { slope: number; intercept: number; r2: number; tau: number } {
+function robustLine(points: readonly { x: number; y: number }[]): { slope: number; intercept: number; r2: number } {
   const slopes: number[] = [];
   for (let i = 0; i < points.length; i++) {
     for (let j = i + 1; j < points.length; j++) {
@@ -20,11 +19,11 @@ export function robustLine(points: readonly { x: number; y: number }[]): { slope
   const meanY = points.reduce((a, p) => a + p.y, 0) / points.length;
   const total = points.reduce((a, p) => a + (p.y - meanY) ** 2, 0);
   const residual = points.reduce((a, p) => a + (p.y - (intercept + slope * p.x)) ** 2, 0);
-  return { slope, intercept, r2: total === 0 ? 0 : 1 - residual / total, tau: kendallTau(points) };
+  return { slope, intercept, r2: total === 0 ? 0 : 1 - residual / total };
 }
 
 /** Kendall's tau: the share of pairs of points rising minus the share falling; 0 for fewer than two. */
-export function kendallTau(points: readonly { x: number; y: number }[]): number {
+function kendallTau(points: readonly { x: number; y: number }[]): number {
   let concordance = 0;
   for (let i = 0; i < points.length; i++)
     for (let j = i + 1; j < points.length; j++)
@@ -57,8 +56,9 @@ export function memoryGrowth(stats: SeriesStats, t = FINDING_THRESHOLDS): Findin
   const fitted = binned(points);
   // Most GPUs' memory holds steady (tau near 0): the trend's consistency, one pass over the pairs,
   // settles those before the fit sorts out a median of every pair's slope.
-  if (kendallTau(fitted) < t.growthMinTau) return undefined;
-  const { slope, intercept, r2, tau } = robustLine(fitted);
+  const tau = kendallTau(fitted);
+  if (tau < t.growthMinTau) return undefined;
+  const { slope, intercept, r2 } = robustLine(fitted);
   const mibPerDay = slope * 24;
   const growth = slope * spanHours;
   if (mibPerDay < t.growthMinMibPerDay || growth < t.growthMinTotalMib || tau < t.growthMinTau) return undefined;

@@ -63,7 +63,7 @@ describe('report rows', () => {
         ['a', 'eval', '1'],
       ] as const)
         row(time, host, task, gpu);
-    const order = aggregator.rows('hour').map((r) => `${r.period === hour ? 1 : 2} ${r.host} ${r.task_id} ${r.gpu_id}`);
+    const order = [...aggregator.periodRows('hour')].map((r) => `${r.period === hour ? 1 : 2} ${r.host} ${r.task_id} ${r.gpu_id}`);
     expect(order).toEqual(['1 a eval 1', '1 a z 0', '1 b train 9', '1 b train 10', '2 a eval 1', '2 a z 0', '2 b train 9', '2 b train 10']);
   });
 });
@@ -77,7 +77,7 @@ describe('report rows of GPU ids that are not numbers', () => {
     for (const time of [hour, hour + 3_600_000])
       for (const gpu of ['1', 'b', '0', 'a', '10', '2'])
         aggregator.add({ time, host: 'h', task: 't', gpu, uuid: `GPU-${gpu}`, status: 'ok', utilization: 50 });
-    const order = aggregator.rows('hour').map((r) => `${r.period === hour ? 1 : 2}:${r.gpu_id}`);
+    const order = [...aggregator.periodRows('hour')].map((r) => `${r.period === hour ? 1 : 2}:${r.gpu_id}`);
     expect(order).toEqual(['1:0', '1:1', '1:2', '1:10', '1:a', '1:b', '2:0', '2:1', '2:2', '2:10', '2:a', '2:b']);
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, type Report, type ReportBy, type ReportQuery } from '../../src/report/build.js';
-import { reportCsv, reportJson, reportTable } from '../../src/report/formats.js';
+import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../../src/report/formats.js';
 import { writeArchivedHistory } from '../../src/report/history-generator.js';
 import { reportHtml } from '../../src/report/html/page.js';
 import { runCli, tempDir } from '../support/helpers.js';
@@ -42,9 +42,17 @@ function jobsCell(gpu: number, h: number): string {
   return 'container:3f4e9c1d2b7a:gina:2048:';
 }
 
+/** The archived trail a suite shares, in a directory of its own. */
+async function suiteTrail(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-'));
+  await archivedTrail(dir);
+  return dir;
+}
+
+const reportJson = (report: Report) => [...reportJsonPieces(report)].join('');
 const FORMATS = {
-  table: reportTable,
-  csv: reportCsv,
+  table: (report: Report) => [...reportTablePieces(report)].join(''),
+  csv: (report: Report) => [...reportCsvPieces(report)].join(''),
   json: reportJson,
   html: (report: Report) => reportHtml(report, 'GPU report'),
 };
@@ -61,8 +69,7 @@ async function both(query: Omit<ReportQuery, 'by'>, by: ReportBy) {
 describe('a report from archives’ sidecars equals the report from their rows', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-'));
-    await archivedTrail(dir);
+    dir = await suiteTrail();
     return () => rm(dir, { recursive: true, force: true });
   }, 120_000);
 
@@ -151,8 +158,7 @@ describe('a report from archives’ sidecars equals the report from their rows',
 describe('a sidecar that cannot stand for its archive is passed over for its rows', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-'));
-    await archivedTrail(dir);
+    dir = await suiteTrail();
     return () => rm(dir, { recursive: true, force: true });
   }, 120_000);
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HistoryFile } from '../../src/csvlog/read.js';
 import { buildReport } from '../../src/report/build.js';
-import { reportJson } from '../../src/report/formats.js';
+import type { Report } from '../../src/report/build.js';
+import { reportJsonPieces } from '../../src/report/formats.js';
 import { writeArchivedHistory } from '../../src/report/history-generator.js';
 import { inRange, trailFiles } from '../../src/report/trail-files.js';
 import { runCli, tempDir } from '../support/helpers.js';
@@ -13,6 +14,8 @@ const archive = (dir: string, task: string, day: string): HistoryFile => ({
   task,
   archive: { file: `${task}-${day}.csv.gz`, day },
 });
+
+const reportJson = (report: Report) => [...reportJsonPieces(report)].join('');
 
 describe('archives are chosen by their names: those that cannot hold a row in range are left out', () => {
   const files = [
