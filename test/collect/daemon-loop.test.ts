@@ -119,7 +119,7 @@ const reasons = (published: Collection[]) => published.map((c) => c.health.failu
 
 /** Polls a condition (real time, generous deadline): for the tests that run on real timers. */
 async function until(check: () => boolean, what: string) {
-  for (const end = Date.now() + 20_000; !check(); await sleep(5)) if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+  for (const end = Date.now() + 60_000; !check(); await sleep(5)) if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
 }
 
 describe('daemonLoop', () => {

@@ -55,7 +55,7 @@ async function runUntil(enough: (seen: Seen) => boolean, env: Record<string, str
   const csvRows = async () => (await readFile(join(dir, 'c/default.csv'), 'utf8').catch(() => '')).trim().split('\n').slice(1);
   // A generous deadline: on a busy machine start-up alone can take seconds. The test's own
   // assertions then say what was missing.
-  for (const deadline = Date.now() + 20_000; !enough(seen) && Date.now() < deadline; await sleep(40)) {
+  for (const deadline = Date.now() + 60_000; !enough(seen) && Date.now() < deadline; await sleep(40)) {
     const text = await readFile(join(dir, 't/nvidia_gpu.prom'), 'utf8').catch(() => '');
     const sample = checkExposition(text).samples;
     const reason = sample.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels.reason ?? (sample.length ? 'ok' : 'none');
@@ -169,7 +169,7 @@ describe('collect --interval (daemon mode)', () => {
     );
     // Two rows from the one-shot start, two from the stream's one sample: then it is mid-line.
     const csvRows = async () => (await readFile(join(dir, 'c/default.csv'), 'utf8').catch(() => '')).trim().split('\n').length - 1;
-    for (const until = Date.now() + 20_000; !(existsSync(mark) && (await csvRows()) >= 4); await sleep(40)) {
+    for (const until = Date.now() + 60_000; !(existsSync(mark) && (await csvRows()) >= 4); await sleep(40)) {
       if (Date.now() > until) throw new Error('the stand-in never got mid-line');
     }
     child.kill('SIGTERM');

@@ -12,7 +12,7 @@ const good = (lastSuccessSeconds: number): Collection => ({
 
 /** Polls a condition (real time, generous deadline). */
 async function until(check: () => boolean, what: string) {
-  for (const end = Date.now() + 20_000; !check(); await new Promise((resolve) => setTimeout(resolve, 5))) {
+  for (const end = Date.now() + 60_000; !check(); await new Promise((resolve) => setTimeout(resolve, 5))) {
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
   }
 }

@@ -86,7 +86,8 @@ describe('readPrevious', () => {
 });
 
 describe('a reader in a loop while collects run', () => {
-  it('never sees a partial file', async () => {
+  // Twelve runs of the built program: a second each on a quiet machine, several beside other work.
+  it('never sees a partial file', { timeout: 240_000 }, async () => {
     const dir = await tempDir();
     const file = join(dir, 'textfile/nvidia_gpu.prom');
     let running = true;

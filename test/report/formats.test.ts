@@ -21,7 +21,9 @@ const rowsOf = (report: Report): readonly unknown[] =>
           : report.summary;
 
 describe('report text, made a piece at a time', () => {
-  it('adds up to the whole document, and a long report comes in many pieces, none of them large', async () => {
+  // Heavy: twelve days of six GPUs, reported six ways (about 10 s on a quiet 2-core machine, three
+  // times that beside other work).
+  it('adds up to the whole document, and a long report comes in many pieces, none of them large', { timeout: 180_000 }, async () => {
     const dir = await tempDir();
     // 12 days of 6 GPUs: 1,728 rows by hour, more than one piece's worth.
     writeHistory(dir, {
@@ -50,7 +52,7 @@ describe('report text, made a piece at a time', () => {
 });
 
 describe('report on a slow reader', () => {
-  it('waits for it piece by piece and writes all of it, as --out does', async () => {
+  it('waits for it piece by piece and writes all of it, as --out does', { timeout: 120_000 }, async () => {
     const dir = await tempDir();
     writeHistory(dir, { days: 12, gpus: ['training', 'busy'] });
     const written: string[] = [];

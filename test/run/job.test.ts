@@ -29,11 +29,11 @@ function wrap(dir: string, command: string[], args: string[] = [], smi = FAKE_SM
   });
 }
 
-/** Resolves once `child`'s stdout has printed `line` (or rejects after 30 s). */
+/** Resolves once `child`'s stdout has printed `line` (or rejects after 90 s: a generous deadline, for a busy machine). */
 function printed(child: ReturnType<typeof wrap>, line: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no "${line}" within 30 s; saw ${JSON.stringify(seen)}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no "${line}" within 90 s; saw ${JSON.stringify(seen)}`)), 90_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       seen += String(chunk);
       if (seen.includes(line)) {

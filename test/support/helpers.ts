@@ -31,7 +31,7 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
 }
 
 /** Runs the built CLI; never rejects. */
-export const runCli = (args: readonly string[], env: Record<string, string | undefined> = {}, timeoutMs = 20_000) =>
+export const runCli = (args: readonly string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000) =>
   execa(process.execPath, [CLI, ...args], {
     env: cliEnv(env),
     extendEnv: false,
@@ -42,7 +42,7 @@ export const runCli = (args: readonly string[], env: Record<string, string | und
   });
 
 /** Waits (generously: a busy machine) until `ready` holds, polling; whether it did within the deadline. */
-export async function eventually(ready: () => Promise<boolean>, deadlineMs = 30_000): Promise<boolean> {
+export async function eventually(ready: () => Promise<boolean>, deadlineMs = 90_000): Promise<boolean> {
   const end = Date.now() + deadlineMs;
   while (Date.now() < end) {
     if (await ready()) return true;
