@@ -45,7 +45,8 @@ export async function startNodeExporter(textfileDir: string): Promise<NodeExport
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
-  for (let i = 0; i < 100; i++) {
+  // Until it answers or exits, up to a minute: a busy machine can take seconds to start it.
+  for (const end = Date.now() + 60_000; Date.now() < end; ) {
     if (child.exitCode !== null) break;
     const ok = await fetch(url).then(
       (r) => r.ok,
@@ -55,5 +56,5 @@ export async function startNodeExporter(textfileDir: string): Promise<NodeExport
     await sleep(50);
   }
   await stop();
-  throw new Error(`node_exporter did not start on ${url}:\n${output}`);
+  throw new Error(`node_exporter did not answer on ${url} within 60 s:\n${output}`);
 }
