@@ -150,6 +150,8 @@ describe('the deployment, booted under systemd', () => {
       (entry) => entry.identifier !== 'systemd' && entry.time >= run.start && entry.time <= run.result!.time,
     );
     expect(said.map((entry) => entry.message).join('\n')).toMatch(/driver_unreachable/);
+    // Tagged with the program's name (SyslogIdentifier=), not the executable's (node).
+    expect([...new Set(said.map((entry) => entry.identifier))]).toEqual(['gpu-textfile']);
   });
 
   it('uninstall leaves no unit, no enabled symlink and no textfile', async () => {
