@@ -241,7 +241,7 @@ describe('the packages', () => {
       exit: 0,
       err: `warning: ${conffile.replace(root, '')} created as ${conffile.replace(root, '')}.rpmnew`,
     });
-    expect((await rpm('-q', 'gpu-textfile')).stdout).toBe(`gpu-textfile-${UPGRADE}-1.x86_64`);
+    expect((await execa('rpm', ['--root', root, '-q', 'gpu-textfile'], { reject: false })).stdout).toBe(`gpu-textfile-${UPGRADE}-1.x86_64`);
     expect(await readFile(conffile, 'utf8')).toBe(edited);
     expect(await readFile(`${conffile}.rpmnew`, 'utf8')).toBe(`${shipped}${NEW_DEFAULT}\n`);
     expect(existsSync(`${conffile}.rpmsave`)).toBe(false);
