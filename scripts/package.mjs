@@ -7,7 +7,8 @@
 // the same bytes nodejs.org ships, fetched (or taken from npm's cache, offline) like any other package.
 // Options: --arch x64|arm64 (repeatable; default both), --format tar|deb|rpm (repeatable; default all),
 // --version V (the packages' version; default package.json's: a test builds an upgrade with it),
-// --out DIR (default package), --fast (gzip instead of xz: for the tests).
+// --out DIR (default package), --fast (gzip instead of xz: for the tests), --extra-setting NAME=VALUE
+// (a line added to /etc/default/gpu-textfile: a test builds an upgrade whose defaults changed).
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -26,7 +27,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { debControl, debScripts, rpmSpec } from './package-meta.mjs';
+import { configUnits, debControl, debScripts, generator, rpmSpec } from './package-meta.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     version: { type: 'string', default: pkg.version },
     out: { type: 'string', default: join(ROOT, 'package') },
     fast: { type: 'boolean', default: false },
+    'extra-setting': { type: 'string', multiple: true, default: [] },
   },
 });
 const VERSION = values.version;
@@ -51,8 +53,20 @@ const UNITS = [
   'gpu-textfile-archive.timer',
   'gpu-textfile-daemon.service',
 ];
-/** The timers enabled and started on first install; the daemon service is the alternative, left off. */
-const TIMERS = ['gpu-textfile.timer', 'gpu-textfile-archive.timer'];
+/** The units only the packages have: a change to /etc/default/gpu-textfile reloads systemd (package-meta.mjs). */
+const CONFIG_UNITS = ['gpu-textfile-config.path', 'gpu-textfile-config.service'];
+/**
+ * Enabled and started on first install: the timers and the watcher of /etc/default/gpu-textfile; the
+ * daemon service is the alternative, left off.
+ */
+const STARTED = ['gpu-textfile.timer', 'gpu-textfile-archive.timer', 'gpu-textfile-config.path'];
+/** Where systemd runs the package's generator from (package-meta.mjs says what it does). */
+const GENERATOR = '/usr/lib/systemd/system-generators/gpu-textfile';
+/** The packages' units directory: /usr/lib, where Debian 13 requires it (lintian: aliased-location) and every systemd looks. */
+const UNIT_DIR = '/usr/lib/systemd/system';
+/** The textfile directory each package's /etc/default/gpu-textfile names: Debian's node_exporter's, or upstream's. */
+const TEXTFILE_DIR = { deb: '/var/lib/prometheus/node-exporter', rpm: '/var/lib/node_exporter/textfile' };
+const CSV_DIR = '/var/log/gpu-textfile';
 const DEB_ARCH = { x64: 'amd64', arm64: 'arm64' };
 /** binutils' strip for each CPU (Debian: binutils, binutils-aarch64-linux-gnu; scripts/setup-test-host.sh). */
 const STRIP = { x64: 'x86_64-linux-gnu-strip', arm64: 'aarch64-linux-gnu-strip' };
@@ -128,25 +142,33 @@ async function rendered(textfileDir) {
       logLevel: 'warning',
     });
     const { renderUnit, renderEnvironmentFile } = await import(join(work, 'units.cjs'));
-    const choices = { textfileDir, csvDir: '/var/log/gpu-textfile' };
+    const choices = { textfileDir, csvDir: CSV_DIR };
     const programPaths = { node: `${LIB}/node/bin/node`, script: `${LIB}/dist/gpu-textfile.js` };
     const units = Object.fromEntries(
       UNITS.map((name) => [name, renderUnit(name, readFileSync(join(ROOT, 'systemd', name), 'utf8'), programPaths, choices)]),
     );
-    return { units, environment: renderEnvironmentFile(choices) };
+    const extra = values['extra-setting'].map((line) => `${line}\n`).join('');
+    return { units, environment: renderEnvironmentFile(choices) + extra };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
 
 /** The file tree a system package installs, under `root`. */
-async function systemTree(arch, root, unitDir, textfileDir) {
+async function systemTree(arch, root, textfileDir) {
   program(arch, join(root, LIB.slice(1)));
   mkdirSync(join(root, 'usr/bin'), { recursive: true });
   symlinkSync('../lib/gpu-textfile/bin/gpu-textfile', join(root, 'usr/bin/gpu-textfile'));
   const { units, environment } = await rendered(textfileDir);
-  mkdirSync(join(root, unitDir), { recursive: true });
-  for (const [name, text] of Object.entries(units)) writeFileSync(join(root, unitDir, name), text);
+  mkdirSync(join(root, UNIT_DIR), { recursive: true });
+  const packaged = { ...units, ...configUnits(`file:${LIB}/docs/deployment.md`) };
+  for (const [name, text] of Object.entries(packaged)) writeFileSync(join(root, UNIT_DIR, name), text);
+  mkdirSync(join(root, GENERATOR, '..'), { recursive: true });
+  writeFileSync(join(root, GENERATOR), generator({ textfileDir, csvDir: CSV_DIR }));
+  chmodSync(join(root, GENERATOR), 0o755);
+  // The textfile directory, owned by the package: without Debian's node_exporter package (only a
+  // Recommends) nothing else creates it (the generator's ExecStartPre= does too, where it runs).
+  mkdirSync(join(root, textfileDir), { recursive: true });
   mkdirSync(join(root, 'etc/default'), { recursive: true });
   writeFileSync(join(root, 'etc/default/gpu-textfile'), environment);
   const doc = join(root, 'usr/share/doc/gpu-textfile');
@@ -176,7 +198,7 @@ async function deb(arch) {
   const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-deb-'));
   try {
     const root = join(work, 'root');
-    await systemTree(arch, root, 'lib/systemd/system', '/var/lib/prometheus/node-exporter');
+    await systemTree(arch, root, TEXTFILE_DIR.deb);
     // Node.js links its own zlib in, as nodejs.org builds it; the rest of lintian's findings are said in docs/development.md.
     mkdirSync(join(root, 'usr/share/lintian/overrides'), { recursive: true });
     writeFileSync(
@@ -193,7 +215,7 @@ async function deb(arch) {
     const size = Number(run('du', ['-sk', '--exclude=DEBIAN', root]).toString().split('\t')[0]);
     writeFileSync(join(root, 'DEBIAN/control'), debControl({ version: VERSION, arch: DEB_ARCH[arch], installedSize: size }));
     writeFileSync(join(root, 'DEBIAN/conffiles'), '/etc/default/gpu-textfile\n');
-    for (const [name, text] of Object.entries(debScripts(TIMERS, UNITS))) {
+    for (const [name, text] of Object.entries(debScripts(STARTED, [...UNITS, ...CONFIG_UNITS], TEXTFILE_DIR.deb))) {
       writeFileSync(join(root, 'DEBIAN', name), text);
       chmodSync(join(root, 'DEBIAN', name), 0o755);
     }
@@ -213,16 +235,26 @@ async function rpm(arch) {
   const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-rpm-'));
   try {
     const stage = join(work, 'stage');
-    await systemTree(arch, stage, 'usr/lib/systemd/system', '/var/lib/node_exporter/textfile');
+    await systemTree(arch, stage, TEXTFILE_DIR.rpm);
     // Whole directories where the package owns them, so that erasing it leaves none behind.
     const files = [
       LIB,
       '/usr/bin/gpu-textfile',
-      ...UNITS.map((name) => `/usr/lib/systemd/system/${name}`),
+      ...[...UNITS, ...CONFIG_UNITS].map((name) => `${UNIT_DIR}/${name}`),
+      GENERATOR,
       '/etc/default/gpu-textfile',
       '/usr/share/doc/gpu-textfile',
     ];
-    writeFileSync(join(work, 'gpu-textfile.spec'), rpmSpec({ version: VERSION, stage, files, timers: TIMERS, units: UNITS }));
+    const spec = rpmSpec({
+      version: VERSION,
+      stage,
+      files,
+      dirs: [TEXTFILE_DIR.rpm],
+      started: STARTED,
+      units: [...UNITS, ...CONFIG_UNITS],
+      textfileDir: TEXTFILE_DIR.rpm,
+    });
+    writeFileSync(join(work, 'gpu-textfile.spec'), spec);
     run('rpmbuild', [
       '-bb',
       '--quiet',

@@ -2,7 +2,7 @@
 # Installs the real components the test suite runs against, on Debian or Ubuntu:
 # promtool (package prometheus), node_exporter, logrotate, systemd-analyze, Chromium (the HTML report),
 # mmdebstrap and systemd-nspawn (the boot tests build a minimal Debian and boot the units in it), and
-# rpm, lintian and binutils for both CPUs (npm run package and its tests).
+# rpm, rpmlint, lintian and binutils for both CPUs (npm run package and its tests).
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
@@ -18,6 +18,7 @@ command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
 # strip for both CPUs' Node.js.
 command -v rpmbuild >/dev/null || missing+=(rpm)
 command -v lintian >/dev/null || missing+=(lintian)
+command -v rpmlint >/dev/null || missing+=(rpmlint)
 command -v x86_64-linux-gnu-strip >/dev/null || missing+=(binutils-x86-64-linux-gnu)
 command -v aarch64-linux-gnu-strip >/dev/null || missing+=(binutils-aarch64-linux-gnu)
 

@@ -2,6 +2,7 @@ import { INSTALL_OPTIONS, UNINSTALL_OPTIONS } from './commands/install-options.j
 import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS } from './commands/options.js';
 import type { ArgsOf, OptionTable } from './commands/option-types.js';
 import { envValues, parseOptions } from './commands/parse-options.js';
+import { withDefaultsFile } from './commands/defaults-file.js';
 import { RUN_OPTIONS } from './commands/run-options.js';
 
 /** Reads a command's arguments by its option table: the fast parser or yargs. */
@@ -172,16 +173,21 @@ export async function main(argv: readonly string[]): Promise<number> {
   const operands = end >= 0 ? args.slice(end + 1) : [];
   if (end >= 0) args = args.slice(0, end);
   const wantsHelp = args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version');
+  // Defaults from /etc/default/gpu-textfile, under the environment; not for install and uninstall,
+  // which write that file from their own options.
+  const readsDefaults = command !== undefined && command.name !== 'install' && command.name !== 'uninstall';
+  const env = readsDefaults ? withDefaultsFile(process.env, process.geteuid?.() ?? 0) : process.env;
+  if (typeof env === 'string') usageError(env);
 
   if (command && command.name === 'collect' && !wantsHelp) {
     // The every-15-seconds path: the option table read without yargs, whose loading alone costs more
     // than a third of a one-shot run's own CPU time. Same table, same rules (a test compares them).
     return command.start(async (table) => {
-      const parsed = parseOptions(table, args.slice(1), process.env);
+      const parsed = parseOptions(table, args.slice(1), env);
       return typeof parsed === 'string' ? usageError(parsed) : parsed;
     }, operands);
   }
-  if (command) return command.start((table) => yargsArgs(command.name, table, args.slice(1), process.env), operands);
+  if (command) return command.start((table) => yargsArgs(command.name, table, args.slice(1), env), operands);
   const first = args[0];
   if (first !== undefined && !first.startsWith('-') && first !== 'completion') {
     const near = closestCommand(first);

@@ -18,7 +18,9 @@ export function usageLine(command: string, table: OptionTable): string {
 
 const ENVIRONMENT =
   'Every option can also be set as GPU_TEXTFILE_<OPTION> (upper case, - as _: GPU_TEXTFILE_TEXTFILE_DIR), as in ' +
-  '/etc/default/gpu-textfile, which the systemd units and the cron.d file read; the command line wins. A repeatable ' +
+  '/etc/default/gpu-textfile, which the systemd units and the cron.d file read, and every command but install ' +
+  'reads for its defaults (GPU_TEXTFILE_DEFAULTS_FILE names another file; empty, none): the environment wins over ' +
+  'the file, the command line over both. A repeatable ' +
   'option takes a list there, items separated by commas or spaces: GPU_TEXTFILE_LABEL="env=prod site=x", ' +
   "GPU_TEXTFILE_EXCLUDE_FIELDS='ecc* power*' (an item given there cannot itself contain a comma or a space).";
 

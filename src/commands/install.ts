@@ -16,7 +16,17 @@ import {
   type EnvSetting,
   type InstallChoices,
 } from '../deploy/units.js';
-import { hiddenFromUnits, installProgram, PROGRAM_DIR, releaseParts, unitProgram } from '../deploy/program.js';
+import {
+  COMMAND_LINK,
+  commandLinkState,
+  hiddenFromUnits,
+  installProgram,
+  LAUNCHER_PART,
+  linkCommand,
+  PROGRAM_DIR,
+  releaseParts,
+  unitProgram,
+} from '../deploy/program.js';
 import { PASSED_ON, type INSTALL_OPTIONS, type UNINSTALL_OPTIONS } from './install-options.js';
 import { COLLECT_OPTIONS, defaultTextfileDir } from './options.js';
 import type { ArgsOf } from './option-types.js';
@@ -170,6 +180,13 @@ export async function runInstall(args: InstallArgs, io = { out: process.stdout, 
     describe: `install the program: copy ${packageRoot()}/{${releaseParts(packageRoot()).join(',')}} to ${at(PROGRAM_DIR)}`,
     run: async () => void (await installProgram(packageRoot(), at(PROGRAM_DIR))),
   });
+  // The tarball's route: `gpu-textfile` on PATH, unless something else (npm's link, a hand-made
+  // file) is there already.
+  if (releaseParts(packageRoot()).includes(LAUNCHER_PART)) {
+    const state = await commandLinkState(at(COMMAND_LINK));
+    if (state === 'other') say(`left in place: ${at(COMMAND_LINK)} (not install's link)`);
+    else steps.push({ describe: `link ${at(COMMAND_LINK)} to the installed program`, run: () => linkCommand(at(COMMAND_LINK)) });
+  }
   for (const dir of [choices.textfileDir, STATE_DIR, ...(choices.csvDir ? [choices.csvDir] : [])]) {
     steps.push({
       describe: `create ${at(dir)} (mode 0755)`,
@@ -225,6 +242,8 @@ export async function runUninstall(args: UninstallArgs, io = { out: process.stdo
   }
   if (existsSync(at(PROGRAM_DIR)))
     steps.push({ describe: `remove ${at(PROGRAM_DIR)}`, run: () => rm(at(PROGRAM_DIR), { recursive: true }) });
+  if ((await commandLinkState(at(COMMAND_LINK))) === 'ours')
+    steps.push({ describe: `remove ${at(COMMAND_LINK)}`, run: () => rm(at(COMMAND_LINK)) });
   // The peers' files (--compat) too, whichever an install named: their names carry no time of collection.
   const proms = [fileName, ...COMPAT_NAMES.map((name) => compatFileName(fileName, name))].map((name) => join(textfileDir, name));
   if (isAbsolute(textfileDir) && fileName.endsWith('.prom') && !fileName.includes('/'))

@@ -1,6 +1,6 @@
 import { copyFile, chmod, lstat, mkdir, mkdtemp, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { constants, existsSync, realpathSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Program } from './units.js';
 
 // The program the units run is a copy, not the checkout `npm install -g .` links to: that often sits
@@ -20,11 +20,41 @@ export const RUNTIME_PART = 'node';
 
 const RELEASE_PREFIX = 'release-';
 
-/** The parts of the package at `packageRoot` a release copies: its own Node.js too where it has one. */
+/** The tarball's launcher (bin/gpu-textfile: runs dist/ with node/ beside it), copied with its own Node.js. */
+export const LAUNCHER_PART = 'bin';
+
+/** The parts of the package at `packageRoot` a release copies: its own Node.js and launcher too where it has them. */
 export const releaseParts = (packageRoot: string): string[] => [
   ...RELEASE_PARTS,
   ...(existsSync(join(packageRoot, RUNTIME_PART)) ? [RUNTIME_PART] : []),
+  ...(existsSync(join(packageRoot, RUNTIME_PART)) && existsSync(join(packageRoot, LAUNCHER_PART, 'gpu-textfile')) ? [LAUNCHER_PART] : []),
 ];
+
+/**
+ * `gpu-textfile` on PATH after a tarball's install: a link to the launcher through `current`, so it
+ * follows each install. npm's route needs none (npm links its own bin).
+ */
+export const COMMAND_LINK = '/usr/local/bin/gpu-textfile';
+export const COMMAND_TARGET = `${PROGRAM_DIR}/current/${LAUNCHER_PART}/gpu-textfile`;
+
+/** What is at `link` (COMMAND_LINK under --root): nothing, our link, or something else, which install and uninstall leave alone. */
+export async function commandLinkState(link: string): Promise<'absent' | 'ours' | 'other'> {
+  const found = await lstat(link).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (!found) return 'absent';
+  return found.isSymbolicLink() && (await readlink(link)) === COMMAND_TARGET ? 'ours' : 'other';
+}
+
+/** Points `link` at the launcher: a new link renamed over the old one. */
+export async function linkCommand(link: string): Promise<void> {
+  await mkdir(dirname(link), { recursive: true, mode: 0o755 });
+  const next = `${link}.new`;
+  await rm(next, { force: true });
+  await symlink(COMMAND_TARGET, next);
+  await rename(next, link);
+}
 
 /**
  * What the units run: the package's own Node.js, from the release, when install runs on it (the

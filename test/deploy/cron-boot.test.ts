@@ -48,26 +48,31 @@ describe("the cron.d file, booted under Debian's cron", () => {
         const found = await csvRows(box(), CSV);
         return found.length >= 4 ? found.slice(0, 4) : undefined;
       },
-      90_000,
+      180_000,
       tail,
     );
     const times = rows.map((row) => row.time);
-    // The four jobs start together at the minute; `sleep 15`, `30`, `45` space them. A run's time is
-    // when collect began, after Node.js started: a busy machine delays each by a second or two.
-    const gaps = times.slice(1).map((time, i) => time - times[i]!);
+    // The schedule, not its timing: the rows come one after another, and cron started the four
+    // collect jobs of the first row's minute together, each under flock -n, three of them after
+    // `sleep 15`, `30` and `45`. How far apart the rows land is the machine's load (Node.js starting
+    // on a busy machine takes a second or several): not asserted.
     expect(
-      gaps.filter((gap) => gap < 12 || gap > 18),
+      times.slice(1).filter((time, i) => time <= times[i]!),
       `runs at ${times.join(', ')}`,
     ).toEqual([]);
-    expect(Math.floor(times[3]! / 60), `runs at ${times.join(', ')}`).toBe(Math.floor(times[0]! / 60));
     expect(rows.map((row) => row.status)).toEqual(['driver_unreachable', 'ok', 'ok', 'ok']);
-    // cron logs each job it starts: the four collect lines of that minute, each under flock -n.
     const minute = Math.floor(times[0]! / 60);
     const started = (await journal(box(), ['-t', 'CRON'])).filter(
       (entry) => Math.floor(entry.time / 60) === minute && / CMD \(/.test(entry.message),
     );
-    expect(started.filter((entry) => entry.message.includes('flock -n /run/lock/gpu-textfile.lock gpu-textfile collect'))).toHaveLength(4);
+    const collects = started.filter((entry) => entry.message.includes('flock -n /run/lock/gpu-textfile.lock gpu-textfile collect'));
+    expect(collects.map((entry) => /\(root\) CMD \((sleep \d+; )?/.exec(entry.message)?.[1] ?? '').sort()).toEqual([
+      '',
+      'sleep 15; ',
+      'sleep 30; ',
+      'sleep 45; ',
+    ]);
     const text = (await box().run(['cat', '/var/lib/prometheus/node-exporter/nvidia_gpu.prom'])).stdout;
     expect(sampleValue(text, 'nvidia_gpu_collector_success')).toBe(1);
-  }, 120_000);
+  }, 240_000);
 });

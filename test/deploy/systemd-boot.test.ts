@@ -62,14 +62,13 @@ describe('the deployment, booted under systemd', () => {
       `starts ${starts.join(', ')}`,
     ).toEqual([0, 1, 2, 3]);
     expect(marks.filter((m) => m.after < 0)).toEqual([]);
-    // And AccuracySec: systemd's own record of when the timer fired (not when journald got the line)
-    // lies within it after a quarter-minute mark, and the next elapse it plans is on a mark.
+    // And the schedule as systemd holds it: AccuracySec=1s, its own record of when the timer fired
+    // (not when journald got the line) at or after a quarter-minute mark, and the next elapse it plans
+    // on a mark. How soon after the mark it fired is the machine's load, not the schedule: not asserted.
     const timerShows = (property: string) => box().sh(`systemctl show --timestamp=us+utc -p ${property} --value gpu-textfile.timer`);
-    const accuracy = parseShownSpan(await timerShows('AccuracyUSec'));
-    expect(accuracy).toBe(1);
+    expect(parseShownSpan(await timerShows('AccuracyUSec'))).toBe(1);
     const [fired] = calendarMarks([parseShownTime(await timerShows('LastTriggerUSec')) ?? Number.NaN], 15);
     expect(fired!.after).toBeGreaterThanOrEqual(0);
-    expect(fired!.after).toBeLessThanOrEqual(accuracy!);
     const next = parseShownTime(await timerShows('NextElapseUSecRealtime'));
     expect(calendarMarks([next ?? Number.NaN], 15)[0]!.after).toBe(0);
   }, 180_000);
@@ -150,6 +149,8 @@ describe('the deployment, booted under systemd', () => {
       (entry) => entry.identifier !== 'systemd' && entry.time >= run.start && entry.time <= run.result!.time,
     );
     expect(said.map((entry) => entry.message).join('\n')).toMatch(/driver_unreachable/);
+    // Tagged with the program's name (SyslogIdentifier=), not the executable's (node).
+    expect([...new Set(said.map((entry) => entry.identifier))]).toEqual(['gpu-textfile']);
   });
 
   it('uninstall leaves no unit, no enabled symlink and no textfile', async () => {

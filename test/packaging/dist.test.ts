@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -11,6 +11,9 @@ import { ROOT, tempDir } from '../support/helpers.js';
 
 const { version: VERSION } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 const PROGRAM = '/usr/lib/gpu-textfile';
+/** A later version for the upgrade, and the line its /etc/default/gpu-textfile has that this one's has not. */
+const UPGRADE = `${VERSION}.1`;
+const NEW_DEFAULT = 'GPU_TEXTFILE_TIMEOUT=9s';
 
 /** ELF's e_machine: what CPU a binary is for (62 x86-64, 183 AArch64). */
 async function elfMachine(path: string): Promise<number> {
@@ -34,7 +37,26 @@ describe('the packages', () => {
       });
     await build('x64', 'tar', 'rpm', 'deb');
     await build('arm64', 'tar');
-  }, 900_000);
+    // An upgrade whose /etc/default/gpu-textfile changed (a new line), for %config(noreplace).
+    await execa(
+      process.execPath,
+      [
+        'scripts/package.mjs',
+        '--arch',
+        'x64',
+        '--format',
+        'rpm',
+        '--fast',
+        '--version',
+        UPGRADE,
+        '--extra-setting',
+        NEW_DEFAULT,
+        '--out',
+        out,
+      ],
+      { cwd: ROOT, timeout: 600_000 },
+    );
+  }, 1_200_000);
   afterAll(() => rm(out, { recursive: true, force: true }));
 
   it('the tarball runs from where it is unpacked with no node on PATH, and installs from there', async () => {
@@ -67,7 +89,25 @@ describe('the packages', () => {
       '--version',
     ]);
     expect(copied.stdout).toBe(VERSION);
-  }, 60_000);
+    // gpu-textfile on PATH: /usr/local/bin's link to the launcher through `current`, which runs.
+    const link = join(root, 'usr/local/bin/gpu-textfile');
+    expect(await readlink(link)).toBe('/usr/local/lib/gpu-textfile/current/bin/gpu-textfile');
+    const launched = await execa(join(root, 'usr/local/lib/gpu-textfile/current/bin/gpu-textfile'), ['--version'], {
+      env,
+      extendEnv: false,
+    });
+    expect(launched.stdout).toBe(VERSION);
+    const uninstall = await run(['uninstall', '--root', root, '--no-enable']);
+    expect({ exit: uninstall.exitCode, err: uninstall.stderr }).toEqual({ exit: 0, err: '' });
+    expect(existsSync(link)).toBe(false);
+    // Something else at that name (npm's own link, a file by hand) is left as it is.
+    await mkdir(join(root, 'usr/local/bin'), { recursive: true });
+    await symlink('../lib/node_modules/gpu-textfile/dist/gpu-textfile.js', link);
+    const again = await run(['install', '--root', root, '--no-enable']);
+    expect({ exit: again.exitCode, err: again.stderr }).toEqual({ exit: 0, err: '' });
+    expect(again.stdout).toContain(`left in place: ${link} (not install's link)`);
+    expect(await readlink(link)).toBe('../lib/node_modules/gpu-textfile/dist/gpu-textfile.js');
+  }, 120_000);
 
   it("each CPU's tarball holds that CPU's Node.js and koffi module, and no other", async () => {
     for (const [arch, machine] of [
@@ -91,7 +131,8 @@ describe('the packages', () => {
     const rpmFile = join(out, `gpu-textfile-${VERSION}-1.x86_64.rpm`);
     const rpmFiles = (await execa('rpm', ['-qpl', rpmFile])).stdout.split('\n');
     // dpkg-deb -c: tar's long listing, the path the sixth field on ("./etc/default/gpu-textfile", "x -> y" for a link).
-    const listed = (await execa('dpkg-deb', ['-c', join(out, `gpu-textfile_${VERSION}_amd64.deb`)])).stdout
+    const debListing = (await execa('dpkg-deb', ['-c', join(out, `gpu-textfile_${VERSION}_amd64.deb`)])).stdout;
+    const listed = debListing
       .split('\n')
       .map((line) =>
         line
@@ -101,10 +142,19 @@ describe('the packages', () => {
           .replace(/ -> .*$/, ''),
       )
       .filter((path) => !path.endsWith('/'))
-      .map((path) => path.replace(/^\./, '').replace(/^\/lib\/systemd\//, '/usr/lib/systemd/'));
+      .map((path) => path.replace(/^\./, ''));
     // The .deb's own: Debian's changelog and lintian's override.
     const debOnly = ['/usr/share/doc/gpu-textfile/changelog.gz', '/usr/share/lintian/overrides/gpu-textfile'];
-    const rpmOnlyDirs = rpmFiles.filter((path) => !listed.includes(path) && listed.some((file) => file.startsWith(`${path}/`)));
+    // The directories the .rpm owns; its textfile directory, which the .deb ships as Debian's.
+    const rpmOnlyDirs = rpmFiles.filter(
+      (path) =>
+        (!listed.includes(path) && listed.some((file) => file.startsWith(`${path}/`))) || path === '/var/lib/node_exporter/textfile',
+    );
+    expect(rpmFiles).toContain('/var/lib/node_exporter/textfile');
+    expect(debListing).toMatch(/^drwxr-xr-x root\/root .* \.\/var\/lib\/prometheus\/node-exporter\/$/m);
+    // Debian 13 looks for units in /usr/lib only (lintian: aliased-location for /lib); Debian 11 and 12 look in both.
+    expect(listed.filter((path) => path.startsWith('/lib/'))).toEqual([]);
+    expect(listed).toContain('/usr/lib/systemd/system-generators/gpu-textfile');
     expect(rpmFiles.filter((path) => !rpmOnlyDirs.includes(path)).sort()).toEqual(listed.filter((path) => !debOnly.includes(path)).sort());
     expect(rpmFiles).toContain('/usr/lib/systemd/system/gpu-textfile.timer');
     expect((await execa('rpm', ['-qp', '--configfiles', rpmFile])).stdout).toBe('/etc/default/gpu-textfile');
@@ -124,12 +174,33 @@ describe('the packages', () => {
     expect(scriptlet('postuninstall')).toMatch(/if \[ \$1 -ge 1 \].*systemctl try-restart [^\n]*gpu-textfile-daemon\.service/);
   });
 
-  // Its warnings (hardening-no-pie, no-manual-page) are said and justified in docs/development.md.
-  it('lintian finds no error in the .deb', async () => {
-    const lint = await execa('lintian', ['--tag-display-limit', '0', join(out, `gpu-textfile_${VERSION}_amd64.deb`)], {
-      reject: false,
-      timeout: 300_000,
-    });
+  // Debian 13's lintian (its root built once, machine-wide, by test/deploy/boot/debian-root.sh), run in
+  // a throwaway overlay of that root. Its warnings (hardening-no-pie, no-manual-page) are said and
+  // justified in docs/development.md.
+  it("Debian 13's lintian finds no error in the .deb", async () => {
+    const trixie = (
+      await execa(join(ROOT, 'test/deploy/boot/debian-root.sh'), ['trixie', 'lintian'], { timeout: 30 * 60_000 })
+    ).stdout.trim();
+    const dir = await tempDir();
+    for (const name of ['upper', 'work', 'merged']) await mkdir(join(dir, name));
+    const deb = `gpu-textfile_${VERSION}_amd64.deb`;
+    const lint = await execa(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$2/merged" && mount -t proc proc "$2/merged/proc" && cp "$3" "$2/merged/tmp/" && exec chroot "$2/merged" env -i HOME=/tmp PATH=/usr/bin:/bin LANG=C.UTF-8 lintian --tag-display-limit 0 "/tmp/$4"',
+        'lintian',
+        trixie,
+        dir,
+        join(out, deb),
+        deb,
+      ],
+      { reject: false, timeout: 600_000 },
+    );
     const errors = lint.stdout.split('\n').filter((line) => line.startsWith('E: '));
     expect({ errors, stderr: lint.stderr.replace(/^running with root privileges is not recommended!\n?/m, '') }).toEqual({
       errors: [],
@@ -144,7 +215,37 @@ describe('the packages', () => {
       'W: gpu-textfile: hardening-no-pie [usr/lib/gpu-textfile/node/bin/node]',
       'W: gpu-textfile: no-manual-page [usr/bin/gpu-textfile]',
     ]);
+  }, 2_400_000);
+
+  // no-signature stays: a release signs the .rpm (rpm --addsign) with a key no build here has
+  // (docs/development.md). Its warnings are listed there too.
+  it('rpmlint finds no error in the .rpm but the missing signature', async () => {
+    const lint = await execa('rpmlint', [join(out, `gpu-textfile-${VERSION}-1.x86_64.rpm`)], { reject: false, timeout: 300_000 });
+    expect(lint.stdout.split('\n').filter((line) => / E: /.test(line))).toEqual(['gpu-textfile.x86_64: E: no-signature']);
   }, 300_000);
+
+  // %config(noreplace): an admin's edit is kept, and the new default lands beside it; a plain
+  // %config would move the edit to .rpmsave and install the new file.
+  it('upgrading the .rpm keeps an edited /etc/default/gpu-textfile and puts the changed default beside it as .rpmnew', async () => {
+    const root = await tempDir();
+    const rpm = (...args: string[]) => execa('rpm', ['--nodeps', '--noscripts', '--root', root, ...args], { reject: false });
+    const rpmStderr = (text: string) => text.replace(/^rpm: (RPM should not be used|However assuming).*\n?/gm, '');
+    const first = await rpm('-i', join(out, `gpu-textfile-${VERSION}-1.x86_64.rpm`));
+    expect({ exit: first.exitCode, err: rpmStderr(first.stderr) }).toEqual({ exit: 0, err: '' });
+    const conffile = join(root, 'etc/default/gpu-textfile');
+    const shipped = await readFile(conffile, 'utf8');
+    const edited = `${shipped}GPU_TEXTFILE_TASK=edited\n`;
+    await writeFile(conffile, edited);
+    const upgrade = await rpm('-U', join(out, `gpu-textfile-${UPGRADE}-1.x86_64.rpm`));
+    expect({ exit: upgrade.exitCode, err: rpmStderr(upgrade.stderr) }).toEqual({
+      exit: 0,
+      err: `warning: ${conffile.replace(root, '')} created as ${conffile.replace(root, '')}.rpmnew`,
+    });
+    expect((await execa('rpm', ['--root', root, '-q', 'gpu-textfile'], { reject: false })).stdout).toBe(`gpu-textfile-${UPGRADE}-1.x86_64`);
+    expect(await readFile(conffile, 'utf8')).toBe(edited);
+    expect(await readFile(`${conffile}.rpmnew`, 'utf8')).toBe(`${shipped}${NEW_DEFAULT}\n`);
+    expect(existsSync(`${conffile}.rpmsave`)).toBe(false);
+  }, 120_000);
 
   it('the .rpm installs into a scratch root, and the program runs from there', async () => {
     const root = await tempDir();

@@ -20,12 +20,14 @@ export async function tempDir(prefix = 'gpu-textfile-'): Promise<string> {
   return dir;
 }
 
-/** Environment for a CLI run: no GPU_TEXTFILE_* from the caller, the stand-in capture if given. */
+/** Environment for a CLI run: no GPU_TEXTFILE_* from the caller or the defaults file, the stand-in capture if given. */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env))
     if (value !== undefined && !key.startsWith('GPU_TEXTFILE_') && !key.startsWith('FAKE_SMI_') && key !== 'NODE_COMPILE_CACHE')
       env[key] = value;
+  // Not this machine's /etc/default/gpu-textfile: a test names its own defaults file where it wants one.
+  env.GPU_TEXTFILE_DEFAULTS_FILE = '';
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }
