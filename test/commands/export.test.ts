@@ -63,6 +63,23 @@ describe('export: options', () => {
   });
 });
 
+describe('export: --out that cannot be a file', () => {
+  it('/dev/null is written into, not replaced', async () => {
+    const dir = await tempDir('gpu-textfile-export-cli-');
+    const result = await runCli(['export', '--csv-dir', dir, '--out', '/dev/null']);
+    expect(result.exitCode).toBe(0);
+    expect((await lstat('/dev/null')).isCharacterDevice()).toBe(true);
+  });
+
+  it('a path under a file: one line, exit 1', async () => {
+    const dir = await tempDir('gpu-textfile-export-cli-');
+    await writeFile(join(dir, 'plain'), 'x');
+    const result = await runCli(['export', '--csv-dir', dir, '--out', join(dir, 'plain', 'gap.om')]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^gpu-textfile: cannot write .*plain\/gap\.om: .*not a directory\n$/);
+  });
+});
+
 describe('export: the trail', () => {
   it("reads a fleet's trails, archives and live files, in the textfile's families", { timeout: 120_000 }, async () => {
     const dir = await fleet();
