@@ -21,6 +21,10 @@ command -v lintian >/dev/null || missing+=(lintian)
 command -v rpmlint >/dev/null || missing+=(rpmlint)
 command -v x86_64-linux-gnu-strip >/dev/null || missing+=(binutils-x86-64-linux-gnu)
 command -v aarch64-linux-gnu-strip >/dev/null || missing+=(binutils-aarch64-linux-gnu)
+# export's round trip into a second store (test/export/stores.test.ts), and the fleet playbook's check
+# (examples/ansible/, test/deploy/ansible.test.ts).
+command -v victoria-metrics >/dev/null || missing+=(victoria-metrics)
+command -v ansible-playbook >/dev/null || missing+=(ansible)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

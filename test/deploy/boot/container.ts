@@ -16,6 +16,8 @@ export interface Container {
   sh: (script: string, options?: { input?: string; timeoutMs?: number }) => Promise<string>;
   /** systemd-nspawn's own output: the first place to look when the boot itself fails. */
   log: () => Promise<string>;
+  /** The host's PID of the container's systemd: what a tool that enters it with nsenter targets (Ansible's nsenter connection). */
+  init: () => number;
   /** Powers it off (SIGKILL after a deadline), then removes the throwaway root. */
   stop: () => Promise<void>;
 }
@@ -177,5 +179,5 @@ export async function bootContainer(root: string, prepare: (upper: string) => Pr
     await stop();
     throw error;
   }
-  return { run, sh, log, stop };
+  return { run, sh, log, init: () => pid1!.pid, stop };
 }
