@@ -86,6 +86,10 @@ describe.each([...tested, packaged])('on Node.js %s', (version) => {
       }),
     ).toMatch(/^nvidia_gpu_up\{gpu="1",/m);
     expect(JSON.parse(await ok(['report', '--csv-dir', join(dir, 'csv'), '--format', 'json']))).toMatchObject({ by: 'hour' });
+    const exported = await ok(['export', '--csv-dir', join(dir, 'csv')]);
+    expect(exported).toMatch(/^nvidia_gpu_collector_success\{[^}]*\binstance="[^"]+"[^}]*\} 1 \d+(\.\d+)?$/m);
+    // The last line (the runner strips the final newline).
+    expect(exported).toMatch(/\n# EOF\n?$/);
     await ok(['archive', '--csv-dir', join(dir, 'csv')]);
     const pulse = JSON.parse(await ok(['pulse', '--json', '--from', join(FIXTURES, 'series/h200__580.159.04__idle__lms200.csv')]));
     expect(pulse).toMatchObject({ verdict: 'idle' });
@@ -102,5 +106,6 @@ describe.each([...tested, packaged])('on Node.js %s', (version) => {
     expect(JSON.parse(doctor.stdout)).toMatchObject({ checks: expect.arrayContaining([expect.objectContaining({ id: 'pci_device' })]) });
     expect(await ok(['completion'])).toMatch(/gpu-textfile-completions/);
     expect(await ok(['help', 'collect'])).toMatch(/--textfile-dir/);
-  }, 120_000);
+    // A dozen runs of the program: a minute on a quiet machine, several beside other work.
+  }, 600_000);
 });
