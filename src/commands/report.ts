@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
 import { buildReport, type ReportBy, type ReportQuery } from '../report/build.js';
+import { outIntoTrail } from '../report/trail-files.js';
 import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from './duration.js';
@@ -102,6 +103,11 @@ async function reportOn(
   const problem = await reportArgsProblem({ csvDirs }, query.since, query.until);
   if (problem) {
     say(problem);
+    return 2;
+  }
+  const clash = args.out === undefined ? undefined : await outIntoTrail(args.out, csvDirs);
+  if (clash) {
+    say(clash);
     return 2;
   }
   const report = await buildReport({ csvDirs, ...query });

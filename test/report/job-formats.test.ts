@@ -42,7 +42,16 @@ describe('the job table', () => {
     const cell = jobsCell({ jobs: [{ kind: 'slurm', id: '7', user: 'ann', memoryMiB: 100 }], dropped: 0 });
     const account = new JobAccount();
     for (let i = 0; i < 3; i++)
-      account.add({ time: T0 + i * MIN, host: 'h', task: 't', gpu: '0', uuid: 'GPU-0', status: 'ok', utilization: 50, jobs: parseJobsCell(cell)! });
+      account.add({
+        time: T0 + i * MIN,
+        host: 'h',
+        task: 't',
+        gpu: '0',
+        uuid: 'GPU-0',
+        status: 'ok',
+        utilization: 50,
+        jobs: parseJobsCell(cell)!,
+      });
     const [header, row] = jobLines(
       account.rows(() => MIN),
       (head, body) => [head, ...body].map((cells) => cells.join('\t')),
