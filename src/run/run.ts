@@ -47,7 +47,7 @@ export async function runJob(asked: RunPlan, io: RunIo): Promise<number> {
     stdout: io.stdout,
     stderr: io.stderr,
     onOutputFailed: (stream, error) =>
-      say(`cannot write to ${stream}: ${error.code ?? error.message}; the job's further output there fails`),
+      say(`cannot write to ${stream}: ${error.code ?? error.message}; the job's further output there is dropped`),
     onStderrCopied: (chunk) => {
       if (chunk.length > 0) midLine = chunk[chunk.length - 1] !== 0x0a;
     },
