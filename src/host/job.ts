@@ -61,7 +61,9 @@ export function jobOf(process: JobProcess): { kind: JobKind; id: string } {
   if (a.slurm_job) return { kind: 'slurm', id: a.slurm_job };
   if (a.pod_uid) return { kind: 'pod', id: cut(a.pod_uid, MAX_JOB_ID_CHARS) };
   if (a.container_id) return { kind: 'container', id: a.container_id.slice(0, SHORT_CONTAINER) };
-  if (a.systemd_unit) return { kind: 'unit', id: cut(a.systemd_unit, MAX_JOB_ID_CHARS) };
+  // A user's unit keeps its manager: `user@1001.service/triton.service`, never root's triton.service.
+  if (a.systemd_unit)
+    return { kind: 'unit', id: cut(a.user_manager ? `${a.user_manager}/${a.systemd_unit}` : a.systemd_unit, MAX_JOB_ID_CHARS) };
   const base = process.name.split('/').pop() || process.name;
   // A name NVML could not read (a pid of another namespace) is nvidia-smi's `[Not Found]`: an empty id
   // was read back from the CSV as no job at all, and the held GPU as idle and empty.

@@ -27,9 +27,11 @@ export function describeProcesses(apps: readonly ComputeApp[], host: Host): Proc
   return apps.map((app) => {
     const uid = parseStatusUid(readTextIfAny(processFile(host, app.pid, 'status')) ?? '');
     const attribution = parseCgroup(readTextIfAny(processFile(host, app.pid, 'cgroup')) ?? '');
+    // A unit of a user's manager runs as that user (user@UID.service): the owner where status could not say.
+    const owner = uid ?? /^user@(\d+)\.service$/.exec(attribution.user_manager ?? '')?.[1];
     return {
       ...app,
-      user: uid === undefined ? '' : (users.get(uid) ?? uid),
+      user: owner === undefined ? '' : (users.get(owner) ?? owner),
       ...(Object.keys(attribution).length > 0 ? { attribution } : {}),
     };
   });

@@ -20,9 +20,9 @@ const formats: [tree: string, attribution: Record<string, string>][] = [
   ['attribution-k8s-crio-systemd-v2', { container_id: ID2, pod_uid: UID }],
   ['attribution-k8s-cgroupfs-v1', { container_id: ID2, pod_uid: UID }],
   // Rootless: the scope is in the user's delegated subtree, where the user may name a cgroup anything.
-  ['attribution-podman-rootless-v2', { systemd_unit: `libpod-${ID2}.scope` }],
+  ['attribution-podman-rootless-v2', { systemd_unit: `libpod-${ID2}.scope`, user_manager: 'user@1000.service' }],
   ['attribution-systemd-service-v2', { systemd_unit: 'train.service' }],
-  ['attribution-systemd-user-service-v1', { systemd_unit: 'train.service' }],
+  ['attribution-systemd-user-service-v1', { systemd_unit: 'train.service', user_manager: 'user@1000.service' }],
   ['attribution-slurm-v1', { slurm_job: '4242' }],
   ['attribution-slurm-v2', { slurm_job: '4242' }],
   // A Slurm-like cgroup the user made below user@1000.service is no job.
@@ -32,7 +32,14 @@ const formats: [tree: string, attribution: Record<string, string>][] = [
 describe('describeProcesses reads /proc/PID/cgroup under the host root', () => {
   it.each(formats)('%s', (tree, attribution) => {
     const [sample] = describeProcesses([app(2006)], hostAt(join(HOSTS, tree)));
-    expect(sample).toEqual({ ...app(2006), user: '', attribution });
+    // No /proc/2006/status in these trees: the user is unknown, but for a unit of a user's manager (user@UID).
+    const user = /^user@(\d+)\.service$/.exec(attribution.user_manager ?? '')?.[1] ?? '';
+    expect(sample).toEqual({ ...app(2006), user, attribution });
+  });
+
+  it("a user's unit whose process status cannot be read: the user is its manager's uid, by name", () => {
+    const tree = join(HOSTS, 'attribution-systemd-user-service-v1');
+    expect(describeProcesses([app(2006)], { ...hostAt(tree), etcPasswd: join(HOSTS, 'process-owners/etc/passwd') })[0]!.user).toBe('alice');
   });
 
   it('the recorded H200 process in a hand-made systemd-run scope: unit and owner', () => {
