@@ -30,12 +30,20 @@ describe('jobOf', () => {
     ['else the command, base name', {}, { kind: 'process', id: 'python3' }],
     ['a long command cut at 64', { name: `/opt/${'x'.repeat(100)}` }, { kind: 'process', id: 'x'.repeat(64) }],
     [
-      'a command NVML could not read (a pid of another namespace) is [Not Found], as nvidia-smi prints it, never empty',
-      { name: '', user: '' },
-      { kind: 'process', id: '[Not Found]' },
+      'a command NVML could not read, in a unit: the unit',
+      { name: '[Not Found]', attribution: { systemd_unit: 'train.service' } },
+      { kind: 'unit', id: 'train.service' },
     ],
   ];
   for (const [title, over, expected] of cases) it(title, () => expect(jobOf(proc(over))).toEqual(expected));
+  // A process gone from /proc (short CUDA processes on a real H200), or of another pid namespace:
+  // nothing tells its job. It was a job of its own named [Not Found] (process:[Not%20Found]:root:4484:0).
+  it.each([
+    ['[Not Found]', 'root'],
+    ['', ''],
+  ])('a command NVML could not read (%j) and no cgroup: no job of its own', (name, user) => {
+    expect(jobOf(proc({ name, user }))).toBeUndefined();
+  });
 });
 
 describe('jobsOnGpu', () => {
@@ -95,5 +103,20 @@ describe("a user's unit and root's of the same name", () => {
     expect(parseJobsCell('unit:triton.service:bob:200:')!.jobs).toEqual([
       { kind: 'unit', id: 'triton.service', user: 'bob', memoryMiB: 200 },
     ]);
+  });
+});
+
+describe('processes no job can be told for', () => {
+  it('are counted on the GPU (held, by whom unknown), never named as a job', () => {
+    const found = jobsOnGpu(
+      [
+        proc({ name: '[Not Found]', user: 'root', memoryBytes: 4484 * MIB }),
+        proc({ name: '[Not Found]', user: 'root', memoryBytes: 10 * MIB }),
+        proc({ attribution: { slurm_job: '7' }, memoryBytes: 100 * MIB }),
+      ],
+      GPU,
+    );
+    expect(found).toEqual({ jobs: [{ kind: 'slurm', id: '7', user: 'alice', memoryMiB: 100 }], dropped: 2 });
+    expect(jobsCell(found)).toBe('slurm:7:alice:100: +2');
   });
 });
