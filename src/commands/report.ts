@@ -117,6 +117,7 @@ async function reportOn(
   }
   // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
+  for (const { file, why } of report.untrustedSidecars) say(`${file} not trusted (${why}): its archive's rows were read instead`);
   for (const { host, task, trails } of report.sharedHosts)
     say(`host ${host}, task ${task} has rows in ${trails.join(' and ')}: if one is a copy of the other, its rows count twice`);
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))

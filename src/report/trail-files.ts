@@ -29,6 +29,22 @@ const HOUR = 3_600_000;
 const utcDay = (day: string): number => Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
 
 /**
+ * The times the rows of archive `files[i]` may lie in, by the names around it (as inRange reads
+ * them) and its modification time (it was written after its last row; a copy that did not keep the
+ * time is newer still): a sidecar's hours outside them are not its archive's (sidecar-ranges.ts).
+ */
+export function archiveWindow(files: readonly HistoryFile[], i: number, mtimeMs: number): { lower: number; upper: number } {
+  const file = files[i]!;
+  const sameTrail = (other: HistoryFile | undefined) =>
+    other?.archive !== undefined && other.task === file.task && join(other.path, '..') === join(file.path, '..');
+  const before = files[i - 1];
+  const after = files[i + 1];
+  const lower = sameTrail(before) ? utcDay(before!.archive!.day) - 14 * HOUR : -Infinity;
+  const upper = Math.min(sameTrail(after) ? utcDay(after!.archive!.day) + 36 * HOUR : Infinity, mtimeMs + 36 * HOUR);
+  return { lower, upper };
+}
+
+/**
  * The files that may hold rows in [since, until), by archive names alone: nothing is opened. An
  * archive's rows were written after the archive before it was rotated, and before the archive
  * after it was (or, named by older versions after their first row's day, from that day on): so
