@@ -21,7 +21,8 @@ const rowsOf = (report: Report): readonly unknown[] =>
           : report.summary;
 
 describe('report text, made a piece at a time', () => {
-  it('adds up to the whole document, and a long report comes in many pieces, none of them large', async () => {
+  // Six reports of 12 days of 6 GPUs: near 30 s on a busy two-core machine.
+  it('adds up to the whole document, and a long report comes in many pieces, none of them large', { timeout: 120_000 }, async () => {
     const dir = await tempDir();
     // 12 days of 6 GPUs: 1,728 rows by hour, more than one piece's worth.
     writeHistory(dir, {
