@@ -1,7 +1,7 @@
 import { textReading, toCollection, failedCollection, type Collection, type GpuSample, type KnownGpu } from '../collection.js';
 import type { FieldSpec } from '../fields/field-spec.js';
 import type { Host } from '../host/host.js';
-import { largestProcesses, describeProcesses } from '../host/processes.js';
+import { largestProcesses, describeProcesses, type ProcessMemory } from '../host/processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
 import type { CollectorState } from './state.js';
 import { xidSeries } from '../xid/count.js';
@@ -34,12 +34,12 @@ export interface CollectOutput {
 /** One read of the processes -> processes with their owners and what they run for, or why they are left out. */
 export async function queryProcesses(
   reads: SourceReads,
-  options: { maxProcesses?: number; host: Host },
+  options: { maxProcesses?: number; host: Host; memory?: ProcessMemory },
 ): Promise<{ processes?: Collection['processes']; warning?: string }> {
   const read = await reads.processes();
   if (read.kind !== 'ok') return { warning: `processes left out: ${read.failure.message}` };
   const { kept, dropped } = largestProcesses(read.apps, options.maxProcesses);
-  return { processes: { apps: describeProcesses(kept, options.host), dropped, skipped: read.skipped } };
+  return { processes: { apps: describeProcesses(kept, options.host, options.memory), dropped, skipped: read.skipped } };
 }
 
 /** A sample as the state and the Xid counts know a GPU: enough to find it by its PCI address. */

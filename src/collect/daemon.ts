@@ -5,6 +5,7 @@ import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from './state.js';
 import type { XidPoll } from '../xid/watch.js';
+import { ProcessMemory } from '../host/processes.js';
 import { keptXid, knownGpu, queryProcesses } from './collect.js';
 import { withCollectLock } from './lock.js';
 import { collectOnce, publishTargetOf, stateToKeep, xidWatchFor } from './one-shot.js';
@@ -60,6 +61,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   let lastSuccessSeconds = await previousSuccessSeconds(publishTarget);
   let lastLook: { at: number; poll: XidPoll } | undefined;
   const withXid = keptXid();
+  const processMemory = new ProcessMemory();
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
     if (!keep) return;
@@ -80,7 +82,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         if (result.collection.samples.length > 0) cudaVersion = result.collection.cudaVersion;
         return result;
       },
-      queryProcesses: () => queryProcesses(source.reads(), plan),
+      // A pid gone from /proc that NVML still lists keeps the job it was seen with (src/host/processes.ts).
+      queryProcesses: () => queryProcesses(source.reads(), { ...plan, memory: processMemory }),
       stream: (fields, names) => {
         reader = source.stream(fields, names, plan.intervalMs);
         return reader;

@@ -106,12 +106,20 @@ async function recordNvml(
   say(`sampling GPU ${args.gpu} through NVML every ${timing.intervalMs} ms for ${args.seconds} s…`);
   const samples: SeriesSample[] = [];
   let failed: Failure | undefined;
+  let lastRowAt: number | undefined;
+  let firstRow = () => {};
+  const started = new Promise<void>((done) => {
+    firstRow = done;
+  });
   // Run in the same process group: a Ctrl-C ends the reader with pulse.
   const reader = startReader(
     readerRequest('rows', plan, timing.intervalMs),
     (message) => {
       if (message.kind === 'ended') failed = message.failure;
-      if (message.kind !== 'row' || !isSample(message.row)) return;
+      if (message.kind !== 'row') return;
+      lastRowAt = Date.now();
+      firstRow();
+      if (!isSample(message.row)) return;
       const row = message.row;
       if (row.gpu !== args.gpu && row.uuid !== args.gpu) return;
       const sample = runSample(row, Date.now());
@@ -127,18 +135,43 @@ async function recordNvml(
     process.kill(process.pid, signal);
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<undefined>((done) => {
-    timer = setTimeout(() => done(undefined), args.seconds * 1000);
-  });
-  const ended = await Promise.race([elapsed, reader.ended]);
-  // A reader that ended early leaves nothing to wait for.
-  clearTimeout(timer);
+  // The watchdog fires within its deadline (the timeout and GPM's window) and a quarter of it.
+  const watchdogMs = (timing.timeoutMs + plan.gpmWindowMs) * 1.25 + WATCHDOG_SLACK_MS;
+  // --seconds of sampling, counted from the first row: the reader's start (a process, the library
+  // loaded, NVML initialised) takes seconds on a busy machine, and is no sampling. Its start is
+  // bounded by the watchdog (a hung nvmlInit) and the slack.
+  const ended = await within(
+    Promise.race([started.then(() => within(reader.ended, args.seconds * 1000)), reader.ended]),
+    watchdogMs + args.seconds * 1000,
+  );
+  // No row for a while when the time is up: a call may hang. Its watchdog says so within its deadline:
+  // waited for, it is said, rather than "only N samples".
+  const stalled = lastRowAt === undefined || Date.now() - lastRowAt > 2 * timing.intervalMs + plan.gpmWindowMs + STALL_SLACK_MS;
+  const hung = ended === undefined && stalled ? await within(reader.ended, watchdogMs) : ended;
   for (const s of STOP_SIGNALS) process.off(s, onSignal);
   reader.stop();
-  failed ??= ended;
+  failed ??= hung;
   if (failed && samples.length < 5) return { error: `${failed.reason}: ${failed.message}` };
+  if (failed) say(`${failed.reason}: ${failed.message}; the verdict covers the ${samples.length} samples read before`);
   return samples;
+}
+
+/** How much later than its deadline a watchdog may be heard from (a busy machine: the reader's exit, the pipe). */
+const WATCHDOG_SLACK_MS = 5000;
+/** A row later than two intervals by this much: the read may hang. */
+const STALL_SLACK_MS = 250;
+
+/** What `promise` resolves to, or undefined after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((done) => {
+    timer = setTimeout(() => done(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
 import { buildReport, type ReportBy, type ReportQuery } from '../report/build.js';
+import { outIntoTrail } from '../report/trail-files.js';
 import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from './duration.js';
@@ -104,6 +105,11 @@ async function reportOn(
     say(problem);
     return 2;
   }
+  const clash = args.out === undefined ? undefined : await outIntoTrail(args.out, csvDirs);
+  if (clash) {
+    say(clash);
+    return 2;
+  }
   const report = await buildReport({ csvDirs, ...query });
   if ('error' in report) {
     say(report.error);
@@ -111,6 +117,7 @@ async function reportOn(
   }
   // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
+  for (const { file, why } of report.untrustedSidecars) say(`${file} not trusted (${why}): its archive's rows were read instead`);
   for (const { host, task, trails } of report.sharedHosts)
     say(`host ${host}, task ${task} has rows in ${trails.join(' and ')}: if one is a copy of the other, its rows count twice`);
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))

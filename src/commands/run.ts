@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import type { CollectPlan } from '../collect/plan.js';
+import { COMPAT_NAMES, compatFileName } from '../compat/compat-file.js';
 import { parseDuration } from './duration.js';
 import { FIELDS } from '../fields/fields.js';
 import { selectFields } from '../fields/field-select.js';
@@ -48,8 +49,12 @@ export function parseRunArgs(args: RunArgs, command: readonly string[], env: Nod
     return `--file-name: "${fileName}" must be a plain name ending in .prom (node_exporter reads only those)`;
   // collect's file: run would hold its lock for the whole job (collect's timer then publishes nothing),
   // and delete it at the end. Another collector's custom name is refused when its lock is found held.
-  if (fileName === COLLECT_OPTIONS['file-name'].default)
+  // Its --compat files too (nvidia_gpu_dcgm.prom): collect would overwrite the job's file each run.
+  const collectFile = COLLECT_OPTIONS['file-name'].default;
+  if (fileName === collectFile)
     return `--file-name: ${fileName} is collect's file; a job's textfile needs a name of its own (the default is gpu-textfile-run-<task>.prom)`;
+  if (COMPAT_NAMES.some((name) => compatFileName(collectFile, name) === fileName))
+    return `--file-name: ${fileName} is one of collect's files (its --compat file); a job's textfile needs a name of its own (the default is gpu-textfile-run-<task>.prom)`;
   const source = parseSourceArgs(args);
   if (typeof source === 'string') return source;
   const host = hostAt(args.hostRoot);

@@ -132,10 +132,20 @@ async function findNvml(host: Host): Promise<string[]> {
   return [...found].sort();
 }
 
-/** Docker, Podman, Kubernetes and friends leave marks; the name of the first one found. */
+/** Where a container manager following systemd's container interface names itself. */
+const SYSTEMD_CONTAINER = 'run/systemd/container';
+
+/** Docker, Podman, systemd-nspawn, Kubernetes and friends leave marks; the name of the first one found. */
 async function detectContainer(host: Host): Promise<string | undefined> {
   if (await exists(host, '.dockerenv')) return 'docker (/.dockerenv)';
   if (await exists(host, 'run/.containerenv')) return 'podman (/run/.containerenv)';
+  // systemd-nspawn (and LXC, and others following systemd's container interface) write their
+  // manager's name here; systemd's own detect-virt reads it. A name that is no name is not shown.
+  const manager = await readIfExists(host, SYSTEMD_CONTAINER);
+  if (manager !== undefined) {
+    const name = manager.split('\n', 1)[0]!;
+    return `${/^[\w.-]{1,64}$/.test(name) ? name : 'a container'} (/${SYSTEMD_CONTAINER})`;
+  }
   const cgroup = (await readIfExists(host, 'proc/1/cgroup')) ?? '';
   const match = /(docker|kubepods|containerd|libpod|lxc)/.exec(cgroup);
   return match ? `${match[1]} (${FACT_SOURCES.container})` : undefined;

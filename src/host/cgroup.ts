@@ -7,8 +7,13 @@ export const ATTRIBUTION_LABELS = ['container_id', 'pod_uid', 'systemd_unit', 's
 
 export type AttributionLabel = (typeof ATTRIBUTION_LABELS)[number];
 
-/** What a process's cgroup says about it; a label the path does not show is absent. */
-export type Attribution = Partial<Record<AttributionLabel, string>>;
+/**
+ * What a process's cgroup says about it; a label the path does not show is absent. `user_manager`
+ * (no label of its own): the user's systemd manager (`user@1001.service`) a `systemd_unit` lies
+ * below, for its unit is named by that user: `triton.service` under it is not root's system
+ * `triton.service`, and must not be one job with it (src/host/job.ts).
+ */
+export type Attribution = Partial<Record<AttributionLabel | 'user_manager', string>>;
 
 interface Pattern {
   label: AttributionLabel;
@@ -81,6 +86,9 @@ const PATTERNS: readonly Pattern[] = [
   { label: 'systemd_unit', by: 'systemd', regex: /.*\/([\w:.@\\-]+\.(?:service|scope))(?:\/|$)/ },
 ];
 
+/** The user manager a path lies below: systemd's `user@UID.service`, with a unit below it. */
+const USER_MANAGER = /\/(user@\d{1,10}\.service)\//;
+
 /** A systemd-driver pod uid (underscores) as Kubernetes prints it (dashes). */
 function dashes(uid: string): string {
   return uid.replaceAll('_', '-');
@@ -112,15 +120,20 @@ export function cgroupPath(line: string): string | undefined {
 export function parseCgroup(text: string): Attribution {
   const paths = text.split('\n').flatMap((line) => cgroupPath(line) ?? []);
   const found: Attribution = {};
+  let unitPath: string | undefined;
   for (const pattern of PATTERNS) {
     if (found[pattern.label] !== undefined) continue;
     for (const path of paths) {
       const match = pattern.regex.exec(path)?.[1];
       if (match === undefined || match.length > MAX_ATTRIBUTION_CHARS) continue;
       found[pattern.label] = pattern.value ? pattern.value(match) : match;
+      if (pattern.label === 'systemd_unit') unitPath = path;
       break;
     }
   }
   if (found.container_id !== undefined || found.pod_uid !== undefined || found.slurm_job !== undefined) delete found.systemd_unit;
+  // A unit below a user's manager (not the manager itself): that user named it.
+  const manager = unitPath === undefined ? undefined : USER_MANAGER.exec(unitPath)?.[1];
+  if (found.systemd_unit !== undefined && manager !== undefined && manager !== found.systemd_unit) found.user_manager = manager;
   return found;
 }

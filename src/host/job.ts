@@ -54,35 +54,46 @@ const SHORT_CONTAINER = 12;
 
 /**
  * The job a process runs for: its Slurm job, else its Kubernetes pod, else its container, else its
- * systemd unit, else the process itself (its command's base name, with the user beside it).
+ * systemd unit, else the process itself (its command's base name, with the user beside it). None
+ * for a process nothing is known of, its command unread (nvidia-smi's `[Not Found]`: gone from
+ * /proc, or of another pid namespace) and no cgroup naming it: short CUDA processes coming and going
+ * each became a job of their own named `[Not Found]`; such a process is counted, not named.
  */
-export function jobOf(process: JobProcess): { kind: JobKind; id: string } {
+export function jobOf(process: JobProcess): { kind: JobKind; id: string } | undefined {
   const a = process.attribution ?? {};
   if (a.slurm_job) return { kind: 'slurm', id: a.slurm_job };
   if (a.pod_uid) return { kind: 'pod', id: cut(a.pod_uid, MAX_JOB_ID_CHARS) };
   if (a.container_id) return { kind: 'container', id: a.container_id.slice(0, SHORT_CONTAINER) };
-  if (a.systemd_unit) return { kind: 'unit', id: cut(a.systemd_unit, MAX_JOB_ID_CHARS) };
+  // A user's unit keeps its manager: `user@1001.service/triton.service`, never root's triton.service.
+  if (a.systemd_unit)
+    return { kind: 'unit', id: cut(a.user_manager ? `${a.user_manager}/${a.systemd_unit}` : a.systemd_unit, MAX_JOB_ID_CHARS) };
+  if (commandUnread(process.name)) return undefined;
   const base = process.name.split('/').pop() || process.name;
-  // A name NVML could not read (a pid of another namespace) is nvidia-smi's `[Not Found]`: an empty id
-  // was read back from the CSV as no job at all, and the held GPU as idle and empty.
-  return { kind: 'process', id: cut(base, MAX_JOB_ID_CHARS) || UNNAMED };
+  return { kind: 'process', id: cut(base, MAX_JOB_ID_CHARS) };
 }
 
-/** The id of a process job whose command could not be read: what nvidia-smi prints then. */
-const UNNAMED = '[Not Found]';
+/** A command name NVML could not read: empty, or what nvidia-smi prints then. */
+export const commandUnread = (name: string): boolean => name === '' || name === '[Not Found]';
 
 const MIB = 1024 * 1024;
 
 /**
  * The jobs on the GPU `uuid`: its processes grouped by job (and user, for a process of no other
  * job), memory and SM utilisation added up, largest memory first, at most MAX_JOBS_PER_GPU;
- * `dropped` counts the others.
+ * `dropped` counts the others, and each process no job could be told for (jobOf).
  */
 export function jobsOnGpu(processes: readonly JobProcess[], uuid: string): { jobs: GpuJob[]; dropped: number } {
   const byKey = new Map<string, GpuJob & { topMemory: number }>();
+  let unattributed = 0;
   for (const process of processes) {
     if (process.uuid !== uuid) continue;
-    const { kind, id } = jobOf(process);
+    const found = jobOf(process);
+    // Counted with the jobs not named (the cell's `+N`): the GPU is held, by whom is not known.
+    if (found === undefined) {
+      unattributed++;
+      continue;
+    }
+    const { kind, id } = found;
     const user = cut(process.user, MAX_USER_CHARS);
     const key = `${kind}\u0000${id}${kind === 'process' ? `\u0000${user}` : ''}`;
     const memory = process.memoryBytes === undefined ? undefined : process.memoryBytes / MIB;
@@ -107,5 +118,5 @@ export function jobsOnGpu(processes: readonly JobProcess[], uuid: string): { job
       ...(memoryMiB !== undefined ? { memoryMiB: Math.round(memoryMiB) } : {}),
       ...(smPercent !== undefined ? { smPercent: Math.min(100, Math.round(smPercent)) } : {}),
     }));
-  return { jobs: all.slice(0, MAX_JOBS_PER_GPU), dropped: Math.max(0, all.length - MAX_JOBS_PER_GPU) };
+  return { jobs: all.slice(0, MAX_JOBS_PER_GPU), dropped: Math.max(0, all.length - MAX_JOBS_PER_GPU) + unattributed };
 }

@@ -7,7 +7,8 @@ import { mean, median } from '../stats.js';
 
 export interface PulseEvidence {
   samples: number;
-  intervalMs: number;
+  /** The median spacing of the samples' timestamps; undefined when they do not advance. */
+  intervalMs?: number;
   utilizationMean: number;
   /** Share of samples at or over `high` utilization. */
   dutyCycle: number;
@@ -123,7 +124,7 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
 
   const evidence: PulseEvidence = {
     samples: samples.length,
-    intervalMs: Math.round(median(intervals) ?? Number.NaN),
+    intervalMs: intervals.length > 0 ? Math.round(median(intervals)!) : undefined,
     utilizationMean: mean(util),
     dutyCycle: busy.length / (util.length || 1),
     nearZeroShare: util.filter((u) => u <= t.nearZero).length / (util.length || 1),
@@ -169,7 +170,7 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     verdict = 'data_starved';
     explanation = `utilization reads ${evidence.utilizationMean.toFixed(0)} % but power says busy (${powerMean!.toFixed(0)} W${powerShare !== undefined ? `, ${pct(powerShare)} of the limit` : ''}): short bursts fall between samples, the pattern of a job waiting on its input`;
     notes.push(
-      `power says busy while utilization says idle: sample faster (--interval 100ms) to see the bursts (this recording: every ${evidence.intervalMs} ms)`,
+      `power says busy while utilization says idle: sample faster (--interval 100ms) to see the bursts${evidence.intervalMs !== undefined ? ` (this recording: every ${evidence.intervalMs} ms)` : ''}`,
     );
   } else if (evidence.utilizationMean < t.idleMean && burstsWithGaps) {
     verdict = 'data_starved';
@@ -219,7 +220,7 @@ export function classifyPulse(all: readonly SeriesSample[], t = PULSE_THRESHOLDS
     verdict = 'mixed';
     explanation = `utilization ${evidence.utilizationMean.toFixed(0)} % on average, busy ${pct(evidence.dutyCycle)} of the time, no single pattern`;
   }
-  if (evidence.intervalMs >= 400 && verdict !== 'data_starved')
+  if (evidence.intervalMs !== undefined && evidence.intervalMs >= 400 && verdict !== 'data_starved')
     notes.push(`sampled every ${evidence.intervalMs} ms: short stalls can hide between samples (--interval 100ms sees them)`);
   return { gpu, verdict, explanation, notes, nextSteps: NEXT_STEPS[verdict], evidence, trimmed };
 }

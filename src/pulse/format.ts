@@ -9,7 +9,7 @@ export function formatPulse(pulse: Pulse): string {
     `GPU ${pulse.gpu}: ${pulse.verdict}`,
     `  ${pulse.explanation}`,
     '',
-    `  samples              ${e.samples} every ${e.intervalMs} ms`,
+    `  samples              ${e.samples} ${e.intervalMs !== undefined ? `every ${e.intervalMs} ms` : '(their timestamps do not advance: interval unknown)'}`,
     `  utilization          mean ${e.utilizationMean.toFixed(1)} %, busy (>= 50 %) ${pct(e.dutyCycle)}, near 0 ${pct(e.nearZeroShare)}, near 100 ${pct(e.nearFullShare)}, ${e.swingsPer10.toFixed(1)} swings per 10 samples`,
     `  bursts               ${e.bursts}${e.burstSpacingMs !== undefined ? `, one every ${(e.burstSpacingMs / 1000).toFixed(1)} s` : ''}${e.burstPeakMedian !== undefined ? `, median peak ${e.burstPeakMedian} %` : ''}`,
     ...(e.cappedWhileNearZeroShare !== undefined ? [`  power cap while ~0   ${pct(e.cappedWhileNearZeroShare)} of near-0 samples`] : []),
@@ -59,7 +59,7 @@ export function pulseJson(pulse: Pulse, skippedRows: number): object {
     next_steps: pulse.nextSteps,
     evidence: {
       samples: e.samples,
-      interval_ms: e.intervalMs,
+      interval_ms: e.intervalMs ?? null,
       utilization_mean: measure(e.utilizationMean),
       duty_cycle: share(e.dutyCycle),
       near_zero_share: share(e.nearZeroShare),

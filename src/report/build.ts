@@ -2,12 +2,15 @@ import { Aggregator, periodStart, type Period, type ReportRow } from './aggregat
 import { collectionGaps, hostGaps } from './collection-gaps.js';
 import { errorSamples } from './errors.js';
 import type { Finding } from './findings.js';
-import { dirname } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readHistoryBatches, type BadFile, type HistoryFile, type OddRows } from '../csvlog/read.js';
+import { sidecarName } from '../csvlog/paths.js';
 import { readSidecar } from '../csvlog/sidecar.js';
+import { sectionsOutOfRange } from './sidecar-ranges.js';
 import { applySegment } from './segment-apply.js';
 import { readSections, type ArchiveSections } from './sidecar-sections.js';
-import { inRange, trailFiles } from './trail-files.js';
+import { archiveWindow, inRange, trailFiles } from './trail-files.js';
 import { idleGpu } from './idle-gpus.js';
 import { imbalance } from './imbalance.js';
 import { JobAccount, type IntervalOf, type JobRow } from './jobs.js';
@@ -56,6 +59,8 @@ export interface Report {
    * trail gathered twice (its rows then count twice), or a trail that moved (its rows are apart).
    */
   sharedHosts: { host: string; task: string; trails: string[] }[];
+  /** Sidecars whose numbers cannot be their archives' (out of range): their archives' rows were read instead. */
+  untrustedSidecars: { file: string; why: string }[];
 }
 
 /** Every finding, one per cause: per GPU, then per host and task (imbalance, gaps every GPU shares), then per GPU again. */
@@ -97,9 +102,12 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
   let rowsRead = 0;
   let fromSidecars = 0;
   const trails = new TrailsOf();
-  for (const file of files) {
+  const untrustedSidecars: { file: string; why: string }[] = [];
+  for (const [i, file] of files.entries()) {
     const trail = dirname(file.path);
-    const sections = file.archive && !query.rowsOnly ? archiveSections(file) : undefined;
+    const read = file.archive && !query.rowsOnly ? archiveSections(files, i) : undefined;
+    if (typeof read === 'string') untrustedSidecars.push({ file: join(trail, sidecarName(file.archive!.file)), why: read });
+    const sections = typeof read === 'string' ? undefined : read;
     const segment = sections?.hours;
     // Wholly outside the range (the name could not tell): its rows would all have been read and left out.
     const outside =
@@ -150,6 +158,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     rowsRead,
     oddRows,
     sharedHosts: trails.shared(),
+    untrustedSidecars,
   };
 }
 
@@ -179,10 +188,17 @@ class TrailsOf {
   }
 }
 
-/** An archive's sections from its sidecar, if it has one that still matches it, of this version. */
-function archiveSections(file: HistoryFile): ArchiveSections | undefined {
-  const sections = readSidecar(dirname(file.path), file.archive!.file);
-  return typeof sections === 'string' ? undefined : readSections(sections);
+/**
+ * An archive's sections from its sidecar, if it has one that still matches it, of this version;
+ * why not, when its numbers cannot be the archive's (sidecar-ranges.ts).
+ */
+function archiveSections(files: readonly HistoryFile[], i: number): ArchiveSections | string | undefined {
+  const file = files[i]!;
+  const sidecar = readSidecar(dirname(file.path), file.archive!.file);
+  const sections = typeof sidecar === 'string' ? undefined : readSections(sidecar);
+  if (sections === undefined) return undefined;
+  const mtimeMs = statSync(file.path, { throwIfNoEntry: false })?.mtimeMs ?? Infinity;
+  return sectionsOutOfRange(sections, archiveWindow(files, i, mtimeMs)) ?? sections;
 }
 
 /** Whether the job account's hours are this machine's local hours (not so when the archiver ran in a zone a half hour off). */

@@ -41,7 +41,8 @@ export function jobLines(
     'task',
     'job',
     'user',
-    'gpus',
+    // The GPUs' ids, not a count (the summary's `gpus` is one): a job on GPU 0 read as "0 GPUs".
+    'gpu ids',
     'hours',
     'GPU-h',
     'busy %',

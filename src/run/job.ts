@@ -18,7 +18,7 @@ export interface JobIo {
   stderr: Writable;
   /** Each line the job prints on either stream (cut at MAX_SCANNED_LINE), as it is read. */
   onLine: (line: string) => void;
-  /** Our stdout or stderr failed (not EPIPE): the job's further output on it fails, as said above copyThrough. */
+  /** Our stdout or stderr failed (not EPIPE): the job's further output on it is dropped, as said above copyThrough. */
   onOutputFailed: (stream: string, error: NodeJS.ErrnoException) => void;
   /** Each chunk of the job's stderr as it is passed on (our lines that follow start on a new line). */
   onStderrCopied: (chunk: Buffer) => void;
@@ -37,9 +37,10 @@ function notStarted(command: string, error: NodeJS.ErrnoException): string {
  * writing to a slow terminal). When ours is closed (EPIPE: `| head`), the job wrote output no one
  * will read: without us that write would have raised SIGPIPE in the job, so `onBroken` sends it
  * one, and the job's pipe is closed (a job that ignores SIGPIPE, as Python does, sees its next write
- * fail). When ours fails otherwise (ENOSPC: `> /dev/full`; EIO), the job's pipe is closed: its next
- * write there fails, as it would have without us, though as a broken pipe (SIGPIPE, or EPIPE where
- * it ignores that), the one failure a pipe carries; `onFailed` hears the error, for one line of ours.
+ * fail). When ours fails otherwise (ENOSPC: a full disk, `> /dev/full`; EIO), the job's pipe stays
+ * open and is read on (its lines still scanned), what it writes there dropped: closed, the job's
+ * next write would raise SIGPIPE and end it (status 141) where without us it would only have seen
+ * ENOSPC and gone on; a pipe can carry no other failure. `onFailed` hears the error, for one line of ours.
  */
 function copyThrough(from: Readable, to: Writable, io: CopyIo): Promise<void> {
   const scanner = lineScanner(io.onLine);
@@ -47,9 +48,14 @@ function copyThrough(from: Readable, to: Writable, io: CopyIo): Promise<void> {
   to.on('error', (error: NodeJS.ErrnoException) => {
     if (broken) return;
     broken = true;
-    if (error.code === 'EPIPE') io.onBroken();
-    else io.onFailed(error);
-    from.destroy();
+    if (error.code === 'EPIPE') {
+      io.onBroken();
+      from.destroy();
+      return;
+    }
+    io.onFailed(error);
+    // Paused for a drain that will not come now: read on.
+    from.resume();
   });
   from.on('data', (chunk: Buffer) => {
     scanner.push(chunk);

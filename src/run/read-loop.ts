@@ -4,6 +4,7 @@ import { queryProcesses } from '../collect/collect.js';
 import { collectOnce } from '../collect/one-shot.js';
 import type { CollectPlan } from '../collect/plan.js';
 import { openSource } from '../sources/sources.js';
+import { ProcessMemory } from '../host/processes.js';
 import type { Source } from '../sources/source.js';
 import { readState } from '../collect/state.js';
 
@@ -28,6 +29,7 @@ export async function readCollections(plan: CollectPlan, intervalMs: number, io:
   const state = readState(plan.stateDir);
   // The source is chosen by sources.ts, as collect's is: a new source (NVML) serves run unchanged.
   const source = io.source ?? (await openSource(plan.source, plan));
+  const memory = new ProcessMemory();
   await daemonLoop({
     fields: plan.fields,
     intervalMs,
@@ -35,7 +37,8 @@ export async function readCollections(plan: CollectPlan, intervalMs: number, io:
     processesIntervalMs: plan.processes ? PROCESSES_INTERVAL_MS : undefined,
     // The one source, opened once: its one-shot reads are under the same deadline as its stream.
     oneShot: (current, previous) => collectOnce(plan, current, previous, source),
-    queryProcesses: () => queryProcesses(source.reads(), plan),
+    // A pid gone from /proc that NVML still lists keeps the job it was seen with (src/host/processes.ts).
+    queryProcesses: () => queryProcesses(source.reads(), { ...plan, memory }),
     stream: (fields, names) => source.stream(fields, names, intervalMs),
     publish: io.onCollection,
     saveState: async () => undefined,

@@ -7,6 +7,7 @@ import { formatSummary, summaryJson } from './format.js';
 import type { JobIdentity } from './job-info.js';
 import { startJob } from './job.js';
 import { readMark } from './marks.js';
+import { ignoreRealtimeSignals } from './realtime-signals.js';
 import type { RunIo, RunPlan } from './plan.js';
 import { readCollections } from './read-loop.js';
 import { readerRequest, startReader } from './reader.js';
@@ -46,7 +47,7 @@ export async function runJob(asked: RunPlan, io: RunIo): Promise<number> {
     stdout: io.stdout,
     stderr: io.stderr,
     onOutputFailed: (stream, error) =>
-      say(`cannot write to ${stream}: ${error.code ?? error.message}; the job's further output there fails`),
+      say(`cannot write to ${stream}: ${error.code ?? error.message}; the job's further output there is dropped`),
     onStderrCopied: (chunk) => {
       if (chunk.length > 0) midLine = chunk[chunk.length - 1] !== 0x0a;
     },
@@ -62,6 +63,9 @@ export async function runJob(asked: RunPlan, io: RunIo): Promise<number> {
     io.stderr.write(`gpu-textfile run: ${job.message}\n`);
     return NOT_STARTED_STATUS;
   }
+  // Only now: ignored before the spawn, they would be ignored by the job too (realtime-signals.ts).
+  // Where they cannot be (no koffi for this machine), one sent to run alone still ends it.
+  ignoreRealtimeSignals();
   const identity: JobIdentity = {
     task: plan.task,
     pid: job.pid,

@@ -29,6 +29,22 @@ export const PASSED_SIGNALS: readonly PassedSignal[] = [
   { signal: 'SIGIO', why: 'I/O possible (SIGPOLL, the same signal), which run never asks for: sent only by intent' },
   { signal: 'SIGPWR', why: 'a power failure (a UPS daemon): the job may save its state first' },
   { signal: 'SIGSTKFLT', why: 'unused on Linux: sent only by intent' },
+  // Left to end run, these orphaned the job (run's own faults would come as SIGSEGV, SIGBUS, SIGILL
+  // or SIGFPE, which stay left): sent to run, they are meant for the job it stands for.
+  {
+    signal: 'SIGXCPU',
+    why: "a CPU time limit reached: Grid Engine's s_cpu (and a kill -XCPU by a scheduler); the job may save its state, or ends",
+  },
+  { signal: 'SIGTRAP', why: 'a breakpoint or trace trap: from outside (kill -TRAP), meant for the job' },
+  { signal: 'SIGSYS', why: 'a bad or forbidden system call (seccomp): from outside (kill -SYS), meant for the job' },
+];
+
+/** Signals run catches and drops: neither passed nor left to end run. */
+export const IGNORED_SIGNALS: readonly LeftSignal[] = [
+  {
+    signals: ['SIGXFSZ'],
+    why: "a file size limit reached by run's own write (the CSV trail, the textfile): caught, the write then fails with EFBIG, said where run writes; passing it on would end the job over run's file",
+  },
 ];
 
 /** A signal left to the kernel's default action, and why. */
@@ -49,7 +65,7 @@ export const LEFT_SIGNALS: readonly LeftSignal[] = [
     why: 'cannot be caught: a SIGKILLed run leaves its job running and its textfile behind (its NVML reader ends with it)',
   },
   {
-    signals: ['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGSYS', 'SIGXCPU', 'SIGXFSZ'],
+    signals: ['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL'],
     why: "faults and limits of run's own process: a handler cannot make it go on correctly",
   },
 ];
@@ -87,10 +103,14 @@ export function passSignals(target: (signal: NodeJS.Signals) => void, jobStat: (
     if (TERMINAL_SIGNALS.has(signal) && inForeground(jobStat())) return;
     target(signal);
   };
+  const drop = () => {};
+  const dropped = IGNORED_SIGNALS.flatMap((entry) => entry.signals);
   for (const { signal } of PASSED_SIGNALS) process.on(signal, handler);
+  for (const signal of dropped) process.on(signal, drop);
   return {
     release: () => {
       for (const { signal } of PASSED_SIGNALS) process.off(signal, handler);
+      for (const signal of dropped) process.off(signal, drop);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { capture, FAKE_SMI, runCli, tempDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
@@ -18,12 +18,14 @@ async function pulseNvml(gpm: string[], ...more: string[]) {
     {
       NVML_STAND_IN: config,
     },
+    // A busy machine starts node, the reader and the library slowly; --seconds counts from the first sample.
+    90_000,
   );
 }
 
 type PulseJson = { verdict: string; evidence: { samples: number; sm_active_mean?: number; tensor_active_mean?: number } };
 
-it('full utilization with the SMs idle (copies): never saturated, and GPM is in the evidence', async () => {
+it('full utilization with the SMs idle (copies): never saturated, and GPM is in the evidence', { timeout: 120_000 }, async () => {
   const result = await pulseNvml(['0.gpm.2=0', '0.gpm.5=0']);
   expect([result.exitCode, result.stderr]).toEqual([
     0,
@@ -34,7 +36,7 @@ it('full utilization with the SMs idle (copies): never saturated, and GPM is in 
   expect([pulse.verdict, pulse.evidence.sm_active_mean, pulse.evidence.tensor_active_mean]).toEqual(['copies_or_tiny_kernels', 0, 0]);
 });
 
-it('the same GPU asked by UUID, its SMs and tensor cores busy: saturated', async () => {
+it('the same GPU asked by UUID, its SMs and tensor cores busy: saturated', { timeout: 120_000 }, async () => {
   const uuid = /0\.uuid=(\S+)/.exec(standInConfig(H100))![1]!;
   const result = await pulseNvml(['0.gpm.2=96', '0.gpm.5=94'], '--gpu', uuid);
   expect(result.exitCode).toBe(0);
@@ -58,4 +60,39 @@ it('an nvidia-smi -lms that exits at once (no such GPU) ends pulse at once with 
   expect(result.timedOut).toBe(false);
   expect(result.exitCode).toBe(1);
   expect(result.stderr).toMatch(/No devices were found/);
+});
+
+describe('pulse --source nvml while a call hangs', () => {
+  // The stand-in's hang.<function>=N: that call never returns, as a driver stuck in the kernel.
+  async function pulseHanging(hangAt: number, ...more: string[]) {
+    const dir = await tempDir();
+    const config = join(dir, 'stand-in.conf');
+    await writeFile(config, standInConfig(H100, ['0.gpm=1', `hang.nvmlDeviceGetPowerUsage=${hangAt}`]));
+    return runCli(
+      ['pulse', '--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '100ms', ...more],
+      { NVML_STAND_IN: config },
+      90_000,
+    );
+  }
+  const HUNG = /^gpu-textfile: timeout: NVML did not return within \d+ ms \(a call into the driver hung\)/;
+
+  it('at the second sample, --seconds over before the watchdog fires: says that a call hung, not "only 1 samples"', {
+    timeout: 120_000,
+  }, async () => {
+    const result = await pulseHanging(2, '--seconds', '1', '--timeout', '3s');
+    expect([result.exitCode, result.stdout]).toEqual([1, '']);
+    const last = result.stderr.trimEnd().split('\n').at(-1);
+    expect(last).toMatch(HUNG);
+    expect(result.stderr).not.toMatch(/only \d+ samples/);
+  });
+
+  it('after enough samples: the verdict on them, and a line that a call hung', { timeout: 120_000 }, async () => {
+    // Seven samples, then the eighth never comes; --seconds would go on for a minute.
+    const result = await pulseHanging(8, '--seconds', '60', '--timeout', '500ms', '--json');
+    expect(result.exitCode).toBe(0);
+    expect((JSON.parse(result.stdout) as PulseJson).evidence.samples).toBe(7);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      new RegExp(`${HUNG.source.slice(1)}.*; the verdict covers the 7 samples read before$`),
+    );
+  });
 });

@@ -1,8 +1,11 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
+import { runReport } from '../../src/commands/report.js';
+import { writeHistory } from '../../src/report/history-generator.js';
 import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
 
 describe('report --since/--until', () => {
@@ -89,5 +92,66 @@ describe('a trail written with --source demo', () => {
     const host = header!.split(',').indexOf('host');
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((row) => row.split(',')[host]))).toEqual(new Set([`demo:${hostname()}`]));
+  });
+});
+
+describe('report --out onto the trail it reads', () => {
+  // The report is written after the trail was read, by rename: over a trail file it would replace
+  // the rows with the report, and exit 0. Refused before anything is read: exit 2, one line.
+  const report = async (csvDir: string, out: string) => {
+    let err = '';
+    const errStream = new PassThrough().on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const args = { csvDir: [csvDir], by: 'task', format: 'table', out } as Parameters<typeof runReport>[0];
+    const exit = await runReport(args, { out: new PassThrough(), err: errStream });
+    return { exit, err };
+  };
+  const trail = async () => {
+    const root = await tempDir();
+    const dir = join(root, 'trail');
+    writeHistory(dir, { days: 2 });
+    return { root, dir, live: join(dir, 'train.csv') };
+  };
+
+  it.each([
+    ['the live file', (t: { dir: string }) => join(t.dir, 'train.csv')],
+    ['an archive', (t: { dir: string }) => join(t.dir, 'train-20260101.csv.gz')],
+    ['a sidecar name, not yet there', (t: { dir: string }) => join(t.dir, 'train-20260101.csv.hours.json')],
+    ["another task's live file, not yet there", (t: { dir: string }) => join(t.dir, 'other.csv')],
+    ['the live file through .. and a second slash', (t: { dir: string }) => `${t.dir}/x/..//train.csv`],
+  ])('%s is refused, and the trail is left as it was', { timeout: 60_000 }, async (_title, outOf) => {
+    const t = await trail();
+    await mkdir(join(t.dir, 'x'));
+    const before = await readFile(t.live);
+    const result = await report(t.dir, outOf(t));
+    expect(result.exit).toBe(2);
+    expect(result.err).toMatch(/^gpu-textfile: --out \S+ is a file of the trail \S+ reads: .*\n$/);
+    expect(await readFile(t.live)).toEqual(before);
+  });
+
+  it('the same file under another name (a hard link, a link to the directory) is refused', { timeout: 60_000 }, async () => {
+    const t = await trail();
+    await link(t.live, join(t.root, 'hard.csv'));
+    await symlink(t.dir, join(t.root, 'via'));
+    const before = await readFile(t.live);
+    for (const out of [join(t.root, 'hard.csv'), join(t.root, 'via', 'train.csv')]) {
+      const result = await report(t.dir, out);
+      expect([out, result.exit]).toEqual([out, 2]);
+    }
+    expect(await readFile(t.live)).toEqual(before);
+  });
+
+  it("a host's trail in a gathered fleet directory is one too", { timeout: 60_000 }, async () => {
+    const root = await tempDir();
+    writeHistory(join(root, 'node1'), { days: 2 });
+    expect((await report(root, join(root, 'node1', 'train.csv'))).exit).toBe(2);
+  });
+
+  it('a file of another name beside the trail is written', { timeout: 60_000 }, async () => {
+    const t = await trail();
+    const out = join(t.dir, 'report.txt');
+    expect((await report(t.dir, out)).exit).toBe(0);
+    expect(await readFile(out, 'utf8')).toContain('GPU-h');
   });
 });

@@ -67,3 +67,17 @@ describe('run: options -> plan', () => {
     [{ gpmWindow: '1ms' }, '--gpm-window: "1ms" must be a duration from 10ms to 5s'],
   ])('%j is refused: %s', (bad, message) => expect(parseRunArgs({ ...ARGS, ...bad }, ['job'], {}, START)).toBe(message));
 });
+
+describe("run: --file-name of collect's files", () => {
+  // collect --compat writes nvidia_gpu_dcgm.prom and nvidia_gpu_nvidia_gpu_exporter.prom beside
+  // nvidia_gpu.prom: a job's textfile there would be overwritten by collect, and deleted by run.
+  it.each(['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom', 'nvidia_gpu_nvidia_gpu_exporter.prom'])('%s is refused', (fileName) => {
+    expect(parseRunArgs({ ...ARGS, fileName }, ['true'], {}, START)).toMatch(
+      new RegExp(`^--file-name: ${fileName.replaceAll('.', '\\.')} is (one of )?collect's file`),
+    );
+  });
+
+  it.each(['train.prom', 'nvidia_gpu_train.prom', 'dcgm.prom'])('%s is a name of its own', (fileName) => {
+    expect(parseRunArgs({ ...ARGS, fileName }, ['true'], {}, START)).toMatchObject({ fileName });
+  });
+});

@@ -45,7 +45,8 @@ const cases: [title: string, cgroup: string, expected: Attribution][] = [
   [
     'user service: the deepest unit',
     '0::/user.slice/user-1000.slice/user@1000.service/app.slice/train.service',
-    { systemd_unit: 'train.service' },
+    // Named by user 1000: its manager is kept beside it, so it is not root's system train.service.
+    { systemd_unit: 'train.service', user_manager: 'user@1000.service' },
   ],
   [
     'systemd-run --scope',
@@ -126,7 +127,7 @@ const spoofs: [title: string, cgroup: string, expected: Attribution][] = [
   [
     'Slurm v2 under a scope named slurmstepd',
     `0::${USER}/app.slice/slurmstepd.scope/job_4242/step_0/user/task_0`,
-    { systemd_unit: 'slurmstepd.scope' },
+    { systemd_unit: 'slurmstepd.scope', user_manager: 'user@1000.service' },
   ],
   ["Slurm v1's layout", `0::${USER}/slurm/uid_0/job_4242/step_0`, { systemd_unit: 'user@1000.service' }],
   [
@@ -134,17 +135,25 @@ const spoofs: [title: string, cgroup: string, expected: Attribution][] = [
     `1:name=systemd:${USER}/slurm/uid_1000/job_4242/step_0\n0::/`,
     { systemd_unit: 'user@1000.service' },
   ],
-  ['a Docker scope', `0::${USER}/app.slice/docker-${ID}.scope`, { systemd_unit: `docker-${ID}.scope` }],
+  ['a Docker scope', `0::${USER}/app.slice/docker-${ID}.scope`, { systemd_unit: `docker-${ID}.scope`, user_manager: 'user@1000.service' }],
   ['a Docker cgroupfs directory', `0::${USER}/docker/${ID}`, { systemd_unit: 'user@1000.service' }],
   [
     'a pod slice and a containerd scope',
     `0::${USER}/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_}.slice/cri-containerd-${ID}.scope`,
-    { systemd_unit: `cri-containerd-${ID}.scope` },
+    { systemd_unit: `cri-containerd-${ID}.scope`, user_manager: 'user@1000.service' },
   ],
   ["the kubelet's cgroupfs layout", `0::${USER}/kubepods/burstable/pod${UID}/${ID}`, { systemd_unit: 'user@1000.service' }],
-  ['a CRI-O scope in a system.slice of its own', `0::${USER}/system.slice/crio-${ID}.scope`, { systemd_unit: `crio-${ID}.scope` }],
+  [
+    'a CRI-O scope in a system.slice of its own',
+    `0::${USER}/system.slice/crio-${ID}.scope`,
+    { systemd_unit: `crio-${ID}.scope`, user_manager: 'user@1000.service' },
+  ],
   // Rootless Podman puts its containers there too: its scope is the user's unit, not a container id.
-  ['rootless Podman', `0::${USER}/user.slice/libpod-${ID}.scope/container`, { systemd_unit: `libpod-${ID}.scope` }],
+  [
+    'rootless Podman',
+    `0::${USER}/user.slice/libpod-${ID}.scope/container`,
+    { systemd_unit: `libpod-${ID}.scope`, user_manager: 'user@1000.service' },
+  ],
   [
     'climbing out of a cgroup namespace into the user tree',
     `0::/../../..${USER}/app.slice/job_4242/step_0`,

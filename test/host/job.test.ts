@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { jobsCell, parseJobsCell } from '../../src/csvlog/jobs-cell.js';
+import { parseCgroup } from '../../src/host/cgroup.js';
 import { jobOf, jobsOnGpu, MAX_JOBS_PER_GPU, type JobProcess } from '../../src/host/job.js';
 
 const GPU = 'GPU-aaaa';
@@ -20,15 +22,28 @@ describe('jobOf', () => {
       { kind: 'container', id: '3f4e9c1d2b7a' },
     ],
     ['a systemd unit', { attribution: { systemd_unit: 'train.service' } }, { kind: 'unit', id: 'train.service' }],
+    [
+      "a user's unit keeps its manager: it is not the system unit of that name",
+      { attribution: { systemd_unit: 'triton.service', user_manager: 'user@1001.service' } },
+      { kind: 'unit', id: 'user@1001.service/triton.service' },
+    ],
     ['else the command, base name', {}, { kind: 'process', id: 'python3' }],
     ['a long command cut at 64', { name: `/opt/${'x'.repeat(100)}` }, { kind: 'process', id: 'x'.repeat(64) }],
     [
-      'a command NVML could not read (a pid of another namespace) is [Not Found], as nvidia-smi prints it, never empty',
-      { name: '', user: '' },
-      { kind: 'process', id: '[Not Found]' },
+      'a command NVML could not read, in a unit: the unit',
+      { name: '[Not Found]', attribution: { systemd_unit: 'train.service' } },
+      { kind: 'unit', id: 'train.service' },
     ],
   ];
   for (const [title, over, expected] of cases) it(title, () => expect(jobOf(proc(over))).toEqual(expected));
+  // A process gone from /proc (short CUDA processes on a real H200), or of another pid namespace:
+  // nothing tells its job. It was a job of its own named [Not Found] (process:[Not%20Found]:root:4484:0).
+  it.each([
+    ['[Not Found]', 'root'],
+    ['', ''],
+  ])('a command NVML could not read (%j) and no cgroup: no job of its own', (name, user) => {
+    expect(jobOf(proc({ name, user }))).toBeUndefined();
+  });
 });
 
 describe('jobsOnGpu', () => {
@@ -61,5 +76,47 @@ describe('jobsOnGpu', () => {
     const found = jobsOnGpu(many, GPU);
     expect(found.dropped).toBe(12);
     expect(found.jobs.map((j) => j.id)).toEqual(['19', '18', '17', '16', '15', '14', '13', '12']);
+  });
+});
+
+describe("a user's unit and root's of the same name", () => {
+  // user@1001.service/app.slice/triton.service and /system.slice/triton.service: charged to one job,
+  // the user's GPU-hours went to root's in nvidia_gpu_holder_info and report --by job.
+  it('are two jobs on the GPU, each with its user, and stay two through the CSV cell', () => {
+    const processes = [
+      proc({ user: 'root', memoryBytes: 100 * MIB, attribution: parseCgroup('0::/system.slice/triton.service') }),
+      proc({
+        user: 'bob',
+        memoryBytes: 200 * MIB,
+        attribution: parseCgroup('0::/user.slice/user-1001.slice/user@1001.service/app.slice/triton.service'),
+      }),
+    ];
+    const found = jobsOnGpu(processes, GPU);
+    expect(found.jobs.map((j) => [j.kind, j.id, j.user])).toEqual([
+      ['unit', 'user@1001.service/triton.service', 'bob'],
+      ['unit', 'triton.service', 'root'],
+    ]);
+    expect(parseJobsCell(jobsCell(found))!.jobs.map((j) => j.id)).toEqual(['user@1001.service/triton.service', 'triton.service']);
+  });
+
+  it("an old trail's cell (a plain unit name) reads as it did", () => {
+    expect(parseJobsCell('unit:triton.service:bob:200:')!.jobs).toEqual([
+      { kind: 'unit', id: 'triton.service', user: 'bob', memoryMiB: 200 },
+    ]);
+  });
+});
+
+describe('processes no job can be told for', () => {
+  it('are counted on the GPU (held, by whom unknown), never named as a job', () => {
+    const found = jobsOnGpu(
+      [
+        proc({ name: '[Not Found]', user: 'root', memoryBytes: 4484 * MIB }),
+        proc({ name: '[Not Found]', user: 'root', memoryBytes: 10 * MIB }),
+        proc({ attribution: { slurm_job: '7' }, memoryBytes: 100 * MIB }),
+      ],
+      GPU,
+    );
+    expect(found).toEqual({ jobs: [{ kind: 'slurm', id: '7', user: 'alice', memoryMiB: 100 }], dropped: 2 });
+    expect(jobsCell(found)).toBe('slurm:7:alice:100: +2');
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyPulse, trimIdleEnds } from '../../src/pulse/classify.js';
 import { REASON_BITS } from '../../src/pulse/clock-reasons.js';
+import { formatPulse, pulseJson } from '../../src/pulse/format.js';
 import { parseSeries, type SeriesSample } from '../../src/sources/nvidia-smi/series-csv.js';
 import { FAKE_SMI, ROOT, capture, runCli } from '../support/helpers.js';
 import { RECORDINGS, SERIES, TUNING, confusionTables, expectedVerdict, gpu0 } from './recordings.js';
@@ -231,5 +232,19 @@ describe('pulse with GPM (recordings of the NVML source)', () => {
   it('full utilization with the SMs and tensor cores busy: saturated, as without GPM', () => {
     const pulse = classifyPulse(withGpm('h200__580.159.04__saturated__lms200.csv', 96, 94));
     expect([pulse.verdict, pulse.evidence.smActiveMean, pulse.evidence.tensorActiveMean]).toEqual(['saturated', 96, 94]);
+  });
+});
+
+describe('pulse on timestamps that do not advance', () => {
+  // A recording whose clock column repeats (an --from file written at a coarse clock, a clock set
+  // back): no interval can be told, and none is made up.
+  it('says the interval is unknown, never "every NaN ms"', async () => {
+    const samples = gpu0('h200__580.159.04__bursts-10__lms200.csv').map((s) => ({ ...s, time: 1_700_000_000_000 }));
+    const pulse = classifyPulse(samples);
+    expect(pulse.evidence.intervalMs).toBeUndefined();
+    const text = formatPulse(pulse);
+    expect(text).not.toMatch(/NaN/);
+    expect(text).toContain(`samples              ${pulse.evidence.samples} (their timestamps do not advance: interval unknown)`);
+    expect(JSON.stringify(pulseJson(pulse, 0))).toContain('"interval_ms":null');
   });
 });

@@ -36,3 +36,27 @@ describe('job names on a terminal', () => {
     expect(found).toMatchObject({ job_id: id, user });
   });
 });
+
+describe('the job table', () => {
+  it('heads the GPU ids it lists "gpu ids", never "gpus" (a job on GPU 0 read as 0 GPUs)', () => {
+    const cell = jobsCell({ jobs: [{ kind: 'slurm', id: '7', user: 'ann', memoryMiB: 100 }], dropped: 0 });
+    const account = new JobAccount();
+    for (let i = 0; i < 3; i++)
+      account.add({
+        time: T0 + i * MIN,
+        host: 'h',
+        task: 't',
+        gpu: '0',
+        uuid: 'GPU-0',
+        status: 'ok',
+        utilization: 50,
+        jobs: parseJobsCell(cell)!,
+      });
+    const [header, row] = jobLines(
+      account.rows(() => MIN),
+      (head, body) => [head, ...body].map((cells) => cells.join('\t')),
+    ).map((line) => line.split('\t'));
+    expect(header).not.toContain('gpus');
+    expect(row![header!.indexOf('gpu ids')]).toBe('0');
+  });
+});

@@ -98,6 +98,37 @@ describe('run and signals', () => {
     120_000,
   );
 
+  // SIGXFSZ (run's own write past a file size limit) and the real-time signals, which Node.js cannot
+  // listen for: neither ends run under its job; the job goes on and ends as it would.
+  it.each([
+    ['SIGXFSZ', constants.signals.SIGXFSZ],
+    ['SIGRTMIN+3', 34 + 3],
+    ['SIGRTMAX', 64],
+  ])(
+    '%s sent to run leaves run and its job running',
+    async (_name, signal) => {
+      const dir = await tempDir();
+      const go = join(dir, 'go');
+      const job = `grep SigIgn /proc/$$/status; echo ready; while [ ! -e "${go}" ]; do sleep 0.05; done; echo done`;
+      const run = start([...runArgs(dir, 'rt'), '--', 'sh', '-c', job]);
+      expect(await run.until('ready\n')).toBe(true);
+      // The job's textfile is up: run is past its start, the job running.
+      const file = join(dir, 't', 'gpu-textfile-run-rt.prom');
+      expect(await eventually(async () => (await stat(file).catch(() => undefined)) !== undefined)).toBe(true);
+      process.kill(run.child.pid!, signal);
+      await writeFile(go, '');
+      expect(await ended(run.child)).toEqual({ exit: 0, timedOut: false });
+      const [ignoredLine, ...rest] = run.seen.out.split('\n');
+      expect(rest).toEqual(['ready', 'done', '']);
+      // The job itself ignores none of the real-time signals (34 to 64): run ignores them only once it started.
+      const ignored = BigInt(`0x${ignoredLine!.split(/\s+/)[1]}`);
+      expect(ignored >> 33n).toBe(0n);
+      expect(run.seen.err).toContain('gpu-textfile run: rt: exit status 0');
+      expect(await readdir(join(dir, 't'))).toEqual([]);
+    },
+    120_000,
+  );
+
   it('with NVML, the reader process answers SIGUSR1 with no debugger either', async () => {
     const dir = await tempDir();
     const config = join(dir, 'stand-in.conf');

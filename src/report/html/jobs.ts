@@ -8,7 +8,7 @@ const num = (x: number | undefined, digits: number) =>
   x === undefined ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 const COLUMNS: Column[] = [
-  ['GPUs', 'The GPUs its processes held', (r) => r.gpus.join(' ')],
+  ['GPU ids', 'The ids of the GPUs its processes held', (r) => r.gpus.join(' ')],
   ['Hours', 'The longest any one of its GPUs was held: samples x the collection interval', (r) => num(r.hours, 2)],
   ['GPU-hours', 'Hours held, added over its GPUs', (r) => num(r.gpu_hours, 2)],
   ['Busy', "The GPUs' utilization while it held them", (r) => (r.busy_percent === undefined ? '–' : `${num(r.busy_percent, 1)} %`)],

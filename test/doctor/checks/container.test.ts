@@ -1,5 +1,10 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { container } from '../../../src/doctor/checks/container.js';
+import { readHostFacts } from '../../../src/doctor/facts.js';
+import { hostAt } from '../../../src/host/host.js';
+import { FIXTURES, tempDir } from '../../support/helpers.js';
 import { healthyFacts } from './healthy-host.js';
 
 describe('container', () => {
@@ -44,5 +49,30 @@ describe('container', () => {
     });
     expect(failed.fix.join('\n')).toMatch(/--gpus all[\s\S]*nvidia-ctk runtime configure[\s\S]*nvidia\.com\/gpu/);
     expect(container({ ...facts, deviceNodes: facts.deviceNodes.filter((n) => n.path !== '/dev/nvidiactl') }).status).toBe('fail');
+  });
+});
+
+describe('container, read from a host tree', () => {
+  const readFacts = async (root: string) => (await readHostFacts(hostAt(root), new AbortController().signal)).facts;
+
+  it('systemd-nspawn is a container: /run/systemd/container names its manager', async () => {
+    const facts = await readFacts(join(FIXTURES, 'hosts/container-nspawn'));
+    expect(facts.container).toBe('systemd-nspawn (/run/systemd/container)');
+    const check = container(facts);
+    expect([check.status, check.summary, check.verdict]).toEqual([
+      'fail',
+      'in a container (systemd-nspawn (/run/systemd/container)) started without the GPU',
+      'container_without_gpu',
+    ]);
+    expect(check.fix.join('\n')).toContain('--bind=/dev/nvidiactl');
+  });
+
+  it('a mark that is no manager name (binary, a long run) is not taken as one', async () => {
+    const root = await tempDir();
+    await mkdir(join(root, 'run/systemd'), { recursive: true });
+    await writeFile(join(root, 'run/systemd/container'), `${'x'.repeat(100_000)}\n`);
+    expect((await readFacts(root)).container).toBe('a container (/run/systemd/container)');
+    await writeFile(join(root, 'run/systemd/container'), '\u001b[2J\n');
+    expect((await readFacts(root)).container).toBe('a container (/run/systemd/container)');
   });
 });
