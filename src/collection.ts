@@ -28,7 +28,7 @@ export const FAILURE_REASONS = {
     'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
   internal_error: 'gpu-textfile itself failed (a bug: please report it).',
   collector_stopped:
-    'The daemon (collect --interval) was stopped cleanly (SIGTERM, SIGINT: systemctl stop): no GPU values until it runs again.',
+    'collect was stopped (SIGTERM, SIGINT: systemctl stop), the daemon cleanly or a one-shot run before its sample was read: no GPU values until it runs again.',
 } as const;
 
 export type FailureReason = keyof typeof FAILURE_REASONS;
