@@ -22,6 +22,8 @@ export const FAILURE_REASONS = {
   nvml_unknown_error: 'NVML reported an unknown error (exit 255).',
   invalid_field: "nvidia-smi rejected a field even after re-learning the driver's field list (exit 2).",
   timeout: 'nvidia-smi did not finish within --timeout and was killed.',
+  nvidia_smi_stuck:
+    'An nvidia-smi an earlier run killed is still asleep in the driver (state D; the GPU likely fell off the bus): no other is started until it is gone.',
   unparsable_output: 'nvidia-smi exited 0 but its output could not be read.',
   nvidia_smi_failed: 'nvidia-smi failed in another way (other exit status or signal).',
   write_failed:
