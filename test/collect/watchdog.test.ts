@@ -78,7 +78,9 @@ describe('a hung NVML call', () => {
     expect((await health(dir)).success).toBe(1);
   });
 
-  it('one-shot with --compat, hung: the peer files lose their GPU values too (nvidia_smi_last_collect_success 0)', async () => {
+  it('one-shot with --compat, hung: the peer files lose their GPU values too (nvidia_smi_last_collect_success 0)', {
+    timeout: 120_000,
+  }, async () => {
     const { dir, write, collect, good } = await setUp();
     expect((await collect(good, ...COMPAT)).exitCode).toBe(0);
     const before = await peers(dir);
@@ -119,7 +121,7 @@ describe('a hung NVML call', () => {
     expect((await collect(good)).exitCode).toBe(0);
   });
 
-  it('daemon mode with --compat, a call hung after some samples: the peer files say the failure too', async () => {
+  it('daemon mode with --compat, a call hung after some samples: the peer files say the failure too', { timeout: 120_000 }, async () => {
     const { dir, args, write } = await setUp();
     const config = await write('hang.conf', ['hang.nvmlDeviceGetPowerUsage=10']);
     const daemon = execa(process.execPath, [CLI, 'collect', '--interval', '100ms', '--timeout', '2s', ...COMPAT, ...args], {

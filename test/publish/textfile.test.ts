@@ -86,7 +86,8 @@ describe('readPrevious', () => {
 });
 
 describe('a reader in a loop while collects run', () => {
-  it('never sees a partial file', async () => {
+  // Twelve CLI runs: about 2 s each on a loaded 2-core machine.
+  it('never sees a partial file', { timeout: 180_000 }, async () => {
     const dir = await tempDir();
     const file = join(dir, 'textfile/nvidia_gpu.prom');
     let running = true;
