@@ -70,7 +70,10 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
   const stuck = stillStuck(input.host, input.state.stuck ?? []);
   if (stuck.length > 0) {
     const failure = { reason: 'nvidia_smi_stuck' as const, message: stuckMessage(input.host, stuck[0]!, input.now()) };
-    return { collection: failedCollection(failure, 0, input.previousSuccessSeconds), state: { ...input.state, stuck }, warnings: [] };
+    // The kernel log is read all the same: its Xid 79 is what a stuck nvidia-smi most often comes with.
+    const xid = input.xid?.poll();
+    const collection = withXid(failedCollection(failure, 0, input.previousSuccessSeconds), xid, input.state.gpus ?? []);
+    return { collection, state: withXidState({ ...input.state, stuck }, xid), warnings: [] };
   }
   const remembered = (state: CollectorState): CollectorState => {
     const now = input.now();

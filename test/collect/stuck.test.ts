@@ -30,6 +30,8 @@ const fileOf = (dir: string) => {
     problems,
     reason: samples.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels.reason,
     gpuValues: samples.filter((s) => /^nvidia_gpu_(?!collector_)/.test(s.name)).length,
+    // The kernel log is still read: Xid 79 is what a stuck nvidia-smi most often comes with.
+    xidRead: samples.some((s) => s.name === 'nvidia_gpu_collector_xid_source_up'),
   };
 };
 /** A process's state letter from /proc/PID/stat; undefined once it is gone. */
@@ -68,7 +70,7 @@ describe('an nvidia-smi stuck in the driver', () => {
     const pids = stuck.started();
     expect(pids.length).toBeGreaterThan(0);
     expect(pids.map(stateOf)).toEqual(pids.map(() => 'D'));
-    expect(fileOf(dir)).toEqual({ problems: [], reason: 'timeout', gpuValues: 0 });
+    expect(fileOf(dir)).toEqual({ problems: [], reason: 'timeout', gpuValues: 0, xidRead: true });
 
     // The next runs: no other nvidia-smi, a failure that names the stuck one, exit 1.
     for (let run = 0; run < 2; run++) {
@@ -81,7 +83,7 @@ describe('an nvidia-smi stuck in the driver', () => {
       );
       expect(next.stderr.trimEnd().split('\n')).toHaveLength(1);
       expect(stuck.started()).toEqual(pids);
-      expect(fileOf(dir)).toEqual({ problems: [], reason: 'nvidia_smi_stuck', gpuValues: 0 });
+      expect(fileOf(dir)).toEqual({ problems: [], reason: 'nvidia_smi_stuck', gpuValues: 0, xidRead: true });
     }
 
     // The driver lets go (a reset, a reboot): the stuck one dies, and the next run runs nvidia-smi again.
