@@ -2,7 +2,8 @@
 # Installs the real components the test suite runs against, on Debian or Ubuntu:
 # promtool (package prometheus), node_exporter, logrotate, systemd-analyze, Chromium (the HTML report),
 # mmdebstrap and systemd-nspawn (the boot tests build a minimal Debian and boot the units in it), and
-# rpm, rpmlint, lintian and binutils for both CPUs (npm run package and its tests).
+# rpm, rpmlint, lintian and binutils for both CPUs (npm run package and its tests); python3 and
+# util-linux for the stuck nvidia-smi's FUSE stand-in; VictoriaMetrics and Ansible for the fleet's tests.
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
@@ -22,9 +23,14 @@ command -v rpmlint >/dev/null || missing+=(rpmlint)
 command -v x86_64-linux-gnu-strip >/dev/null || missing+=(binutils-x86-64-linux-gnu)
 command -v aarch64-linux-gnu-strip >/dev/null || missing+=(binutils-aarch64-linux-gnu)
 # export's round trip into a second store (test/export/stores.test.ts), and the fleet playbook's check
-# (examples/ansible/, test/deploy/ansible.test.ts).
+# (examples/ansible/, test/deploy/ansible-boot.test.ts).
 command -v victoria-metrics >/dev/null || missing+=(victoria-metrics)
 command -v ansible-playbook >/dev/null || missing+=(ansible)
+# The nvidia-smi stuck in the driver (test/support/stuck-in-driver.ts): a FUSE server in python3,
+# mounted with mount(2) in a mount namespace of its own (unshare, nsenter: util-linux). No libfuse
+# or fusermount; it needs root and /dev/fuse (the fuse module, in every Debian kernel).
+command -v python3 >/dev/null || missing+=(python3)
+command -v unshare >/dev/null && command -v nsenter >/dev/null || missing+=(util-linux)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

@@ -22,13 +22,15 @@ export const FAILURE_REASONS = {
   nvml_unknown_error: 'NVML reported an unknown error (exit 255).',
   invalid_field: "nvidia-smi rejected a field even after re-learning the driver's field list (exit 2).",
   timeout: 'nvidia-smi did not finish within --timeout and was killed.',
+  nvidia_smi_stuck:
+    'An nvidia-smi an earlier run killed is still asleep in the driver (state D; the GPU likely fell off the bus): no other is started until it is gone.',
   unparsable_output: 'nvidia-smi exited 0 but its output could not be read.',
   nvidia_smi_failed: 'nvidia-smi failed in another way (other exit status or signal).',
   write_failed:
     'The textfile could not be written in full (e.g. a full disk): the file holds the health block only, or the previous file stays.',
   internal_error: 'gpu-textfile itself failed (a bug: please report it).',
   collector_stopped:
-    'The daemon (collect --interval) was stopped cleanly (SIGTERM, SIGINT: systemctl stop): no GPU values until it runs again.',
+    'collect was stopped (SIGTERM, SIGINT: systemctl stop), the daemon cleanly or a one-shot run before its sample was read: no GPU values until it runs again.',
 } as const;
 
 export type FailureReason = keyof typeof FAILURE_REASONS;

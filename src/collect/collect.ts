@@ -3,6 +3,7 @@ import type { FieldSpec } from '../fields/field-spec.js';
 import type { Host } from '../host/host.js';
 import { largestProcesses, describeProcesses, type ProcessMemory } from '../host/processes.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
+import { rememberStuck, stillStuck, stuckMessage } from './stuck.js';
 import type { CollectorState } from './state.js';
 import { xidSeries } from '../xid/count.js';
 import { busIdKey } from '../xid/parse.js';
@@ -64,6 +65,22 @@ export function nextState(before: CollectorState, gpus: Extract<GpuRead, { kind:
 
 /** One collection: the source's reads -> samples and processes, with health. Writes nothing. */
 export async function collect(input: CollectInput): Promise<CollectOutput> {
+  // An nvidia-smi an earlier run could not kill is still asleep in the driver: another would only
+  // join it (one more every timer run), so none is started while it is there.
+  const stuck = stillStuck(input.host, input.state.stuck ?? []);
+  if (stuck.length > 0) {
+    const failure = { reason: 'nvidia_smi_stuck' as const, message: stuckMessage(input.host, stuck[0]!, input.now()) };
+    // The kernel log is read all the same: its Xid 79 is what a stuck nvidia-smi most often comes with.
+    const xid = input.xid?.poll();
+    const collection = withXid(failedCollection(failure, 0, input.previousSuccessSeconds), xid, input.state.gpus ?? []);
+    return { collection, state: withXidState({ ...input.state, stuck }, xid), warnings: [] };
+  }
+  const remembered = (state: CollectorState): CollectorState => {
+    const now = input.now();
+    const found = (input.reads.stuck?.() ?? []).flatMap((pid) => rememberStuck(input.host, pid, now) ?? []);
+    const { stuck: _, ...rest } = state;
+    return found.length > 0 ? { ...rest, stuck: found } : rest;
+  };
   const started = input.now();
   const reading = Promise.all([
     input.reads.gpus({ fields: input.fields, knownNames: input.state.names, knownGpus: input.state.gpus ?? [] }),
@@ -84,7 +101,7 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
         ? (input.state.gpus ?? []).map((gpu) => ({ gpu: gpu.gpu, uuid: gpu.uuid, reason: 'gpu_lost' as const }))
         : [];
     const collection = { ...failedCollection(gpus.failure, durationSeconds, input.previousSuccessSeconds), down };
-    return { collection: withXid(collection, xid, input.state.gpus ?? []), state: withXidState(state, xid), warnings: [] };
+    return { collection: withXid(collection, xid, input.state.gpus ?? []), state: remembered(withXidState(state, xid)), warnings: [] };
   }
   const { collection, warnings } = toCollection(gpus, apps?.processes, { durationSeconds, nowSeconds: input.now() / 1000 });
   return {
@@ -92,7 +109,7 @@ export async function collect(input: CollectInput): Promise<CollectOutput> {
       ...gpus.samples.map(knownGpu),
       ...(input.state.gpus ?? []),
     ]),
-    state: withXidState({ ...nextState(input.state, gpus), cuda }, xid),
+    state: remembered(withXidState({ ...nextState(input.state, gpus), cuda }, xid)),
     warnings: [...warnings, ...(apps?.warning ? [apps.warning] : [])],
   };
 }

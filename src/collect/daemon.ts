@@ -1,5 +1,4 @@
 import { setFlagsFromString } from 'node:v8';
-import { failedCollection } from '../collection.js';
 import { unaskedCompatFiles } from '../compat/compat-file.js';
 import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -33,7 +32,9 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   // themselves (measured: 1.5 ms a sample on top of 1.6); Maglev and the baseline tiers do not.
   setFlagsFromString('--max-opt=2');
   const { daemonLoop } = await import('./daemon-loop.js');
-  const { publish, previousSuccessSeconds, removeStaleTemps, removeTextfile, newRenderMemo } = await import('../publish/publish.js');
+  const { publish, publishFailure, previousSuccessSeconds, removeStaleTemps, removeTextfile, newRenderMemo } = await import(
+    '../publish/publish.js'
+  );
   publishTarget.memo = newRenderMemo();
   if (!plan.dryRun) {
     for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
@@ -58,7 +59,7 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   // The reader now running: NVML's tells of Xid events, which count while the kernel log cannot be read.
   let reader: RowStream | undefined;
   let cudaVersion = state.cuda?.version || undefined;
-  let lastSuccessSeconds = await previousSuccessSeconds(publishTarget);
+  const lastSuccessSeconds = await previousSuccessSeconds(publishTarget);
   let lastLook: { at: number; poll: XidPoll } | undefined;
   const withXid = keptXid();
   const processMemory = new ProcessMemory();
@@ -89,7 +90,6 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
         return reader;
       },
       publish: async (sampled) => {
-        lastSuccessSeconds = sampled.health.lastSuccessSeconds;
         // A streamed sample has no Xid counts of its own: look at the kernel log now, and keep what
         // was counted, so a restart does not count it again.
         let collection = sampled.samples.length > 0 && !sampled.cudaVersion ? { ...sampled, cudaVersion } : sampled;
@@ -115,12 +115,10 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       initialSuccessSeconds: lastSuccessSeconds,
     });
     // Stopped cleanly: the last sample must not be served as current until the staleness alert
-    // fires. The health block says so at once; the next start publishes within one interval. No CSV
-    // row: the trail holds samples, and a stop is none.
+    // fires. Every file says so at once (ours and the peers'); the next start publishes within one interval.
     if (!plan.dryRun) {
       const message = `collect --interval was stopped by ${stoppedBy}`;
-      const stopped = failedCollection({ reason: 'collector_stopped', message }, 0, lastSuccessSeconds);
-      const { textfileError } = await publish(stopped, { ...publishTarget, csv: undefined }, new Date());
+      const { textfileError } = await publishFailure({ reason: 'collector_stopped', message }, publishTarget, 0, new Date());
       if (textfileError) say(textfileError);
     }
   } finally {

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { csvHost } from '../csvlog/columns.js';
-import { compatOutputs, readDeviceMinors, unaskedCompatFiles } from '../compat/compat-file.js';
+import { unaskedCompatFiles } from '../compat/compat-file.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
@@ -9,25 +9,13 @@ import { readState, writeState, type CollectorState } from './state.js';
 import { watchXids, type XidWatch } from '../xid/watch.js';
 import { collect, type CollectOutput } from './collect.js';
 import { withCollectLock } from './lock.js';
+import { publishTargetFrom, targetPlanOf } from './publish-target.js';
 import type { CollectIo, CollectPlan } from './plan.js';
 
 /** Where the plan publishes; `knownGpus` are the GPUs of the state read at the start. */
 export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: NodeJS.WritableStream): PublishTarget => ({
-  textfileDir: plan.textfileDir,
-  fileName: plan.fileName,
-  dryRun: plan.dryRun,
-  labels: plan.labels,
-  compat:
-    plan.compat === undefined || plan.compat.length === 0
-      ? undefined
-      : compatOutputs(plan.compat, plan.fileName, {
-          hostname: hostname(),
-          labels: plan.labels,
-          processes: plan.processes,
-          minors: plan.compat.includes('dcgm') ? readDeviceMinors(plan.host) : undefined,
-        }),
+  ...publishTargetFrom(targetPlanOf(plan), out),
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
-  out,
 });
 
 /** The Host's kernel log as an Xid counter, for a real source: the demo's GPUs are not this host's. */
@@ -89,11 +77,50 @@ export interface OneShotSteps {
 /** The steps production takes (the bundle keeps the publishing code unevaluated until then). */
 export const ONE_SHOT_STEPS: OneShotSteps = { openSource, loadPublish: () => import('../publish/publish.js') };
 
-/** `collect` without --interval: one collection, published. Returns the exit status. */
-export const runOneShot = (plan: CollectPlan, io: CollectIo, steps: OneShotSteps = ONE_SHOT_STEPS): Promise<number> =>
-  withCollectLock(plan, io, () => collectAndPublish(plan, io, steps));
+/**
+ * `collect` without --interval: one collection, published. Returns the exit status. SIGTERM or
+ * SIGINT before the sample is read (systemctl stop, a unit's TimeoutStartSec, Ctrl-C) publishes
+ * collector_stopped to every file the run owns, releases the lock, and the process then ends by that
+ * signal as it would have (nvidia-smi's group goes with it: src/sources/nvidia-smi/orphan-guard.ts).
+ * One that comes later lets the sample's publishing finish first.
+ */
+export async function runOneShot(plan: CollectPlan, io: CollectIo, steps: OneShotSteps = ONE_SHOT_STEPS): Promise<number> {
+  const stop = listenForStop();
+  try {
+    return await withCollectLock(plan, io, () => collectAndPublish(plan, io, steps, stop.stopped));
+  } finally {
+    stop.end();
+  }
+}
 
-async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo, steps: OneShotSteps): Promise<number> {
+/** The stop signals while a one-shot run lasts: `stopped` resolves to the first; `end` raises it again, unheard. */
+function listenForStop(): { stopped: Promise<NodeJS.Signals>; end: () => void } {
+  let received: NodeJS.Signals | undefined;
+  let heard: (signal: NodeJS.Signals) => void = () => undefined;
+  const stopped = new Promise<NodeJS.Signals>((resolve) => (heard = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    received ??= signal;
+    heard(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    stopped,
+    end: () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      if (received) process.kill(process.pid, received);
+    },
+  };
+}
+
+async function collectAndPublish(
+  plan: CollectPlan,
+  { say, out }: CollectIo,
+  steps: OneShotSteps,
+  stopped: Promise<NodeJS.Signals>,
+): Promise<number> {
+  const started = Date.now();
   const state = readState(plan.stateDir);
   const xid = xidWatchFor(plan, state);
   // NVML's calls block this thread: a watchdog thread bounds them (started before the library loads).
@@ -109,14 +136,23 @@ async function collectAndPublish(plan: CollectPlan, { say, out }: CollectIo, ste
     watchdog?.stop();
   });
   const publishTarget = publishTargetOf(plan, state, out);
-  const { publish, previousSuccessSeconds, removeStaleTemps, removeTextfile } = await steps.loadPublish();
+  const { publish, publishFailure, previousSuccessSeconds, removeStaleTemps, removeTextfile } = await steps.loadPublish();
   // Temp files a killed run left behind, and the peers' files --compat no longer asks for.
   if (!plan.dryRun) {
     for (const name of [plan.fileName, ...(publishTarget.compat ?? []).map((output) => output.fileName)])
       removeStaleTemps(plan.textfileDir, name);
     for (const name of unaskedCompatFiles(plan.compat ?? [], plan.fileName)) removeTextfile(plan.textfileDir, name);
   }
-  const collected = await collecting;
+  const first = await Promise.race([collecting, stopped]);
+  if (typeof first === 'string') {
+    // Stopped before the sample was read: whatever nvidia-smi or NVML still does is dropped.
+    const message = `collect was stopped by ${first} before its sample was read`;
+    const stop = await publishFailure({ reason: 'collector_stopped', message }, publishTarget, (Date.now() - started) / 1000, new Date());
+    const where = plan.dryRun ? 'printed' : `wrote ${join(plan.textfileDir, plan.fileName)}`;
+    say(`collector_stopped: ${message} (${stop.textfileError ?? `${where} with the health block only`})`);
+    return 1;
+  }
+  const collected = first;
   const { health } = collected.collection;
   // A failed run carries the last good run's time over from the file it replaces.
   const result = health.failure

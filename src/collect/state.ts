@@ -2,6 +2,7 @@ import { FIELDS } from '../fields/fields.js';
 import { fieldNames, type FieldSpec } from '../fields/field-spec.js';
 import type { KnownGpu } from '../collection.js';
 import { validXidState, type XidState } from '../xid/count.js';
+import { validStuck, type StuckChild } from './stuck.js';
 import { describeFileError, isFileError, pinDir, pinDirIfAny, readSmallFile, replaceFile } from '../files/safe-fs.js';
 import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
 
@@ -16,6 +17,8 @@ export interface CollectorState {
   cuda?: { driverVersion: string; version: string };
   /** Xid errors counted from the kernel log so far, and where in the log counting stopped. */
   xid?: XidState;
+  /** nvidia-smi runs killed that did not end (asleep in the driver): no other starts while one is there. */
+  stuck?: StuckChild[];
 }
 
 const FILE = 'state.json';
@@ -96,6 +99,8 @@ export function validState(parsed: unknown, fields: readonly FieldSpec[] = FIELD
     state.cuda = { driverVersion: cuda.driverVersion, version: cuda.version };
   const xid = validXidState(parsed.xid);
   if (xid) state.xid = xid;
+  const stuck = validStuck(parsed.stuck);
+  if (stuck && stuck.length > 0) state.stuck = stuck;
   if (Array.isArray(parsed.gpus)) state.gpus = parsed.gpus.filter(validGpu).map(({ gpu, uuid, busId }) => ({ gpu, uuid, busId }));
   return state;
 }

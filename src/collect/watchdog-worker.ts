@@ -1,9 +1,9 @@
 import { writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { workerData } from 'node:worker_threads';
-import { failedCollection, type Failure } from '../collection.js';
-import { previousSuccessSeconds, renderChecked } from '../publish/publish.js';
-import { publishTextfile } from '../publish/textfile.js';
+import type { Failure } from '../collection.js';
+import { publishFailure } from '../publish/publish.js';
+import { publishTargetFrom } from './publish-target.js';
 import { monotonicMs, WATCHDOG_FIRED, type WatchdogData } from './watchdog.js';
 
 // The NVML watchdog's thread (src/collect/watchdog.ts), bundled as dist/nvml-watchdog.js. It sleeps
@@ -40,23 +40,17 @@ async function fire(ranMs: number): Promise<void> {
 
 async function publishTimeout(ranMs: number): Promise<void> {
   const failure: Failure = { reason: 'timeout', message: `NVML did not return within ${data.deadlineMs} ms (a call into the driver hung)` };
+  const ends = data.ends ?? 'killed the process';
   if (data.publishes === false) {
-    writeSync(2, `gpu-textfile: timeout: ${failure.message} (${data.ends ?? 'killed the process'}; try: gpu-textfile doctor)\n`);
+    writeSync(2, `gpu-textfile: timeout: ${failure.message} (${ends}; try: gpu-textfile doctor)\n`);
     return;
   }
-  const collection = failedCollection(failure, ranMs / 1000, await previousSuccessSeconds(data));
-  const { text } = renderChecked(collection, data.labels);
-  const where = join(data.textfileDir, data.fileName);
-  // The main thread is blocked: write straight to the descriptors, not through its streams.
-  let done = `wrote ${where} with the health block only`;
-  if (data.dryRun) {
-    writeSync(1, text);
-    done = 'printed the health block only';
-  } else {
-    const error = publishTextfile(data.textfileDir, data.fileName, text);
-    if (error) done = `${error.reason}: ${error.message}; the previous ${where} stays`;
-  }
-  writeSync(2, `gpu-textfile: timeout: ${failure.message} (${done}; ${data.ends ?? 'killed the process'}; try: gpu-textfile doctor)\n`);
+  // The main thread is blocked: --dry-run prints straight to the descriptor, not through its stream.
+  const target = publishTargetFrom(data.target, { write: (text: string) => writeSync(1, text) });
+  const { textfileError } = await publishFailure(failure, target, ranMs / 1000, new Date());
+  const where = join(data.target.textfileDir, data.target.fileName);
+  const done = data.target.dryRun ? 'printed the health block only' : (textfileError ?? `wrote ${where} with the health block only`);
+  writeSync(2, `gpu-textfile: timeout: ${failure.message} (${done}; ${ends}; try: gpu-textfile doctor)\n`);
 }
 
 /**

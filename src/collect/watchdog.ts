@@ -2,20 +2,19 @@ import { join } from 'node:path';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import type { BlockingDeadline } from '../sources/source.js';
 import type { CollectPlan } from './plan.js';
+import { targetPlanOf, type TargetPlan } from './publish-target.js';
 
 // A deadline on NVML's calls. They run on the main thread through koffi, synchronously: a driver that
 // hangs inside one holds the thread, and no timer, signal handler or promise of ours runs again. A
 // worker thread watches instead. The main thread marks each stretch of calls in shared memory (two
 // atomic stores and a clock read: nothing per call, no system call, no message); the worker wakes
-// now and then, and when a stretch has outlasted the deadline it publishes the timeout failure file
-// and ends the process (src/collect/watchdog-worker.ts).
+// now and then, and when a stretch has outlasted the deadline it publishes the timeout failure to
+// every file the run owns and ends the process (src/collect/watchdog-worker.ts).
 
 /** What the worker is given. */
 export interface WatchdogData {
-  textfileDir: string;
-  fileName: string;
-  dryRun: boolean;
-  labels: [string, string][];
+  /** The files the run owns: every one of them says timeout when the worker fires. */
+  target: TargetPlan;
   /** What firing does besides publishing, in its line: "killed the process" unless said. */
   ends?: string;
   /** False: fire without publishing (pulse, run without a textfile: no file is theirs, stdout is the job's). */
@@ -82,10 +81,7 @@ export const watchdogFor = (
     ? undefined
     : startWatchdog(
         {
-          textfileDir: plan.textfileDir,
-          fileName: plan.fileName,
-          dryRun: plan.dryRun,
-          labels: plan.labels,
+          target: targetPlanOf(plan),
           deadlineMs: plan.timeoutMs + plan.gpmWindowMs,
           ...firing,
         },

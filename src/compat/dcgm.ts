@@ -1,4 +1,4 @@
-import type { Attribution } from '../host/cgroup.js';
+import { MAX_JOBS_PER_GPU } from '../host/job.js';
 import { busIdKey } from '../xid/parse.js';
 import { textReading, type Collection, type GpuSample } from '../collection.js';
 import type { MetricFamily, MetricSample } from '../exposition/families.js';
@@ -268,26 +268,38 @@ function xidFamilies(collection: Collection, answered: ReadonlyMap<string, Label
   ];
 }
 
-/** Who the GPU's processes run for, in dcgm-exporter's label names (container, hpc_job): one info series per GPU and owner. */
+/**
+ * Who the GPU's processes run for, in dcgm-exporter's label names (container, hpc_job): one info
+ * series per GPU and owner, at most MAX_JOBS_PER_GPU per GPU as our nvidia_gpu_holder_info (the
+ * owners holding the most memory; a GPU shared by hundreds of jobs must not multiply the series).
+ */
 function attributionFamily(collection: Collection, byUuid: ReadonlyMap<string, Labels>): MetricFamily[] {
-  const owners = new Map<string, { labels: Labels; value: number }>();
-  const named = (a: Attribution | undefined) => ({ container: a?.container_id ?? '', hpc_job: a?.slurm_job ?? '' });
+  const owners = new Map<string, { uuid: string; container: string; hpc_job: string; memory: number }>();
   for (const app of collection.processes?.apps ?? []) {
-    const labels = byUuid.get(app.uuid);
-    const { container, hpc_job } = named(app.attribution);
-    if (!labels || (container === '' && hpc_job === '')) continue;
-    owners.set(`${app.uuid}\u0000${container}\u0000${hpc_job}`, {
-      labels: [...labels, ['container', container], ['hpc_job', hpc_job]],
-      value: 1,
-    });
+    const container = app.attribution?.container_id ?? '';
+    const hpc_job = app.attribution?.slurm_job ?? '';
+    if (!byUuid.has(app.uuid) || (container === '' && hpc_job === '')) continue;
+    const key = `${app.uuid}\u0000${container}\u0000${hpc_job}`;
+    const owner = owners.get(key) ?? { uuid: app.uuid, container, hpc_job, memory: 0 };
+    owner.memory += app.memoryBytes ?? 0;
+    owners.set(key, owner);
   }
-  if (owners.size === 0) return [];
+  const samples: MetricSample[] = [];
+  for (const [uuid, labels] of byUuid) {
+    const onGpu = [...owners.values()]
+      .filter((owner) => owner.uuid === uuid)
+      .sort((a, b) => b.memory - a.memory || a.container.localeCompare(b.container) || a.hpc_job.localeCompare(b.hpc_job))
+      .slice(0, MAX_JOBS_PER_GPU);
+    for (const { container, hpc_job } of onGpu)
+      samples.push({ labels: [...labels, ['container', container], ['hpc_job', hpc_job]], value: 1 });
+  }
+  if (samples.length === 0) return [];
   return [
     {
       name: 'DCGM_EXP_GPU_ATTRIBUTION_INFO',
       type: 'gauge',
       help: 'The container or Slurm job a process on the GPU runs for (gpu-textfile; join on gpu and UUID).',
-      samples: [...owners.values()],
+      samples,
     },
   ];
 }

@@ -13,6 +13,7 @@ export const DOCTOR_CHECKS = [
   'container',
   'hybrid-graphics',
   'persistence-mode',
+  'stuck-nvidia-smi',
   'nvidia-smi',
   'kernel-log',
 ] as const;

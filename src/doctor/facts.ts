@@ -1,5 +1,6 @@
 import { exists, linkName, list, listEntries, readIfExists, readWritable, SYSTEM_HOST, type Host } from '../host/host.js';
 import type { SmiOutcome } from '../sources/nvidia-smi/run.js';
+import { parseProcessStat } from '../host/process-stat.js';
 import { beforeDeadline, LATE } from './deadline.js';
 import { join } from 'node:path';
 
@@ -39,11 +40,45 @@ export interface HostFacts {
   nvmlLibraries: string[];
   container?: string;
   primeProfile?: string;
+  /** nvidia-smi processes asleep in the driver (state D), whoever started them. */
+  stuckNvidiaSmi: SleepingProcess[];
   smi?: { outcome: SmiOutcome; persistence: string[] };
   kernelLog?: string;
 }
 
 export const NVIDIA_VENDOR = '0x10de';
+
+/** A process asleep in the kernel (state D): no signal, not even SIGKILL, ends it until the call returns. */
+export interface SleepingProcess {
+  pid: number;
+  /** /proc/PID/wchan: the kernel function it waits in, where the kernel says. */
+  wchan?: string;
+  /** How long it has run, in seconds (its start against /proc/uptime); absent where either is unreadable. */
+  ageSeconds?: number;
+}
+
+/** Clock ticks per second in /proc/PID/stat's start time (USER_HZ: 100 on every Linux architecture in use). */
+const USER_HZ = 100;
+
+/** /proc/[0-9]+/stat (and wchan) of every process: the nvidia-smi ones in state D. */
+async function readStuckNvidiaSmi(host: Host): Promise<SleepingProcess[]> {
+  const uptime = Number((await readIfExists(host, 'proc/uptime'))?.split(' ')[0]);
+  const pids = await list(host, 'proc', (name) => /^\d+$/.test(name));
+  const found = await Promise.all(
+    pids.map(async (pid): Promise<SleepingProcess | undefined> => {
+      const stat = parseProcessStat((await readIfExists(host, `proc/${pid}/stat`)) ?? '');
+      if (stat?.comm !== 'nvidia-smi' || stat.state !== 'D') return undefined;
+      const wchan = (await readIfExists(host, `proc/${pid}/wchan`))?.trim();
+      const age = uptime - Number(stat.startTicks) / USER_HZ;
+      return {
+        pid: Number(pid),
+        wchan: wchan && wchan !== '0' ? wchan.slice(0, 64) : undefined,
+        ageSeconds: Number.isFinite(age) && age >= 0 ? age : undefined,
+      };
+    }),
+  );
+  return found.filter((p): p is SleepingProcess => p !== undefined).sort((a, b) => a.pid - b.pid);
+}
 const DISPLAY_CLASS = /^0x03/;
 
 /** /sys/bus/pci/devices/*: display-class devices, with their driver and power state. */
@@ -168,6 +203,7 @@ export const FACT_SOURCES: Readonly<Record<FileFact | 'kernelLog', string>> = {
   nvmlLibraries: 'the libnvidia-ml.so directories',
   container: join(SYSTEM_HOST.proc, '1/cgroup'),
   primeProfile: '/etc/prime-discrete',
+  stuckNvidiaSmi: join(SYSTEM_HOST.proc, '*/stat'),
   kernelLog: join(SYSTEM_HOST.dev, 'kmsg'),
 };
 
@@ -185,6 +221,7 @@ const UNREAD: Pick<HostFacts, FileFact> = {
   nvmlLibraries: [],
   container: undefined,
   primeProfile: undefined,
+  stuckNvidiaSmi: [],
 };
 
 /** Facts, and the names of those not read before the deadline. */
@@ -219,6 +256,7 @@ export async function readHostFacts(host: Host, signal: AbortSignal): Promise<Ga
     nvmlLibraries: findNvml(host),
     container: detectContainer(host),
     primeProfile: readIfExists(host, 'etc/prime-discrete').then((t) => t?.trim()),
+    stuckNvidiaSmi: readStuckNvidiaSmi(host),
   };
   const facts: Record<string, unknown> = {};
   const unfinished: string[] = [];

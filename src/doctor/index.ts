@@ -9,6 +9,7 @@ import { nouveau } from './checks/nouveau.js';
 import { nvidiaSmi } from './checks/nvidia-smi.js';
 import { pciDevice } from './checks/pci-device.js';
 import { persistenceMode } from './checks/persistence-mode.js';
+import { stuckNvidiaSmi } from './checks/stuck-nvidia-smi.js';
 import { versionMatch } from './checks/version-match.js';
 import { FACT_SOURCES, type HostFacts } from './facts.js';
 import { result, VERDICTS, type Check, type CheckResult, type Verdict } from './types.js';
@@ -24,6 +25,7 @@ export const CHECKS: readonly Check[] = [
   container,
   hybridGraphics,
   persistenceMode,
+  stuckNvidiaSmi,
   nvidiaSmi,
   kernelLog,
 ];

@@ -18,7 +18,8 @@ export interface PublishTarget {
   dryRun: boolean;
   labels: [string, string][];
   csv?: { dir: string; task: string; host: string; knownGpus: () => readonly { gpu: string; uuid: string }[] };
-  out: NodeJS.WritableStream;
+  /** Where --dry-run prints (the NVML watchdog's thread, whose main thread is blocked, writes to fd 1 itself). */
+  out: { write(text: string): unknown };
   /** Families written after the collection's (`run`'s job info), without the constant labels. */
   extraFamilies?: () => MetricFamily[];
   /** Kept from one collection to the next by a long-running publisher (newRenderMemo). */
@@ -116,6 +117,18 @@ export interface Published {
   failure?: Failure;
   textfileError?: string;
   csvError?: string;
+}
+
+/**
+ * The one way a run that ends without a good sample says so (a failure of the source, the NVML
+ * watchdog's kill, SIGTERM or SIGINT): every file the target owns, ours and each --compat peer's,
+ * is replaced from the same failed collection, so none keeps the last values (the peers' names carry
+ * no time of collection). The last success time comes over from our previous file; no CSV row: the
+ * trail holds samples, and this is none.
+ */
+export async function publishFailure(failure: Failure, target: PublishTarget, durationSeconds: number, now: Date): Promise<Published> {
+  const collection = failedCollection(failure, durationSeconds, await previousSuccessSeconds(target));
+  return publish(collection, { ...target, csv: undefined }, now);
 }
 
 /** Publishes one collection: the textfile (or stdout with --dry-run) and the CSV rows. */

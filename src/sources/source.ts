@@ -31,6 +31,8 @@ export interface SourceReads {
    * asking failed (ask again next run). Sources that cannot tell leave it out.
    */
   cudaVersion?(): Promise<string | undefined>;
+  /** The pids of the children this collection's reads killed and saw not end (nvidia-smi asleep in the driver). */
+  stuck?(): readonly number[];
 }
 
 /**

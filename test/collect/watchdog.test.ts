@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // The deadline on NVML's calls (src/collect/watchdog.ts): the stand-in's hang.<function>=N blocks
@@ -36,9 +36,26 @@ async function health(dir: string) {
   };
 }
 
+/** Each --compat file's GPU series (none may survive a failure) and nvidia_gpu_exporter's success. */
+async function peers(dir: string) {
+  const dcgm = checkExposition(await readFile(join(dir, 't/nvidia_gpu_dcgm.prom'), 'utf8'));
+  const peer = checkExposition(await readFile(join(dir, 't/nvidia_gpu_nvidia_gpu_exporter.prom'), 'utf8'));
+  return {
+    problems: [...dcgm.problems, ...peer.problems],
+    dcgmGpuValues: dcgm.samples.filter((s) => s.name.startsWith('DCGM_FI_DEV_')).length,
+    peerGpuValues: peer.samples.filter((s) => !s.name.startsWith('nvidia_smi_last_collect_')).length,
+    peerSuccess: peer.samples.find((s) => s.name === 'nvidia_smi_last_collect_success')?.value,
+  };
+}
+
+const COMPAT = ['--compat', 'dcgm,nvidia_gpu_exporter'];
+const FAILED_PEERS = { problems: [], dcgmGpuValues: 0, peerGpuValues: 0, peerSuccess: 0 };
+
 /** What is left in the textfile directory besides the file and its lock: a temp file would show here. */
 const leftovers = async (dir: string) =>
-  (await readdir(join(dir, 't'))).filter((name) => name !== 'nvidia_gpu.prom' && name !== '.nvidia_gpu.prom.lock');
+  (await readdir(join(dir, 't'))).filter(
+    (name) => !['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom', 'nvidia_gpu_nvidia_gpu_exporter.prom', '.nvidia_gpu.prom.lock'].includes(name),
+  );
 
 describe('a hung NVML call', () => {
   it('one-shot, hung in nvmlInit_v2: the timeout failure file, last success kept, one line, killed; the next run proceeds', async () => {
@@ -59,6 +76,22 @@ describe('a hung NVML call', () => {
     const next = await collect(good);
     expect([next.exitCode, next.stderr]).toEqual([0, '']);
     expect((await health(dir)).success).toBe(1);
+  });
+
+  it('one-shot with --compat, hung: the peer files lose their GPU values too (nvidia_smi_last_collect_success 0)', {
+    timeout: 120_000,
+  }, async () => {
+    const { dir, write, collect, good } = await setUp();
+    expect((await collect(good, ...COMPAT)).exitCode).toBe(0);
+    const before = await peers(dir);
+    expect([before.dcgmGpuValues > 0, before.peerGpuValues > 0, before.peerSuccess]).toEqual([true, true, 1]);
+
+    const hung = await collect(await write('hang.conf', ['hang.nvmlDeviceGetPowerUsage=1']), '--timeout', '500ms', ...COMPAT);
+    expect([hung.signal, hung.timedOut]).toEqual(['SIGKILL', false]);
+    expect(hung.stderr).toMatch(/^gpu-textfile: timeout: .*wrote .*nvidia_gpu\.prom with the health block only; killed the process/);
+    expect((await health(dir)).reason).toBe('timeout');
+    expect(await peers(dir)).toEqual(FAILED_PEERS);
+    expect(await leftovers(dir)).toEqual([]);
   });
 
   it('--dry-run: the failure file is printed instead', async () => {
@@ -86,5 +119,30 @@ describe('a hung NVML call', () => {
     expect(after).toEqual({ problems: [], success: 0, reason: 'timeout', lastSuccess: expect.any(Number), gpuValues: 0 });
     expect(await leftovers(dir)).toEqual([]);
     expect((await collect(good)).exitCode).toBe(0);
+  });
+
+  it('daemon mode with --compat, a call hung after some samples: the peer files say the failure too', { timeout: 120_000 }, async () => {
+    const { dir, args, write } = await setUp();
+    const config = await write('hang.conf', ['hang.nvmlDeviceGetPowerUsage=10']);
+    const daemon = execa(process.execPath, [CLI, 'collect', '--interval', '100ms', '--timeout', '2s', ...COMPAT, ...args], {
+      env: cliEnv({ NVML_STAND_IN: config }),
+      extendEnv: false,
+      reject: false,
+      timeout: 60_000,
+    });
+    // The peers' files held GPU values before the hang (the first samples are good).
+    let sawValues = false;
+    const seen = async () => {
+      const now = await peers(dir).catch(() => undefined);
+      if (now?.dcgmGpuValues && now.peerSuccess === 1) sawValues = true;
+      return sawValues || daemon.exitCode !== null;
+    };
+    await eventually(seen, 50_000);
+    const result = await daemon;
+    expect(sawValues).toBe(true);
+    expect([result.signal, result.timedOut]).toEqual(['SIGKILL', false]);
+    expect((await health(dir)).reason).toBe('timeout');
+    expect(await peers(dir)).toEqual(FAILED_PEERS);
+    expect(await leftovers(dir)).toEqual([]);
   });
 });

@@ -172,6 +172,27 @@ describe('dcgmFamilies', () => {
     expect(series(withOwners, 'DCGM_FI_DEV_GPU_TEMP')!.every((s) => !('hpc_job' in s.labels) && !('container' in s.labels))).toBe(true);
   });
 
+  it('at most 8 owners per GPU, as nvidia_gpu_holder_info: the ones holding the most memory', async () => {
+    const { collection } = await collectCapture(LOAD);
+    const [first, second] = collection.samples.map((sample) => sample.uuid);
+    const MIB = 1024 * 1024;
+    // 20 jobs on the first GPU, job N holding N MiB; one on the second, which keeps its series.
+    const apps = Array.from({ length: 20 }, (_, n) => ({
+      uuid: first!,
+      pid: 100 + n,
+      name: 'python',
+      user: 'alice',
+      memoryBytes: (n + 1) * MIB,
+      attribution: { slurm_job: String(1000 + n) },
+    }));
+    apps.push({ ...apps[0]!, uuid: second!, pid: 99, attribution: { slurm_job: '7' } });
+    const info = series({ ...collection, processes: { apps, dropped: 0, skipped: 0 } }, 'DCGM_EXP_GPU_ATTRIBUTION_INFO')!;
+    expect(info.map((s) => [s.labels.UUID, s.labels.hpc_job])).toEqual([
+      ...['1019', '1018', '1017', '1016', '1015', '1014', '1013', '1012'].map((job) => [first, job]),
+      [second, '7'],
+    ]);
+  });
+
   it('a failed collection has no series', () => {
     expect(dcgmFamilies(failedCollection({ reason: 'gpu_lost', message: 'x' }, 1), context)).toEqual([]);
   });

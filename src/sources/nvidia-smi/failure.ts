@@ -38,6 +38,11 @@ export function classifyFailure(outcome: Exclude<SmiOutcome, { kind: 'ok' }>, wh
       return { reason: 'nvidia_smi_not_executable', message: `${outcome.command} cannot be executed: ${outcome.message}` };
     case 'timeout':
       return { reason: 'timeout', message: `${what} did not finish within ${outcome.afterMs} ms; killed it` };
+    case 'stuck':
+      return {
+        reason: 'timeout',
+        message: `${what} did not finish within ${outcome.afterMs} ms, and SIGKILL did not end it: pid ${outcome.pid} is stuck in the driver`,
+      };
     case 'killed':
       return { reason: 'nvidia_smi_failed', message: `${what} was killed by ${outcome.signal}: ${firstLine(outcome.output)}` };
     case 'exit': {

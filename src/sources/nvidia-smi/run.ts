@@ -8,6 +8,8 @@ export type SmiOutcome =
   | { kind: 'not-found'; command: string }
   | { kind: 'not-executable'; command: string; message: string }
   | { kind: 'timeout'; afterMs: number }
+  /** Timed out, and SIGKILL did not end it either: asleep in the driver (stuck.ts). Left behind. */
+  | { kind: 'stuck'; afterMs: number; pid: number }
   | { kind: 'exit'; code: number; output: string }
   | { kind: 'killed'; signal: string; output: string };
 
@@ -52,15 +54,30 @@ export async function runSmi(command: string, args: readonly string[], options: 
   const releaseGroup = guard.release;
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    killGroup(child.pid, 'SIGTERM');
-    forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), graceMs);
-  }, options.timeoutMs);
-  const result = await child;
-  clearTimeout(deadline);
+  let giveUp: NodeJS.Timeout | undefined;
+  // A process asleep in the driver (state D) takes no signal, not even SIGKILL: waiting for it would
+  // hold this run, and its lock, for as long as the driver does. A grace after SIGKILL, then it is left.
+  const stuck = new Promise<'stuck'>((resolve) => {
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid, 'SIGTERM');
+      forceKill = setTimeout(() => {
+        killGroup(child.pid, 'SIGKILL');
+        giveUp = setTimeout(() => resolve('stuck'), graceMs);
+      }, graceMs);
+    }, options.timeoutMs);
+    void child.finally(() => clearTimeout(deadline));
+  });
+  const result = await Promise.race([child, stuck]);
   clearTimeout(forceKill);
+  clearTimeout(giveUp);
   releaseGroup();
+  if (result === 'stuck') {
+    // Nothing of it may keep this process alive: its pipes are closed and its handle let go.
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+    child.unref();
+    return { kind: 'stuck', afterMs: options.timeoutMs, pid: child.pid ?? 0 };
+  }
 
   const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };

@@ -25,8 +25,16 @@ function deadlineRunner(command: string, timeoutMs: number): SmiRunner {
 }
 
 /** One collection's reads through `run` (tests pass a runner that replays a capture). */
-export function nvidiaSmiReads(run: SmiRunner, host: Host): SourceReads {
+export function nvidiaSmiReads(runner: SmiRunner, host: Host): SourceReads {
+  // The nvidia-smi runs of this collection that SIGKILL did not end (stuck.ts): collect remembers them.
+  const stuck: number[] = [];
+  const run: SmiRunner = async (args) => {
+    const outcome = await runner(args);
+    if (outcome.kind === 'stuck') stuck.push(outcome.pid);
+    return outcome;
+  };
   return {
+    stuck: () => stuck,
     gpus: (query) =>
       queryGpus({
         run,

@@ -11,6 +11,10 @@ import { GPM_METRIC_MAX, GPM_METRIC_SIZE, GPM_METRICS_AT, nvmlStructs } from './
 /** nvml.h's buffer sizes (NVML_DEVICE_*_BUFFER_SIZE, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE). */
 const TEXT_SIZE = 96;
 const PROCESS_ROOM = 256;
+/** The most entries a list call grows to: a pid each, far past any GPU's processes (1.5 MiB of process entries). */
+const MAX_LIST_ROOM = 65_536;
+/** How many calls a list may take to fit: each too-small buffer is followed by one of the size the driver named. */
+const LIST_TRIES = 4;
 
 type Fn = (...args: unknown[]) => number;
 
@@ -100,13 +104,23 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     return ok(call(...head, buffer, TEXT_SIZE), () => cString(buffer));
   };
   /** A call that fills an array of structs: asked with room for `room` (at most PROCESS_ROOM), decoded with koffi. */
+  // A list call (processes, their utilization samples) into a buffer of `room` entries: one that is
+  // too small is INSUFFICIENT_SIZE with the count the driver needs, asked again with that much room
+  // and a little more (processes may start between two calls), a bounded number of times.
   const listCall = <T>(type: unknown, call: (buffer: Buffer, count: number[]) => number, room = PROCESS_ROOM): Result<T[]> => {
     const size = koffi.sizeof(type as never);
-    const asked = Math.max(1, Math.min(room, PROCESS_ROOM));
-    const buffer = Buffer.alloc(size * asked);
-    const count = [asked];
-    const rc = call(buffer, count);
-    return ok(rc, () => Array.from({ length: Math.min(count[0]!, asked) }, (_, i) => koffi.decode(buffer, i * size, type as never) as T));
+    let asked = Math.max(1, Math.min(room, MAX_LIST_ROOM));
+    for (let tries = 1; ; tries++) {
+      const buffer = Buffer.alloc(size * asked);
+      const count = [asked];
+      const rc = call(buffer, count);
+      if (rc === NVML_ERROR_INSUFFICIENT_SIZE && tries < LIST_TRIES && asked < MAX_LIST_ROOM) {
+        const needed = count[0]! > asked ? count[0]! : asked * 2;
+        asked = Math.min(MAX_LIST_ROOM, needed + Math.ceil(needed / 8));
+        continue;
+      }
+      return ok(rc, () => Array.from({ length: Math.min(count[0]!, asked) }, (_, i) => koffi.decode(buffer, i * size, type as never) as T));
+    }
   };
 
   let driverVersion: Result<string> | undefined;

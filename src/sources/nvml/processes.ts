@@ -2,7 +2,7 @@ import type { ComputeApp, Failure } from '../../collection.js';
 import type { ProcessRead } from '../source.js';
 import type { Nvml } from './api.js';
 import { processUtilization, type UtilizationReads, windowStart } from './process-utilization.js';
-import { collectionReason, describeReturn } from './return-codes.js';
+import { collectionReason, describeReturn, NVML_ERROR_GPU_IS_LOST } from './return-codes.js';
 
 // The GPUs NVML lists, and the compute processes on them.
 
@@ -34,11 +34,18 @@ export function readProcesses(nvml: Nvml, reads: UtilizationReads = new Map(), n
   if ('reason' in all) return { kind: 'failed', failure: all };
   const apps: ComputeApp[] = [];
   let skipped = 0;
-  for (const { device } of all.handles) {
+  for (const { index, device } of all.handles) {
     if (device === undefined) continue;
     const uuid = nvml.text('uuid', device);
     const processes = nvml.processes(device);
-    if (uuid.rc !== 0 || processes.rc !== 0) continue;
+    // A lost GPU is reported down; any other GPU whose list cannot be read (still too long after
+    // the buffer grew, or an error) makes every GPU's processes unknown, never none: an unread list
+    // read as empty made a busy GPU look idle and free.
+    if (uuid.rc !== 0 || processes.rc === NVML_ERROR_GPU_IS_LOST) continue;
+    if (processes.rc !== 0) {
+      const message = `nvmlDeviceGetComputeRunningProcesses_v3 for GPU ${index} returned ${describeReturn(processes.rc)}`;
+      return { kind: 'failed', failure: { reason: collectionReason(processes.rc), message } };
+    }
     const utilization = processUtilization(nvml, device, windowStart(reads, uuid.value!));
     reads.set(uuid.value!, now);
     for (const process of processes.value!) {
