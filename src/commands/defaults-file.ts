@@ -64,10 +64,15 @@ export function readDefaultsFile(path: string, euid: number): Record<string, str
  * the timer's service unsets it too, or `collect` by hand would never return. The collector's task
  * and file name are collect's alone: taken by `run` they would make every job's textfile and rows
  * the collector's (two writers of one file), taken by `report` and `export` (their --task) they
- * would show that one task and leave out every other in the trail.
+ * would show that one task and leave out every other in the trail. The collector's labels are not
+ * export's --label (the scrape's): they hold the `task=NAME` docs/fleet.md has the collector set,
+ * which export writes itself and refuses in --label.
  */
-const collectorOnly = (command: string | undefined): readonly string[] =>
-  command === 'collect' ? ['GPU_TEXTFILE_INTERVAL'] : ['GPU_TEXTFILE_INTERVAL', 'GPU_TEXTFILE_TASK', 'GPU_TEXTFILE_FILE_NAME'];
+const collectorOnly = (command: string | undefined): readonly string[] => {
+  if (command === 'collect') return ['GPU_TEXTFILE_INTERVAL'];
+  const own = ['GPU_TEXTFILE_INTERVAL', 'GPU_TEXTFILE_TASK', 'GPU_TEXTFILE_FILE_NAME'];
+  return command === 'export' ? [...own, 'GPU_TEXTFILE_LABEL'] : own;
+};
 
 /**
  * The environment `command`'s options are read from: `env` over the defaults file's settings (the

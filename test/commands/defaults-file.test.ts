@@ -129,6 +129,13 @@ describe('a command on a packaged host', () => {
     expect(result.stdout.match(/^nvidia_gpu_collector_success\b/gm)).toHaveLength(1);
   });
 
+  it("export on a host whose file gives the collector the label task=NAME (the playbook's) exports, that label its own", async () => {
+    const trail = await tempDir();
+    const path = await defaultsFile(`GPU_TEXTFILE_CSV_DIR=${trail}\nGPU_TEXTFILE_LABEL="task=train"\n`);
+    const result = await runCli(['export'], { GPU_TEXTFILE_DEFAULTS_FILE: path });
+    expect([result.exitCode, result.stdout]).toEqual([0, '# EOF\n']);
+  });
+
   it('a defaults file that is refused is one line and exit 2', async () => {
     const path = await defaultsFile('GPU_TEXTFILE_CSV_DIR=/x\n');
     await chmod(path, 0o666);
