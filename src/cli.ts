@@ -182,7 +182,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // Defaults from /etc/default/gpu-textfile, under the environment; not for install and uninstall,
   // which write that file from their own options.
   const readsDefaults = command !== undefined && command.name !== 'install' && command.name !== 'uninstall';
-  const env = readsDefaults ? withDefaultsFile(process.env, process.geteuid?.() ?? 0) : process.env;
+  const env = readsDefaults ? withDefaultsFile(process.env, process.geteuid?.() ?? 0, command.name) : process.env;
   if (typeof env === 'string') usageError(env);
 
   if (command && command.name === 'collect' && !wantsHelp) {

@@ -59,13 +59,31 @@ export function readDefaultsFile(path: string, euid: number): Record<string, str
 }
 
 /**
- * The environment the options are read from: `env` over the defaults file's settings (the one
- * `env` names, or /etc/default/gpu-textfile), or the one line that says why that file is refused.
+ * The file's settings that are the units' collector's alone, not defaults for `command`. The daemon
+ * service's cadence (GPU_TEXTFILE_INTERVAL, as docs/collect.md has it set there) is no command's:
+ * the timer's service unsets it too, or `collect` by hand would never return. The collector's task
+ * and file name are collect's alone: taken by `run` they would make every job's textfile and rows
+ * the collector's (two writers of one file), taken by `report` and `export` (their --task) they
+ * would show that one task and leave out every other in the trail. The collector's labels are not
+ * export's --label (the scrape's): they hold the `task=NAME` docs/fleet.md has the collector set,
+ * which export writes itself and refuses in --label.
  */
-export function withDefaultsFile(env: NodeJS.ProcessEnv, euid: number): NodeJS.ProcessEnv | string {
+const collectorOnly = (command: string | undefined): readonly string[] => {
+  if (command === 'collect') return ['GPU_TEXTFILE_INTERVAL'];
+  const own = ['GPU_TEXTFILE_INTERVAL', 'GPU_TEXTFILE_TASK', 'GPU_TEXTFILE_FILE_NAME'];
+  return command === 'export' ? [...own, 'GPU_TEXTFILE_LABEL'] : own;
+};
+
+/**
+ * The environment `command`'s options are read from: `env` over the defaults file's settings (the
+ * one `env` names, or /etc/default/gpu-textfile) less those that are not its defaults, or the one
+ * line that says why that file is refused.
+ */
+export function withDefaultsFile(env: NodeJS.ProcessEnv, euid: number, command?: string): NodeJS.ProcessEnv | string {
   const path = env[DEFAULTS_FILE_VARIABLE] ?? DEFAULTS_FILE;
   if (path === '') return env;
   const defaults = readDefaultsFile(path, euid);
   if (typeof defaults === 'string') return `${defaults}; set ${DEFAULTS_FILE_VARIABLE}= to read none`;
-  return { ...defaults, ...env };
+  const skipped = collectorOnly(command);
+  return { ...Object.fromEntries(Object.entries(defaults).filter(([name]) => !skipped.includes(name))), ...env };
 }

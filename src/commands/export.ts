@@ -3,7 +3,7 @@ import { TIMESTAMPED_FORMATS, type TimestampedFormat } from '../exposition/times
 import { exportText, newExportTally, type ExportPlan } from '../export/export.js';
 import { ownLabelNames } from '../metrics/metrics-catalog.js';
 import { writeNamedOutputStream } from '../publish/named-output.js';
-import { inRange, trailFiles } from '../report/trail-files.js';
+import { inRange, outIntoTrail, trailFiles } from '../report/trail-files.js';
 import { describeFileError, isFileError } from '../files/safe-fs.js';
 import type { HistoryFile } from '../csvlog/read.js';
 import { reportArgsProblem } from './arg-checks.js';
@@ -51,6 +51,12 @@ export async function runExport(
   const problem = await reportArgsProblem({ csvDirs: args.csvDir }, settings.since, settings.until);
   if (problem) {
     say(problem);
+    return 2;
+  }
+  // Written by rename, --out over a trail's file would replace its rows (the export read from them).
+  const clash = args.out === undefined ? undefined : await outIntoTrail(args.out, args.csvDir);
+  if (clash) {
+    say(clash);
     return 2;
   }
   const files: HistoryFile[] = [];

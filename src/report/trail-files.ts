@@ -84,13 +84,13 @@ export async function outIntoTrail(out: string, csvDirs: readonly string[]): Pro
     const hosts = own.length > 0 ? [] : await hostDirs(dir);
     for (const trail of [dir, ...hosts]) {
       if (outDir !== undefined && outDir === (await realpath(trail).catch(() => undefined)) && isTrailName(outName))
-        return `--out ${out} is a file of the trail ${dir} reads: the report would replace it (or be read as rows next time); name a file outside the trail`;
+        return `--out ${out} is a file of the trail ${dir} reads: written there it would replace it (or be read as rows next time); name a file outside the trail`;
       if (target === undefined) continue;
       for (const file of await historyFiles(trail).catch(() => [])) {
         const names = [file.path, ...(file.archive ? [join(dirname(file.path), sidecarName(file.archive.file))] : [])];
         for (const name of names)
           if ((await fileId(name)) === target)
-            return `--out ${out} is a file of the trail ${dir} reads (it is ${name}): the report would replace it; name a file outside the trail`;
+            return `--out ${out} is a file of the trail ${dir} reads (it is ${name}): written there it would replace it; name a file outside the trail`;
       }
     }
   }

@@ -87,6 +87,25 @@ describe('withDefaultsFile', () => {
     });
     expect(withDefaultsFile({ GPU_TEXTFILE_DEFAULTS_FILE: '' }, ME)).toEqual({ GPU_TEXTFILE_DEFAULTS_FILE: '' });
   });
+
+  it("the units' collector's own settings are no other command's defaults: its cadence none's, its task and file name collect's alone", async () => {
+    const path = await defaultsFile(
+      'GPU_TEXTFILE_INTERVAL=1s\nGPU_TEXTFILE_TASK=train\nGPU_TEXTFILE_FILE_NAME=gpus.prom\nGPU_TEXTFILE_CSV_DIR=/from/file\n',
+    );
+    const env = { GPU_TEXTFILE_DEFAULTS_FILE: path };
+    const fromFile = (command: string) => {
+      const read = withDefaultsFile(env, ME, command);
+      return typeof read === 'string'
+        ? read
+        : Object.keys(read)
+            .filter((name) => name !== 'GPU_TEXTFILE_DEFAULTS_FILE')
+            .sort();
+    };
+    expect(fromFile('collect')).toEqual(['GPU_TEXTFILE_CSV_DIR', 'GPU_TEXTFILE_FILE_NAME', 'GPU_TEXTFILE_TASK']);
+    for (const command of ['run', 'report', 'export', 'pulse']) expect(fromFile(command)).toEqual(['GPU_TEXTFILE_CSV_DIR']);
+    // Set in the environment, they are the caller's own choice, as before.
+    expect(withDefaultsFile({ ...env, GPU_TEXTFILE_TASK: 'mine' }, ME, 'report')).toMatchObject({ GPU_TEXTFILE_TASK: 'mine' });
+  });
 });
 
 describe('a command on a packaged host', () => {
@@ -101,6 +120,20 @@ describe('a command on a packaged host', () => {
     expect(await report([], {})).toEqual(noSamples(fromFile));
     expect(await report([], { GPU_TEXTFILE_CSV_DIR: fromEnv })).toEqual(noSamples(fromEnv));
     expect(await report(['--csv-dir', fromArgs], { GPU_TEXTFILE_CSV_DIR: fromEnv })).toEqual(noSamples(fromArgs));
+  });
+
+  it("collect by hand on a host whose file sets the daemon's GPU_TEXTFILE_INTERVAL collects once and exits, as the timer's unit does", async () => {
+    const path = await defaultsFile('GPU_TEXTFILE_INTERVAL=1s\n');
+    const result = await runCli(['collect', '--source', 'demo', '--dry-run'], { GPU_TEXTFILE_DEFAULTS_FILE: path }, 60_000);
+    expect([result.timedOut, result.exitCode]).toEqual([false, 0]);
+    expect(result.stdout.match(/^nvidia_gpu_collector_success\b/gm)).toHaveLength(1);
+  });
+
+  it("export on a host whose file gives the collector the label task=NAME (the playbook's) exports, that label its own", async () => {
+    const trail = await tempDir();
+    const path = await defaultsFile(`GPU_TEXTFILE_CSV_DIR=${trail}\nGPU_TEXTFILE_LABEL="task=train"\n`);
+    const result = await runCli(['export'], { GPU_TEXTFILE_DEFAULTS_FILE: path });
+    expect([result.exitCode, result.stdout]).toEqual([0, '# EOF\n']);
   });
 
   it('a defaults file that is refused is one line and exit 2', async () => {

@@ -71,6 +71,19 @@ describe('export: --out that cannot be a file', () => {
     expect((await lstat('/dev/null')).isCharacterDevice()).toBe(true);
   });
 
+  it("the trail's own file, or a trail's name in its directory: one line, exit 2, the trail untouched", { timeout: 60_000 }, async () => {
+    const dir = await fleet();
+    const live = join(dir, 'h1', 'train.csv');
+    const before = await readFile(live, 'utf8');
+    for (const out of [live, join(dir, 'h2', 'gap.csv')]) {
+      const result = await runCli(['export', '--csv-dir', dir, '--out', out]);
+      expect([result.exitCode, result.stdout]).toEqual([2, '']);
+      expect(result.stderr).toMatch(/^gpu-textfile: --out .* is a file of the trail .*; name a file outside the trail\n$/);
+    }
+    expect(await readFile(live, 'utf8')).toBe(before);
+    expect(await lstat(join(dir, 'h2', 'gap.csv')).catch(() => 'absent')).toBe('absent');
+  });
+
   it('a path under a file: one line, exit 1', async () => {
     const dir = await tempDir('gpu-textfile-export-cli-');
     await writeFile(join(dir, 'plain'), 'x');
