@@ -18,7 +18,7 @@ const trusted = (uid: number, euid: number) => uid === 0 || uid === euid;
 /**
  * The GPU_TEXTFILE_* settings of the defaults file at `path`, as the units' EnvironmentFile= reads
  * them (plain NAME=value assignments; other lines pass over), or the one line that says why it is
- * not read. A missing file sets nothing. Refused: a link owned by another user (fs.protected_symlinks'
+ * not read. A missing file, or one this user may not read, sets nothing. Refused: a link owned by another user (fs.protected_symlinks'
  * rule), anything but a regular file, a file owned by another user or writable by everyone, one past
  * 64 KiB.
  */
@@ -37,8 +37,9 @@ export function readDefaultsFile(path: string, euid: number): Record<string, str
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return {};
-    if (code === 'EACCES') return `${path}: not readable (${code}); not read`;
+    // Not readable by this user (an admin made it 0600): the defaults are root's units', and a user's
+    // `pulse` or `report --csv-dir D` must not fail over a file it cannot read; it runs without them.
+    if (code === 'ENOENT' || code === 'EACCES') return {};
     throw error;
   }
   try {

@@ -3,7 +3,8 @@ import { chmod, chown, lchown, mkdir, symlink, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readDefaultsFile, withDefaultsFile } from '../../src/commands/defaults-file.js';
-import { runCli, tempDir } from '../support/helpers.js';
+import { execa } from 'execa';
+import { CLI, cliEnv, FIXTURES, runCli, tempDir } from '../support/helpers.js';
 
 // /etc/default/gpu-textfile as every command's defaults (src/commands/defaults-file.ts): read as the
 // units' EnvironmentFile= reads it, and only where root or the user running the command controls it.
@@ -144,5 +145,26 @@ describe('a command on a packaged host', () => {
       2,
       `gpu-textfile: ${path}: writable by every user; not read; set GPU_TEXTFILE_DEFAULTS_FILE= to read none (see --help)\n`,
     ]);
+  });
+
+  it("a file the user may not read (an admin's 0600) is passed over: that user's commands run without it", async () => {
+    const dir = await tempDir();
+    await chmod(dir, 0o755);
+    const path = join(dir, 'gpu-textfile');
+    await writeFile(path, 'GPU_TEXTFILE_INTERVAL=nonsense\n', { mode: 0o600 });
+    const series = join(FIXTURES, 'series/h200__580.159.04__idle__lms200.csv');
+    // As nobody: root reads any file, so only another user meets EACCES.
+    const result = await execa(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'pulse', '--json', '--from', series],
+      {
+        env: cliEnv({ GPU_TEXTFILE_DEFAULTS_FILE: path }),
+        extendEnv: false,
+        reject: false,
+        timeout: 60_000,
+      },
+    );
+    expect([result.exitCode, result.stderr]).toEqual([0, '']);
+    expect(JSON.parse(result.stdout)).toMatchObject({ verdict: 'idle' });
   });
 });
