@@ -1,0 +1,61 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startNodeExporter } from '../../support/node-exporter.js';
+import { startPrometheus } from '../../support/prometheus.js';
+import { CLI, cliEnv, eventually, runCli, tempDir } from '../../support/helpers.js';
+
+// The store's door, live: the demo collector every second -> node_exporter -> a real Prometheus
+// scraping it every second -> `report --prometheus` over the last minutes names that host and its
+// GPUs, with their samples.
+
+describe('report --prometheus on a live Prometheus', () => {
+  it('names the scraped host and its GPUs', { timeout: 180_000 }, async () => {
+    const dir = await tempDir('gpu-textfile-live-');
+    const collector = spawn(process.execPath, [CLI, 'collect', '--source', 'demo', '--interval', '1s', '--textfile-dir', dir], {
+      env: cliEnv(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let collectorLog = '';
+    collector.stderr.on('data', (chunk) => (collectorLog += chunk));
+    const collectorExited = new Promise<void>((resolve) => collector.once('exit', () => resolve()));
+    onTestFinished(async () => {
+      if (collector.exitCode === null) collector.kill('SIGTERM');
+      await collectorExited;
+    });
+    const exporter = await startNodeExporter(dir);
+    onTestFinished(() => exporter.stop());
+    const target = new URL(exporter.url).host;
+    const prometheus = await startPrometheus(dir, {
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      scrape_configs: [{ job_name: 'gpu', static_configs: [{ targets: [target], labels: { host: 'gpu-node-live' } }] }],
+    });
+    onTestFinished(() => prometheus.stop());
+    // Until the store holds a few seconds of both GPUs' samples (a busy machine: a generous deadline).
+    const ready = await eventually(async () => {
+      const answer = await prometheus.query('count_over_time(nvidia_gpu_up[5m])').catch(() => []);
+      return answer.length === 2 && answer.every((s) => Number(s.value[1]) >= 5);
+    }, 150_000);
+    expect(ready, `${prometheus.log()}\n${collectorLog}`).toBe(true);
+
+    const url = `http://127.0.0.1:${prometheus.port}`;
+    const byGpu = await runCli(['report', '--prometheus', url, '--host-label', 'host', '--since', '5m', '--by', 'gpu', '--format', 'csv']);
+    expect(byGpu.stderr).toBe('');
+    expect(byGpu.exitCode).toBe(0);
+    const [header, ...rows] = byGpu.stdout.trim().split('\n');
+    const columns = header!.split(',');
+    const cells = rows.map((row) => Object.fromEntries(row.split(',').map((cell, i) => [columns[i], cell])));
+    expect(cells.map((c) => [c.host, c.task_id, c.gpu_id])).toEqual([
+      ['gpu-node-live', 'default', '0'],
+      ['gpu-node-live', 'default', '1'],
+    ]);
+    for (const c of cells) {
+      expect(Number(c.samples)).toBeGreaterThanOrEqual(5);
+      expect(c.gpu_uuid).toMatch(/^GPU-/);
+      expect(Number(c.peak_memory_used_mib)).toBeGreaterThan(0);
+    }
+    // The scrape's instance names the host by default.
+    const byHost = await runCli(['report', '--prometheus', url, '--since', '5m', '--by', 'host', '--format', 'json']);
+    expect(byHost.exitCode, byHost.stderr).toBe(0);
+    expect(byHost.stdout).toContain(`"host": "${target}"`);
+  });
+});
