@@ -17,6 +17,7 @@ const SEPARATE = {
   'src/commands/archive.ts': 'archive',
   'src/commands/doctor.ts': 'doctor',
   'src/commands/report.ts': 'report',
+  'src/commands/export.ts': 'export',
   'src/commands/pulse.ts': 'pulse',
   'src/commands/install.ts': 'install',
   'src/doctor/quick.ts': 'doctor-quick',

@@ -1,5 +1,5 @@
 import { INSTALL_OPTIONS, UNINSTALL_OPTIONS } from './commands/install-options.js';
-import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS } from './commands/options.js';
+import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, EXPORT_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS } from './commands/options.js';
 import type { ArgsOf, OptionTable } from './commands/option-types.js';
 import { envValues, parseOptions } from './commands/parse-options.js';
 import { RUN_OPTIONS } from './commands/run-options.js';
@@ -64,6 +64,12 @@ const COMMANDS: Command[] = [
     'Answers from the CSV history: hourly or daily rows and findings (memory growth, idle or unbalanced GPUs, gaps, errors)',
     REPORT_OPTIONS,
     async () => (await import('./commands/report.js')).runReport,
+  ),
+  command(
+    'export',
+    'The CSV trail as timestamped samples (OpenMetrics or Prometheus text) for a store to import: fills a gap in Prometheus or VictoriaMetrics',
+    EXPORT_OPTIONS,
+    async () => (await import('./commands/export.js')).runExport,
   ),
   command(
     'pulse',

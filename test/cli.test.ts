@@ -72,12 +72,12 @@ describe('a mistyped command', () => {
     const result = await runCli(['colect', '--dry-run']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toBe(
-      'gpu-textfile: Unknown command: colect. Did you mean collect? Commands: collect, archive, doctor, report, pulse, run, install, uninstall (see --help)\n',
+      'gpu-textfile: Unknown command: colect. Did you mean collect? Commands: collect, archive, doctor, report, export, pulse, run, install, uninstall (see --help)\n',
     );
     const help = await runCli(['help', 'nope']);
     expect([help.exitCode, help.stderr]).toEqual([
       2,
-      'gpu-textfile: Unknown command: nope Commands: collect, archive, doctor, report, pulse, run, install, uninstall (see --help)\n',
+      'gpu-textfile: Unknown command: nope Commands: collect, archive, doctor, report, export, pulse, run, install, uninstall (see --help)\n',
     ]);
   });
 });

@@ -31,6 +31,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['collect'],
   // The owners of the processes collect saw: builds the collection's process samples, so it sits above the data model.
   ['host/processes'],
+  // `export`: the CSV trail as a store's import; finds the trail's files the way report does.
+  ['export'],
   ['doctor', 'report', 'pulse', 'deploy', 'launch', 'docs'],
   ['sources', 'publish'],
   // metrics/ holds the families' catalog too: commands (reserved --label names) and docs read it without building any.

@@ -75,7 +75,7 @@ export function parseSourceArgs(args: Pick<CollectArgs, 'source' | 'demoHost' | 
 }
 
 /** --label key=value pairs, each a valid name that no series of ours carries already. */
-function parseLabels(pairs: readonly string[]): [string, string][] | string {
+export function parseLabels(pairs: readonly string[]): [string, string][] | string {
   // Labels our series carry already, from the tables the metric builders use: a --label of the same
   // name would make a series with that label twice, which node_exporter rejects.
   const reserved = pairs.length > 0 ? ownLabelNames() : new Set<string>();

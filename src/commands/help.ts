@@ -51,6 +51,19 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
     ],
     exit: '0 answered, 1 the CSV trail could not be read, 2 bad options',
   },
+  export: {
+    examples: [
+      [
+        'gpu-textfile export --csv-dir /var/log/gpu-textfile --since 2026-11-28 --until 2026-11-29 --out gap.om',
+        'a day as OpenMetrics, for promtool',
+      ],
+      [
+        'gpu-textfile export --csv-dir /var/log/gpu-textfile --since 6h --format prometheus | curl --data-binary @- http://vm:8428/api/v1/import/prometheus',
+        'into VictoriaMetrics',
+      ],
+    ],
+    exit: '0 exported, 1 the CSV trail or --out could not be read or written, 2 bad options',
+  },
   pulse: {
     examples: [
       ['gpu-textfile pulse --gpu 0 --seconds 15', 'sample GPU 0 for 15 s and say what kind of work it is'],

@@ -298,3 +298,34 @@ export const REPORT_OPTIONS = {
   },
   'prometheus-concurrency': { type: 'number', placeholder: 'N', group: STORE, default: 4, describe: 'Requests in flight at once' },
 } as const satisfies OptionTable;
+
+/** export's options. */
+export const EXPORT_OPTIONS = {
+  'csv-dir': {
+    type: 'string',
+    array: true,
+    placeholder: 'DIR',
+    demandOption: true,
+    describe:
+      "Directory of the CSV trail (live files and their archives, plain or gzipped), or of hosts' trails (DIR/<host>/); give it again for more",
+  },
+  task: REPORT_OPTIONS.task,
+  host: REPORT_OPTIONS.host,
+  since: REPORT_OPTIONS.since,
+  until: { type: 'string', placeholder: 'WHEN', describe: 'Until this time (exclusive), same forms [default: now]' },
+  format: {
+    type: 'string',
+    placeholder: 'openmetrics|prometheus',
+    default: 'openmetrics',
+    describe:
+      'openmetrics (timestamps in seconds, ends in # EOF: promtool tsdb create-blocks-from openmetrics) or prometheus (milliseconds: VictoriaMetrics /api/v1/import/prometheus)',
+  },
+  'host-label': {
+    type: 'string',
+    placeholder: 'NAME',
+    default: 'instance',
+    describe: "The label that carries the row's host (as your scrape config sets it: instance, or a host label of your own)",
+  },
+  label: { ...COLLECT_OPTIONS.label, describe: 'Constant label key=value on every series, as the scrape adds it (job=node; repeatable)' },
+  out: { type: 'string', placeholder: 'FILE', describe: 'Write to this file (whole or not at all) instead of stdout' },
+} as const satisfies OptionTable;

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { pinDir, replaceFile, tempName, writeAll } from '../files/safe-fs.js';
+import { openTemp, pinDir, replaceFile, tempName, writeAll } from '../files/safe-fs.js';
 
 // A file the user names on the command line (report --out, run --summary-json) is what
 // write-file-atomic is made for: a temp file renamed over it (a reader sees the old file or the new),
@@ -70,6 +70,55 @@ export function writeNamedOutput(path: string, text: string | Iterable<string>, 
       return;
     }
     replaceFile(askedDir, basename(asked), text);
+  } finally {
+    askedDir.close();
+  }
+}
+
+/**
+ * writeNamedOutput for a text that comes in pieces as they are read (export's, from a trail far
+ * larger than memory): the same choice of how, the same guarantees, each piece written as it comes.
+ * The temp file is opened in the pinned directory where no stable path allows following a link.
+ */
+export async function writeNamedOutputStream(path: string, pieces: AsyncIterable<string>, euid = process.geteuid?.() ?? -1): Promise<void> {
+  const asked = resolve(path);
+  const askedDir = pinDir(dirname(asked), { create: true });
+  try {
+    const target = realTarget(asked);
+    const stable = isStablePath(realpathSync(dirname(asked)), euid) && isStablePath(dirname(target), euid);
+    if (stable && statSync(target, { throwIfNoEntry: false })?.isCharacterDevice()) {
+      const fd = openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
+      try {
+        for await (const piece of pieces) writeAll(fd, piece);
+      } finally {
+        closeSync(fd);
+      }
+      return;
+    }
+    const targetDir = stable ? pinDir(dirname(target)) : askedDir;
+    const name = stable ? basename(target) : basename(asked);
+    try {
+      const replaced = stable ? statSync(target, { throwIfNoEntry: false }) : undefined;
+      const { temp, fd } = openTemp(targetDir, name, stable ? 0o666 : 0o644);
+      try {
+        try {
+          for await (const piece of pieces) writeAll(fd, piece);
+          if (replaced) {
+            keepOwner(fd, replaced, euid);
+            fchmodSync(fd, replaced.mode & 0o7777);
+          } else if (!stable) fchmodSync(fd, 0o644);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(targetDir.at(temp), targetDir.at(name));
+      } catch (error) {
+        rmSync(targetDir.at(temp), { force: true });
+        throw error;
+      }
+    } finally {
+      if (targetDir !== askedDir) targetDir.close();
+    }
   } finally {
     askedDir.close();
   }
