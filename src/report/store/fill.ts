@@ -1,4 +1,4 @@
-import { Aggregator, HOUR, hostRan, periodStart } from '../aggregate.js';
+import { Aggregator, compareGpuIds, HOUR, hostRan, periodStart } from '../aggregate.js';
 import { emptyBucket, type Bucket } from '../bucket.js';
 import { JobAccount, type AccountKind, type JobHour } from '../jobs.js';
 import type { Gap } from '../timeline.js';
@@ -211,7 +211,11 @@ export class StoreHours {
         host.timeline.replay({ ...chain, wide: chain.gaps.map((gap) => ({ gap, tag: undefined })) }, () => undefined);
       }
     }
-    for (const entry of this.gpus.values()) {
+    // In the trail's order (hosts by name, GPUs by index): the findings come out in the order the rows give them.
+    const gpus = [...this.gpus.values()].sort(
+      (a, b) => a.host.localeCompare(b.host) || a.task.localeCompare(b.task) || compareGpuIds(a.gpu, b.gpu) || a.uuid.localeCompare(b.uuid),
+    );
+    for (const entry of gpus) {
       const hostKey = key(entry.host, entry.task);
       const host = this.hosts.get(hostKey);
       const interval = intervals.get(hostKey);
