@@ -1,10 +1,8 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { emptyStore, fakeStore, json } from './fake-store.js';
 import { storeClient } from '../../../src/report/store/client.js';
 import { freePort } from '../../support/node-exporter.js';
 import { runCli, tempDir } from '../../support/helpers.js';
@@ -12,56 +10,6 @@ import { runCli, tempDir } from '../../support/helpers.js';
 // Every bad answer a store can give, from a small HTTP server of the test's own: one clear line on
 // stderr and exit 1, never a report; warnings said, the report still whole; options checked before
 // any request (exit 2). The server answers as Prometheus's API does (docs: querying/api).
-
-type Handler = (path: string, form: URLSearchParams, req: IncomingMessage, res: ServerResponse) => void;
-
-/** What each request brought: its path, form and headers. */
-interface Seen {
-  path: string;
-  form: URLSearchParams;
-  headers: IncomingMessage['headers'];
-}
-
-const json = (res: ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-};
-
-/** A store that has one host's series and answers every query with nothing (and `warnings`, if given). */
-const emptyStore =
-  (warnings?: string[]): Handler =>
-  (path, _form, _req, res) =>
-    json(res, 200, {
-      status: 'success',
-      data: path.endsWith('/series')
-        ? [{ __name__: 'nvidia_gpu_up', instance: 'h1', gpu: '0', uuid: 'GPU-1' }]
-        : { resultType: 'matrix', result: [] },
-      ...(warnings ? { warnings } : {}),
-    });
-
-async function fakeStore(handler: Handler, tls?: { key: string; cert: string }): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const listener = (req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      const form = new URLSearchParams(body);
-      seen.push({ path: req.url ?? '', form, headers: req.headers });
-      handler(req.url ?? '', form, req, res);
-    });
-  };
-  const server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
-  return { url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`, seen };
-}
 
 const report = (url: string, ...more: string[]) =>
   runCli(['report', '--prometheus', url, '--since', '2026-11-01', '--until', '2026-11-02', '--by', 'host', ...more]);
