@@ -119,6 +119,18 @@ async function compareDoors(trail: string, store: string[]): Promise<void> {
     near(s.energy_kwh, c.energy_kwh, 0.02, `${jobKey(c)} energy`);
   }
 
+  // --host and --task choose the same GPUs through either door.
+  const only = ['--host', 'gpu-b', '--task', 'train'];
+  const [csvOne, storeOne] = [await reportJson([...csv, ...only], 'gpu'), await reportJson([...store, ...only], 'gpu')];
+  const gpuKey = (r: Row) => `${r.host} ${r.task_id} ${r.gpu_id} ${r.gpu_uuid}`;
+  expect(storeOne.rows.map(gpuKey)).toEqual(csvOne.rows.map(gpuKey));
+  expect(csvOne.rows.map((r) => r.host)).toEqual(['gpu-b', 'gpu-b']);
+  const other = await runCli(['report', ...store, ...span, '--task', 'other']);
+  expect(other.exitCode).toBe(1);
+  expect(other.stderr).toMatch(
+    /no nvidia_gpu_collector_success or nvidia_gpu_up series of task other .*looked for nvidia_gpu_collector_success\{task=~"other"\}/,
+  );
+
   const [csvDays, storeDays] = [await reportJson(csv, 'day'), await reportJson(store, 'day')];
   const dayKey = (r: Row) => `${r.period} ${r.host} ${r.gpu_id}`;
   expect(storeDays.rows.map(dayKey)).toEqual(csvDays.rows.map(dayKey));

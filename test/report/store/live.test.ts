@@ -59,6 +59,17 @@ describe('report --prometheus on a live Prometheus', () => {
       expect(c.gpu_uuid).toMatch(/^GPU-/);
       expect(Number(c.peak_memory_used_mib)).toBeGreaterThan(0);
     }
+    // Every --by and every --format from the store, whole (the formats' own tests say what each holds).
+    for (const [by, format] of [
+      ...['hour', 'day', 'task', 'job', 'host'].map((by) => [by, 'json']),
+      ...['table', 'csv', 'html'].map((format) => ['hour', format]),
+    ]) {
+      const run = await runCli(['report', '--prometheus', url, '--host-label', 'host', '--since', '5m', '--by', by!, '--format', format!]);
+      expect(run.stderr, `${by} ${format}`).toBe('');
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout, `${by} ${format}`).toContain(format === 'html' ? '</html>' : 'gpu-node-live');
+      if (format === 'json') expect(JSON.parse(run.stdout).summary[0].host).toBe('gpu-node-live');
+    }
     // The scrape's instance names the host by default.
     const byHost = await runCli(['report', '--prometheus', url, '--since', '5m', '--by', 'host', '--format', 'json']);
     expect(byHost.exitCode, byHost.stderr).toBe(0);
