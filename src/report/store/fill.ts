@@ -205,7 +205,7 @@ export class StoreHours {
       const interval = intervals.get(k);
       const raw = this.rawTimes.get(k);
       if (raw) for (const t of raw) host.timeline.add(t, () => undefined);
-      else if (interval !== undefined) {
+      else if (interval !== undefined && [...entry.hours.values()].some((h) => h.samples > 0)) {
         const chain = hourlyChain(new Map([...entry.hours].map(([hour, h]) => [hour, h.samples])), interval);
         hostGaps.set(k, chain.gaps);
         host.timeline.replay({ ...chain, wide: chain.gaps.map((gap) => ({ gap, tag: undefined })) }, () => undefined);
@@ -233,7 +233,7 @@ export class StoreHours {
       if (raw) {
         const hostStats = aggregator.hosts.get(hostKey)!;
         for (const t of raw) stats.timeline.add(t, (gap) => hostRan(hostStats, gap));
-      } else if (interval !== undefined) {
+      } else if (interval !== undefined && [...counts.values()].some((c) => c > 0)) {
         const chain = hourlyChain(counts, interval);
         const gaps = hostGaps.get(hostKey) ?? [];
         const ran = (gap: Gap) => !gaps.some((g) => g.from < gap.to && g.to > gap.from);
@@ -360,7 +360,7 @@ function gpuBucket(g: GpuHour, host: HostHour | undefined, interval: number | un
 }
 
 /**
- * A series' samples as hourly counts say they fell, at `interval`: the hours between its first and
+ * A series' samples (some hour has one) as hourly counts say they fell, at `interval`: the hours between its first and
  * last short of samples (by more than noise: 2 samples or 1 %) are gaps, one per run of such hours.
  * Within a run, the first hour's samples are taken at its start and the last one's at its end; the
  * series' first hour's samples at its end, its last hour's at its start.

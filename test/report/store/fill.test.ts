@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hourlyChain } from '../../../src/report/store/fill.js';
+import { summaryByGpu } from '../../../src/report/summary.js';
+import { hourlyChain, StoreHours } from '../../../src/report/store/fill.js';
 
 // A series' samples as hourly counts say they fell: gaps from the hours short of samples.
 
@@ -31,5 +32,19 @@ describe('hourlyChain', () => {
 
   it('a sample or two short of an hour is noise, not a gap', () => {
     expect(hourlyChain(counts([240, 239, 238, 240, 240]), 15_000).gaps).toEqual([]);
+  });
+});
+
+describe('StoreHours', () => {
+  it('a GPU with values but no sample in range (nvidia_gpu_up missing) is no crash and no invented time', () => {
+    const hours = new StoreHours('instance');
+    const gpu = { instance: 'h1', gpu: '0', uuid: 'GPU-0' };
+    for (let i = 0; i < 3; i++) hours.take('host_samples', 'host', { instance: 'h1' }, T0 + i * HOUR, 240);
+    hours.take('mem_max', 'gpu', gpu, T0 + HOUR, 2 * 1_048_576);
+    const { aggregator } = hours.fill();
+    const stats = [...aggregator.series.values()];
+    expect(stats.map((s) => [s.host, s.task, s.gpu, s.hourly.get(T0 + HOUR)?.memMax])).toEqual([['h1', 'default', '0', 2]]);
+    expect([stats[0]!.timeline.firstTime, stats[0]!.timeline.lastTime]).toEqual([undefined, undefined]);
+    expect(summaryByGpu(aggregator)[0]!.samples).toBe(0);
   });
 });
