@@ -21,6 +21,7 @@ const SMI = 'nvidia-smi:';
 const CSV = 'CSV trail:';
 const LONG = 'Daemon mode:';
 const HOST = 'Host:';
+const STORE = 'Time-series store:';
 
 /** collect's options. */
 export const COLLECT_OPTIONS = {
@@ -255,6 +256,47 @@ export const REPORT_OPTIONS = {
     describe: 'table, csv, json or html (one self-contained page with charts)',
   },
   out: { type: 'string', placeholder: 'FILE', describe: 'Write to this file instead of stdout' },
+  prometheus: {
+    type: 'string',
+    placeholder: 'URL',
+    group: STORE,
+    describe:
+      "Report from a store speaking Prometheus's HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics) instead of a CSV trail; --since defaults to 7d",
+  },
+  'host-label': { type: 'string', placeholder: 'NAME', group: STORE, default: 'instance', describe: 'The label that names a host' },
+  'prometheus-header': {
+    type: 'string',
+    array: true,
+    placeholder: "'NAME: VALUE'",
+    group: STORE,
+    describe: "A header sent with every request (Mimir's 'X-Scope-OrgID: team-a'); give it again for more",
+  },
+  'prometheus-bearer-token-file': {
+    type: 'string',
+    placeholder: 'FILE',
+    group: STORE,
+    describe: 'Send the token in FILE as a bearer token (or set GPU_TEXTFILE_PROMETHEUS_BEARER_TOKEN)',
+  },
+  'prometheus-basic-auth-file': {
+    type: 'string',
+    placeholder: 'FILE',
+    group: STORE,
+    describe: 'Send basic auth from FILE, one line user:password (or set GPU_TEXTFILE_PROMETHEUS_BASIC_AUTH)',
+  },
+  'prometheus-ca-file': {
+    type: 'string',
+    placeholder: 'FILE',
+    group: STORE,
+    describe: "Trust the PEM certificates in FILE for the store's TLS",
+  },
+  'prometheus-timeout': {
+    type: 'string',
+    placeholder: 'DURATION',
+    group: STORE,
+    default: '30s',
+    describe: 'How long one request may take',
+  },
+  'prometheus-concurrency': { type: 'number', placeholder: 'N', group: STORE, default: 4, describe: 'Requests in flight at once' },
 } as const satisfies OptionTable;
 
 /** export's options. */

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
-import { buildReport, type ReportBy, type ReportQuery } from '../report/build.js';
+import { buildReport, type Report, type ReportBy, type ReportQuery } from '../report/build.js';
+import { storeClient } from '../report/store/client.js';
+import { buildStoreReport } from '../report/store/store-report.js';
+import { storeAccessOf } from './report-store.js';
 import { outIntoTrail } from '../report/trail-files.js';
 import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
@@ -42,7 +45,10 @@ export function parseWhen(text: string, now: number): number | undefined {
 /** `gpu-textfile report`: answers from the CSV history. */
 export async function runReport(
   args: ReportArgs,
-  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream } = { out: process.stdout, err: process.stderr },
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream; env?: Readonly<Record<string, string | undefined>> } = {
+    out: process.stdout,
+    err: process.stderr,
+  },
 ): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
   const now = Date.now();
@@ -68,6 +74,13 @@ export async function runReport(
     return 2;
   }
   const csvDirs = args.csvDir ?? [];
+  if (args.prometheus !== undefined) {
+    if (csvDirs.length > 0 || args.demo) {
+      say('--prometheus reports from the store: leave out --csv-dir and --demo');
+      return 2;
+    }
+    return reportFromStore({ ...args, prometheus: args.prometheus }, { since, until, now }, io);
+  }
   if ((csvDirs.length === 0) === !args.demo) {
     say(
       args.demo ? '--demo writes a trail of its own: leave out --csv-dir' : 'name the trail: --csv-dir DIR (or --demo for a generated one)',
@@ -115,6 +128,74 @@ async function reportOn(
     say(report.error);
     return 1;
   }
+  return printReport(
+    report,
+    `GPU report: ${args.demo ? 'demo (generated)' : csvDirs.join(', ')}`,
+    args,
+    io,
+    `no samples in ${csvDirs.join(', ')} match`,
+  );
+}
+
+/** With --prometheus and no --since: the last week, a span any store keeps. */
+const STORE_DEFAULT_SPAN_MS = 7 * 24 * 3_600_000;
+
+/** The report from the store --prometheus names: its access checked, the report built, printed. */
+async function reportFromStore(
+  args: ReportArgs & { prometheus: string },
+  span: { since?: number; until?: number; now: number },
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream; env?: Readonly<Record<string, string | undefined>> },
+): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
+  const access = storeAccessOf(args, io.env ?? process.env);
+  if ('problem' in access) {
+    say(access.problem);
+    return 2;
+  }
+  const until = span.until ?? span.now;
+  const since = span.since ?? until - STORE_DEFAULT_SPAN_MS;
+  if (since >= until) {
+    say(
+      `--since (${new Date(since).toISOString()}) is not before --until (${new Date(until).toISOString()}): no time is left to report on`,
+    );
+    return 2;
+  }
+  const report = await buildStoreReport(
+    storeClient(access.access),
+    {
+      hostLabel: access.hostLabel,
+      host: args.host,
+      task: args.task,
+      since,
+      until,
+      by: args.by as ReportBy,
+      concurrency: access.concurrency,
+      recorded: false,
+    },
+    say,
+  );
+  if ('error' in report) {
+    say(report.error);
+    return 1;
+  }
+  return printReport(
+    report,
+    `GPU report: ${access.access.url.origin}${access.access.url.pathname.replace(/\/$/, '')}`,
+    args,
+    io,
+    'no samples match',
+  );
+}
+
+/** The report printed, or written to --out. Returns the exit status. */
+async function printReport(
+  report: Report,
+  heading: string,
+  args: ReportArgs,
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
+  nothing: string,
+): Promise<number> {
+  const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
   // A file that cannot be read to its end costs its rows, not the report: say which, go on, exit 0.
   for (const bad of report.badFiles) say(`skipped ${bad.file}: ${bad.error}, after ${bad.rows_read} rows`);
   for (const { file, why } of report.untrustedSidecars) say(`${file} not trusted (${why}): its archive's rows were read instead`);
@@ -122,7 +203,7 @@ async function reportOn(
     say(`host ${host}, task ${task} has rows in ${trails.join(' and ')}: if one is a copy of the other, its rows count twice`);
   for (const host of new Set([...report.aggregator.series.values()].map((series) => series.host)))
     if (isDemoHost(host)) say(`host ${host} is demo data (written by --source demo: recorded GPUs, not this host's)`);
-  const title = `GPU report: ${args.demo ? 'demo (generated)' : csvDirs.join(', ')}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
+  const title = `${heading}${args.task ? `, task ${args.task}` : ''}${args.host ? `, host ${args.host}` : ''}`;
   // Made a piece at a time and written as made: a year by hour is tens of MB of text.
   const pieces =
     args.format === 'json'
@@ -143,7 +224,7 @@ async function reportOn(
       return 1;
     }
   } else await writePieces(io.out, pieces);
-  if (report.aggregator.series.size === 0) say(`no samples in ${csvDirs.join(', ')} match`);
+  if (report.aggregator.series.size === 0) say(nothing);
   return 0;
 }
 

@@ -138,20 +138,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     }
   }
   aggregator.finish();
-  const intervalOf: IntervalOf = (host, task, gpu, uuid) => {
-    const stats = aggregator.series.get(`${host}\u0000${task}\u0000${gpu}\u0000${uuid}`);
-    return stats && aggregator.intervalOf(stats);
-  };
-  return {
-    by: query.by,
-    rows: periodRowsOf(aggregator, query.by),
-    summary: summaryByTask(aggregator),
-    summaryByGpu: summaryByGpu(aggregator),
-    summaryByHost: summaryByHost(aggregator),
-    jobs: jobAccount.rows(intervalOf),
-    findings: [...findings(aggregator), ...jobAccount.heldIdle(intervalOf)],
-    aggregator,
-    jobAccount,
+  return reportOf(aggregator, jobAccount, query.by, {
     files: files.length,
     fromSidecars,
     badFiles,
@@ -159,6 +146,35 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     oddRows,
     sharedHosts: trails.shared(),
     untrustedSidecars,
+  });
+}
+
+/** What a report says of where its state came from: the trail's files (none for a store). */
+export type ReportSources = Pick<
+  Report,
+  'files' | 'fromSidecars' | 'badFiles' | 'rowsRead' | 'oddRows' | 'sharedHosts' | 'untrustedSidecars'
+>;
+
+/**
+ * The report of per-hour state, however it was filled: the trail's rows and sidecars here, a
+ * store's hourly answers in store/. Nothing from here on knows which.
+ */
+export function reportOf(aggregator: Aggregator, jobAccount: JobAccount, by: ReportBy, sources: ReportSources): Report {
+  const intervalOf: IntervalOf = (host, task, gpu, uuid) => {
+    const stats = aggregator.series.get(`${host}\u0000${task}\u0000${gpu}\u0000${uuid}`);
+    return stats && aggregator.intervalOf(stats);
+  };
+  return {
+    by,
+    rows: periodRowsOf(aggregator, by),
+    summary: summaryByTask(aggregator),
+    summaryByGpu: summaryByGpu(aggregator),
+    summaryByHost: summaryByHost(aggregator),
+    jobs: jobAccount.rows(intervalOf),
+    findings: [...findings(aggregator), ...jobAccount.heldIdle(intervalOf)],
+    aggregator,
+    jobAccount,
+    ...sources,
   };
 }
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// `report --prometheus --by host` beside `report --csv-dir --by host` on the same generated trail,
+// backfilled into a local Prometheus (issue 37's measure): wall, CPU and peak RSS of each (wait4(),
+// measure.py), the Prometheus process's own CPU time over the store's report, `export` rows per
+// second and promtool's backfill time.
+//
+//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--data DIR]
+//
+// Defaults: 2 hosts x 8 GPUs x 2 days (about 2 minutes here: export ~25k rows/s, promtool's backfill
+// the slowest step). The issue's scales are `--hosts 40 --gpus 8 --days 30` and `--hosts 1 --gpus 8
+// --days 365`: 55 M and 17 M rows at 15 s, hours of export and backfill on two cores. --data keeps
+// the trail, the export and the blocks for the next run (made once).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist/gpu-textfile.js');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const [hosts, gpus, days, runs] = [Number(arg('--hosts', 2)), Number(arg('--gpus', 8)), Number(arg('--days', 2)), Number(arg('--runs', 3))];
+const data = resolve(arg('--data', `/tmp/gpu-textfile-store-${hosts}x${gpus}x${days}`));
+const trail = join(data, 'trail');
+const text = join(data, 'trail.om');
+const tsdb = join(data, 'tsdb');
+
+const seconds = (from) => (performance.now() - from) / 1000;
+const measure = (command) => JSON.parse(execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command]));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+mkdirSync(data, { recursive: true });
+const made = {};
+if (!existsSync(trail)) {
+  const t = performance.now();
+  execFileSync(process.execPath, [join(ROOT, 'bench/make-history.mjs'), trail, String(days), String(gpus), '--hosts', String(hosts)], {
+    stdio: 'inherit',
+  });
+  made.trail_s = seconds(t);
+}
+if (!existsSync(text)) {
+  const t = performance.now();
+  const out = execFileSync(process.execPath, [CLI, 'export', '--csv-dir', trail, '--out', text], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  made.export_s = seconds(t);
+  made.export_note = out;
+}
+if (!existsSync(tsdb)) {
+  const t = performance.now();
+  execFileSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', text, tsdb], { stdio: 'ignore' });
+  made.backfill_s = seconds(t);
+}
+writeFileSync(join(data, 'prometheus.yml'), '{}\n');
+const port = await new Promise((done) => {
+  const server = createServer().listen(0, '127.0.0.1', () => {
+    const { port: p } = server.address();
+    server.close(() => done(p));
+  });
+});
+const prometheus = spawn(
+  'prometheus',
+  [
+    `--config.file=${join(data, 'prometheus.yml')}`,
+    `--storage.tsdb.path=${tsdb}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--storage.tsdb.retention.time=100y',
+    '--log.level=warn',
+  ],
+  { stdio: 'ignore' },
+);
+const url = `http://127.0.0.1:${port}`;
+try {
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (i > 1200) throw new Error('prometheus did not get ready in 10 minutes');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  // The span the trail covers (make-history starts 2026-01-01 UTC).
+  const since = new Date(Date.UTC(2026, 0, 1)).toISOString();
+  const until = new Date(Date.UTC(2026, 0, 1) + days * 86_400_000).toISOString();
+  const cpuOf = () => {
+    const fields = readFileSync(`/proc/${prometheus.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  const cpuBefore = cpuOf();
+  const store = measure([process.execPath, CLI, 'report', '--prometheus', url, '--since', since, '--until', until, '--by', 'host']);
+  const storeCpu = (cpuOf() - cpuBefore) / runs;
+  const csv = measure([process.execPath, CLI, 'report', '--csv-dir', trail, '--since', since, '--until', until, '--by', 'host']);
+  const row = (name, m, extra = '') =>
+    `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
+  console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}); ${JSON.stringify(made)}`);
+  console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
+  console.log('|---|---|---|---|---|---|');
+  console.log(row('--prometheus', store, `Prometheus CPU ${storeCpu.toFixed(2)} s a run`));
+  console.log(row('--csv-dir', csv));
+} finally {
+  prometheus.kill('SIGTERM');
+}

@@ -1,0 +1,175 @@
+import { FINDING_THRESHOLDS } from '../findings.js';
+
+// The report's questions to a store, as PromQL: each names the series it reads and why. Every one
+// is an aggregate over a window (`[R]`, one local hour or the part of it the report covers), so a
+// year of 8 GPUs is 8,760 points per series at a step of an hour, under Prometheus's 11,000. Where
+// one sample must be judged against another series' sample of the same time (idle while holding
+// memory, a job's share of power), a subquery re-samples both at the collection interval (`[R:S]`),
+// or the recording rules of examples/prometheus/gpu-textfile-report.rules.yml answer it cheaper.
+
+/** The family names the report reads (src/metrics/metrics-catalog.ts). */
+export const METRIC = {
+  success: 'nvidia_gpu_collector_success',
+  error: 'nvidia_gpu_collector_error',
+  up: 'nvidia_gpu_up',
+  utilization: 'nvidia_gpu_utilization_ratio',
+  memoryUsed: 'nvidia_gpu_memory_used_bytes',
+  memoryTotal: 'nvidia_gpu_memory_total_bytes',
+  power: 'nvidia_gpu_power_draw_watts',
+  temperature: 'nvidia_gpu_temperature_celsius',
+  energy: 'nvidia_gpu_energy_joules_total',
+  holder: 'nvidia_gpu_holder_info',
+  holders: 'nvidia_gpu_holders',
+} as const;
+
+/** The recording rules' names (examples/prometheus/gpu-textfile-report.rules.yml): 0/1 per collection. */
+export const RECORDED = {
+  idleHeld: 'gpu_textfile:idle_held:bool',
+  jobIdle: 'gpu_textfile:holder_idle:bool',
+} as const;
+
+/** What an answer's values fill: the host's samples, a GPU's bucket, a job's hour. */
+export type QueryTarget = 'host' | 'gpu' | 'job' | 'free';
+
+/** One question: its name (the key its answers are filed under), the PromQL for a window, and why it is asked. */
+export interface StoreQuery {
+  name: string;
+  target: QueryTarget;
+  why: string;
+  /** The expression for a window of `rangeMs` ending at the evaluation time; `stepMs` re-samples a subquery. */
+  expr: (rangeMs: number, stepMs: number) => string;
+}
+
+/** Who the report is about: the label that names a host, and the --host and --task it was given. */
+export interface StoreScope {
+  hostLabel: string;
+  host?: string;
+  task?: string;
+  /** Whether the recording rules' series exist in the store over the range. */
+  recorded: boolean;
+}
+
+/** A label value inside double quotes in PromQL (the same escapes as Go's strings). */
+const quoted = (value: string) => JSON.stringify(value);
+/** A value as an RE2 pattern matching it alone. */
+const literal = (value: string) => value.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
+
+/**
+ * The matchers every selector carries. A series without a `task` label is the task `default`, as
+ * collect names it: the textfile has no task label unless the scrape adds one.
+ */
+export function matchers(scope: StoreScope): string {
+  const parts: string[] = [];
+  if (scope.host !== undefined) parts.push(`${scope.hostLabel}=${quoted(scope.host)}`);
+  if (scope.task !== undefined)
+    parts.push(scope.task === 'default' ? `task=~${quoted('|default')}` : `task=~${quoted(literal(scope.task))}`);
+  return parts.join(',');
+}
+
+/** The selectors whose presence says the store holds our series, for the series API. */
+export const presenceMatchers = (scope: StoreScope): string[] => [
+  `${METRIC.success}{${matchers(scope)}}`,
+  `${METRIC.up}{${matchers(scope)}}`,
+];
+
+/** The recording rules' series, to tell whether they are there. */
+export const recordedMatchers = (scope: StoreScope): string[] => [`${RECORDED.idleHeld}{${matchers(scope)}}`];
+
+const MIB = 1_048_576;
+
+/** Every question the report asks for one window, in the order they are asked. */
+export function storeQueries(scope: StoreScope): StoreQuery[] {
+  const sel = matchers(scope) === '' ? '' : `{${matchers(scope)}}`;
+  const on = `on(${scope.hostLabel},task,gpu,uuid)`;
+  const by = `by(${scope.hostLabel},task,gpu,uuid)`;
+  const m = (name: string) => `${name}${sel}`;
+  const idleUtil = FINDING_THRESHOLDS.idleMaxUtilization / 100;
+  const idleMemBytes = FINDING_THRESHOLDS.idleMinMemoryMib * MIB;
+  const q = (name: string, target: QueryTarget, why: string, expr: StoreQuery['expr']): StoreQuery => ({ name, target, why, expr });
+  const r = (ms: number) => `${ms}ms`;
+  const sub = (inner: string, rangeMs: number, stepMs: number) => `(${inner})[${r(rangeMs)}:${r(stepMs)}]`;
+  const free = `(${m(METRIC.holders)} == 0)`;
+  return [
+    q(
+      'host_samples',
+      'host',
+      "collections the host's collector ran: its rows, and the gaps between",
+      (w) => `count_over_time(${m(METRIC.success)}[${r(w)}])`,
+    ),
+    q(
+      'host_failures',
+      'host',
+      'failed collections: an error sample for every GPU of the host',
+      (w) => `count_over_time(${m(METRIC.success)}[${r(w)}]) - sum_over_time(${m(METRIC.success)}[${r(w)}])`,
+    ),
+    q('host_errors', 'host', 'why collections failed, by reason', (w) => `count_over_time(${m(METRIC.error)}[${r(w)}])`),
+    q('samples', 'gpu', "the GPU's samples", (w) => `count_over_time(${m(METRIC.up)}[${r(w)}])`),
+    q(
+      'down',
+      'gpu',
+      'samples the GPU did not answer (lost, unreadable): error samples',
+      (w) => `count_over_time(${m(METRIC.up)}[${r(w)}]) - sum_over_time(${m(METRIC.up)}[${r(w)}])`,
+    ),
+    q('util_n', 'gpu', 'samples with a utilization', (w) => `count_over_time(${m(METRIC.utilization)}[${r(w)}])`),
+    q('util_sum', 'gpu', 'utilization summed: the busy share', (w) => `sum_over_time(${m(METRIC.utilization)}[${r(w)}])`),
+    q('mem_max', 'gpu', 'peak memory used: memory growth, idle with memory', (w) => `max_over_time(${m(METRIC.memoryUsed)}[${r(w)}])`),
+    q('mem_total', 'gpu', "the GPU's memory size, for the charts", (w) => `max_over_time(${m(METRIC.memoryTotal)}[${r(w)}])`),
+    q('power_n', 'gpu', 'samples with a power reading', (w) => `count_over_time(${m(METRIC.power)}[${r(w)}])`),
+    q('power_sum', 'gpu', 'power summed: energy as power x time', (w) => `sum_over_time(${m(METRIC.power)}[${r(w)}])`),
+    q('temp_max', 'gpu', 'peak temperature', (w) => `max_over_time(${m(METRIC.temperature)}[${r(w)}])`),
+    q(
+      'energy',
+      'gpu',
+      "energy from the board's counter where it has one (NVML), else power x time",
+      (w) => `increase(${m(METRIC.energy)}[${r(w)}])`,
+    ),
+    q('idle_held', 'gpu', 'the share of samples under the idle utilization while holding the idle memory', (w, s) =>
+      scope.recorded
+        ? `avg_over_time(${m(RECORDED.idleHeld)}[${r(w)}])`
+        : `avg_over_time(${sub(`(${m(METRIC.utilization)} < bool ${idleUtil}) * (${m(METRIC.memoryUsed)} >= bool ${idleMemBytes})`, w, s)})`,
+    ),
+    q(
+      'job_samples',
+      'job',
+      "each job's samples on each GPU (nvidia_gpu_holder_info)",
+      (w) => `count_over_time(${m(METRIC.holder)}[${r(w)}])`,
+    ),
+    q(
+      'job_util',
+      'job',
+      "the GPU's utilization while the job held it",
+      (w, s) => `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() ${m(METRIC.utilization)}`, w, s)})`,
+    ),
+    q(
+      'job_power',
+      'job',
+      "the job's share of the GPU's power (equal shares of the jobs holding it)",
+      (w, s) =>
+        `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.power)} / ${on} count ${by} (${m(METRIC.holder)}))`, w, s)})`,
+    ),
+    q('job_idle', 'job', 'the share of its samples the job held the GPU under the idle utilization', (w, s) =>
+      scope.recorded
+        ? `avg_over_time(${m(RECORDED.jobIdle)}[${r(w)}])`
+        : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.utilization)} < bool ${idleUtil})`, w, s)})`,
+    ),
+    q(
+      'free_share',
+      'free',
+      'the share of samples no job held the GPU (`none` in --by job)',
+      (w, s) => `avg_over_time(${sub(`${m(METRIC.holders)} == bool 0`, w, s)})`,
+    ),
+    q(
+      'free_util',
+      'free',
+      "the GPU's utilization while free",
+      (w, s) => `avg_over_time(${sub(`${m(METRIC.utilization)} and ${on} ${free}`, w, s)})`,
+    ),
+    q('free_power', 'free', "the GPU's power while free", (w, s) => `avg_over_time(${sub(`${m(METRIC.power)} and ${on} ${free}`, w, s)})`),
+    q(
+      'free_idle',
+      'free',
+      'the share of free samples under the idle utilization',
+      (w, s) => `avg_over_time(${sub(`(${m(METRIC.utilization)} < bool ${idleUtil}) and ${on} ${free}`, w, s)})`,
+    ),
+  ];
+}

@@ -1,0 +1,149 @@
+import { HOUR, periodStart } from '../aggregate.js';
+import { reportOf, type Report, type ReportBy } from '../build.js';
+import { describeOutcome, type StoreClient, type StoreOutcome } from './client.js';
+import { StoreHours } from './fill.js';
+import { matchers, METRIC, presenceMatchers, recordedMatchers, storeQueries, type StoreQuery, type StoreScope } from './queries.js';
+
+// `report --prometheus URL`: the report's questions asked of a store, window by window, their
+// answers made into the same per-hour state the trail's rows make (fill.ts), and the report made
+// from it as from a trail (build.ts's reportOf). Any answer that is not whole ends it with one line:
+// a report with a window missing would look whole.
+
+/** What the store is asked about. */
+export interface StoreReportQuery extends StoreScope {
+  since: number;
+  until: number;
+  by: ReportBy;
+  /** Requests in flight at once. */
+  concurrency: number;
+}
+
+/** Steps in one range query: under Prometheus's 11,000 points per series. */
+export const MAX_STEPS = 10_000;
+/** Up to this span the hosts' collection times are read raw (a short --since): exact gaps and interval. */
+const RAW_SPAN_MS = 6 * HOUR;
+
+/** A window of the report: one local hour, or the part of one inside --since/--until, evaluated at `end - 1`. */
+interface Window {
+  start: number;
+  end: number;
+}
+
+/** The report's windows: each local hour from --since to --until, the first and last cut to them. */
+export function windowsOf(since: number, until: number): { whole: Window[]; partial: Window[] } {
+  const whole: Window[] = [];
+  const partial: Window[] = [];
+  for (let hour = periodStart(since, 'hour'); hour < until; hour = periodStart(hour + HOUR + 1, 'hour')) {
+    const w = { start: Math.max(hour, since), end: Math.min(hour + HOUR, until) };
+    (w.start === hour && w.end === hour + HOUR ? whole : partial).push(w);
+  }
+  return { whole, partial };
+}
+
+/** Whole hours as range queries: runs of consecutive hours, at most MAX_STEPS each. */
+export function rangeChunks(whole: readonly Window[]): { start: number; end: number; steps: number }[] {
+  const chunks: { start: number; end: number; steps: number }[] = [];
+  for (const w of whole) {
+    const last = chunks[chunks.length - 1];
+    if (last && last.end + HOUR === w.end - 1 && last.steps < MAX_STEPS) {
+      last.end = w.end - 1;
+      last.steps++;
+    } else chunks.push({ start: w.end - 1, end: w.end - 1, steps: 1 });
+  }
+  return chunks;
+}
+
+/** Runs `tasks` with at most `limit` at once; stops starting new ones once one failed. */
+async function pooled<T>(tasks: (() => Promise<T | undefined>)[], limit: number): Promise<T | undefined> {
+  let next = 0;
+  let failed: T | undefined;
+  const worker = async () => {
+    while (next < tasks.length && failed === undefined) {
+      const outcome = await tasks[next++]!();
+      if (outcome !== undefined) failed ??= outcome;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, limit) }, worker));
+  return failed;
+}
+
+type Failure = Exclude<StoreOutcome<unknown>, { kind: 'ok' }>;
+
+/** The report from a store, or the one line saying why there is none; `warn` hears the store's warnings. */
+export async function buildStoreReport(
+  client: StoreClient,
+  query: StoreReportQuery,
+  warn: (line: string) => void,
+): Promise<Report | { error: string }> {
+  const warned = new Set<string>();
+  const noted = <T>(outcome: StoreOutcome<T>): StoreOutcome<T> => {
+    if (outcome.kind === 'ok')
+      for (const w of outcome.warnings)
+        if (!warned.has(w)) {
+          warned.add(w);
+          warn(`the store warns: ${w}`);
+        }
+    return outcome;
+  };
+  const present = noted(await client.series(presenceMatchers(query), query.since, query.until));
+  if (present.kind !== 'ok') return { error: describeOutcome(present) };
+  if (present.data.length === 0)
+    return {
+      error: `the store has no ${METRIC.success} or ${METRIC.up} series${query.host ? ` of ${query.hostLabel}="${query.host}"` : ''}${query.task ? ` of task ${query.task}` : ''} between ${new Date(query.since).toISOString()} and ${new Date(query.until).toISOString()} (looked for ${presenceMatchers(query).join(', ')})`,
+    };
+  const recorded = noted(await client.series(recordedMatchers(query), query.since, query.until));
+  if (recorded.kind !== 'ok') return { error: describeOutcome(recorded) };
+  const scope: StoreScope = { ...query, recorded: recorded.data.length > 0 };
+
+  const hours = new StoreHours(query.hostLabel);
+  const { whole, partial } = windowsOf(query.since, query.until);
+  const chunks = rangeChunks(whole);
+  const ask = (q: StoreQuery, stepMs: () => number): (() => Promise<Failure | undefined>)[] => [
+    ...chunks.map((c) => async () => {
+      const outcome = noted(await client.queryRange(q.expr(HOUR, stepMs()), c.start, c.end, HOUR));
+      if (outcome.kind !== 'ok') return outcome;
+      for (const s of outcome.data) for (const [t, v] of s.points) hours.take(q.name, q.target, s.labels, periodStart(t, 'hour'), v);
+      return undefined;
+    }),
+    ...partial.map((w) => async () => {
+      const outcome = noted(await client.query(q.expr(w.end - w.start, stepMs()), w.end - 1));
+      if (outcome.kind !== 'ok') return outcome;
+      for (const s of outcome.data) for (const [, v] of s.points) hours.take(q.name, q.target, s.labels, periodStart(w.end - 1, 'hour'), v);
+      return undefined;
+    }),
+  ];
+  const queries = storeQueries(scope);
+  const [first, rest] = [queries.filter((q) => q.name === 'host_samples'), queries.filter((q) => q.name !== 'host_samples')];
+  const rawTimes = async (): Promise<Failure | undefined> => {
+    if (query.until - query.since > RAW_SPAN_MS) return undefined;
+    const expr = `${METRIC.success}{${matchers(query)}}[${query.until - query.since}ms]`;
+    const outcome = noted(await client.query(expr, query.until - 1));
+    if (outcome.kind !== 'ok') return outcome;
+    for (const s of outcome.data)
+      hours.takeTimes(
+        s.labels,
+        s.points.map(([t]) => t),
+      );
+    return undefined;
+  };
+  const failedFirst = await pooled([...first.flatMap((q) => ask(q, () => HOUR)), rawTimes], query.concurrency);
+  if (failedFirst) return { error: describeOutcome(failedFirst) };
+  // Subqueries re-sample at the shortest collection interval seen: each collection once.
+  const intervals = [...hours.intervals().values()];
+  const step = Math.max(1000, Math.min(...intervals, 60_000));
+  const failed = await pooled(
+    rest.flatMap((q) => ask(q, () => step)),
+    query.concurrency,
+  );
+  if (failed) return { error: describeOutcome(failed) };
+  const { aggregator, jobAccount } = hours.fill();
+  return reportOf(aggregator, jobAccount, query.by, {
+    files: 0,
+    fromSidecars: 0,
+    badFiles: [],
+    rowsRead: 0,
+    oddRows: { count: 0, examples: [] },
+    sharedHosts: [],
+    untrustedSidecars: [],
+  });
+}

@@ -1,0 +1,217 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { generateRows, HEADER } from '../../../src/report/history-generator.js';
+import { eventually, runCli, tempDir } from '../../support/helpers.js';
+import { freePort } from '../../support/node-exporter.js';
+import { startPrometheus } from '../../support/prometheus.js';
+
+// One report, two doors: a generated fleet's trail (3 hosts x 2 GPUs x 3 days at 15 s, with jobs,
+// an idle holder, a memory leak, a host's gap, a GPU's own gap and failed samples) reported from its
+// CSV files, and from a real Prometheus after `export` and promtool's backfill. The store answers
+// from hourly aggregates, so sums may differ by a sample at an hour's edge: within the issue's
+// bounds (GPU-hours 1 %, busy share 1 point, energy 2 %), peaks equal, the same findings and jobs.
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+// Recent (inside Prometheus's default 15 days of retention), on a whole UTC day.
+const START = Math.floor(Date.now() / DAY) * DAY - 5 * DAY;
+const END = START + 3 * DAY;
+
+/** The fleet: each host's rows, written as its collector would (`DIR/<host>/train.csv`). */
+function fleet(): Record<string, string[]> {
+  const common = { start: START, hours: 72, intervalSeconds: 15, task: 'train' };
+  return {
+    'gpu-a': generateRows({
+      ...common,
+      host: 'gpu-a',
+      seed: 1,
+      gpus: ['training', 'leak'],
+      // GPU 1 lost for a quarter hour: its own failed samples.
+      fail: (gpu, h) => (gpu === 1 && h >= 30 && h < 30.25 ? 'gpu_lost' : undefined),
+      jobs: (gpu, h) => (gpu === 0 ? (h < 40 ? 'slurm:1001:alice:60000:90' : '-') : 'slurm:1002:alice:8000:40'),
+    }),
+    'gpu-b': generateRows({
+      ...common,
+      host: 'gpu-b',
+      seed: 2,
+      gpus: ['idleWithMemory', 'busy'],
+      // The collector down for an hour and a half: every GPU missed it.
+      skip: (_gpu, h) => h >= 50 && h < 51.5,
+      jobs: (gpu) => (gpu === 0 ? 'slurm:2002:bob:30000:0' : 'slurm:2003:carol:50000:95'),
+    }),
+    'gpu-c': generateRows({
+      ...common,
+      host: 'gpu-c',
+      seed: 3,
+      gpus: ['waiting', 'training'],
+      // A failed collection (both GPUs' rows carry the reason) and GPU 1's own gap of an hour.
+      fail: (_gpu, h) => (h >= 20 && h < 20.1 ? 'nvidia_smi_failed' : undefined),
+      skip: (gpu, h) => gpu === 1 && h >= 60 && h < 61,
+      jobs: (gpu, h) => (gpu === 0 ? (h < 36 ? 'slurm:3001:dave:50000:10' : 'slurm:3002:erin:50000:10') : '-'),
+    }),
+  };
+}
+
+async function writeFleet(): Promise<string> {
+  const dir = await tempDir('gpu-textfile-doors-');
+  for (const [host, rows] of Object.entries(fleet())) {
+    await mkdir(join(dir, host));
+    await writeFile(join(dir, host, 'train.csv'), `${HEADER},jobs\n${rows.join('\n')}\n`);
+  }
+  return dir;
+}
+
+type Row = Record<string, unknown>;
+const span = ['--since', new Date(START).toISOString(), '--until', new Date(END).toISOString()];
+
+async function reportJson(args: string[], by: string): Promise<{ rows: Row[]; findings: Row[] }> {
+  const run = await runCli(['report', ...args, ...span, '--by', by, '--format', 'json'], {}, 300_000);
+  expect(run.exitCode, run.stderr).toBe(0);
+  expect(run.stderr).toBe('');
+  return JSON.parse(run.stdout) as { rows: Row[]; findings: Row[] };
+}
+
+const near = (actual: unknown, expected: unknown, share: number, what: string) =>
+  expect(Math.abs(Number(actual) - Number(expected)), `${what}: ${actual} against ${expected}`).toBeLessThanOrEqual(
+    Math.abs(Number(expected)) * share + 1e-9,
+  );
+
+/** The CSV door's report and the store's, side by side, by host, job and day. */
+async function compareDoors(trail: string, store: string[]): Promise<void> {
+  const csv = ['--csv-dir', trail];
+  const [csvHosts, storeHosts] = [await reportJson(csv, 'host'), await reportJson(store, 'host')];
+  expect(storeHosts.rows.map((r) => r.host)).toEqual(csvHosts.rows.map((r) => r.host));
+  csvHosts.rows.forEach((c, i) => {
+    const s = storeHosts.rows[i]!;
+    near(s.gpu_hours, c.gpu_hours, 0.01, `${c.host} GPU-hours`);
+    near(s.busy_percent, c.busy_percent, 0, `${c.host} busy`);
+    expect(Math.abs(Number(s.busy_percent) - Number(c.busy_percent))).toBeLessThanOrEqual(1);
+    near(s.energy_kwh, c.energy_kwh, 0.02, `${c.host} energy`);
+    expect(s.peak_memory_used_mib, `${c.host} peak memory`).toBe(c.peak_memory_used_mib);
+    expect(s.gpus).toBe(c.gpus);
+    expect(s.error_samples, `${c.host} errors`).toBe(c.error_samples);
+  });
+  const kinds = (findings: Row[]) => findings.map((f) => `${f.kind} ${f.host} ${f.gpu_id}`);
+  expect(kinds(storeHosts.findings)).toEqual(kinds(csvHosts.findings));
+  // The planted findings are there (not two empty lists agreeing).
+  expect(kinds(csvHosts.findings)).toEqual(
+    expect.arrayContaining([
+      'collection_gaps gpu-b ',
+      'collection_gaps gpu-c 1',
+      'errors gpu-a 1',
+      'errors gpu-c 0',
+      'held_idle gpu-b 0',
+      'idle gpu-b 0',
+      'memory_growth gpu-a 1',
+    ]),
+  );
+
+  const [csvJobs, storeJobs] = [await reportJson(csv, 'job'), await reportJson(store, 'job')];
+  const jobKey = (r: Row) => `${r.host} ${r.job_kind} ${r.job_id} ${r.user} ${String(r.gpus)}`;
+  expect(storeJobs.rows.map(jobKey).sort()).toEqual(csvJobs.rows.map(jobKey).sort());
+  for (const c of csvJobs.rows) {
+    const s = storeJobs.rows.find((r) => jobKey(r) === jobKey(c))!;
+    near(s.gpu_hours, c.gpu_hours, 0.01, `${jobKey(c)} GPU-hours`);
+    expect(Math.abs(Number(s.busy_percent) - Number(c.busy_percent)), `${jobKey(c)} busy`).toBeLessThanOrEqual(1);
+    near(s.energy_kwh, c.energy_kwh, 0.02, `${jobKey(c)} energy`);
+  }
+
+  // --host and --task choose the same GPUs through either door.
+  const only = ['--host', 'gpu-b', '--task', 'train'];
+  const [csvOne, storeOne] = [await reportJson([...csv, ...only], 'gpu'), await reportJson([...store, ...only], 'gpu')];
+  const gpuKey = (r: Row) => `${r.host} ${r.task_id} ${r.gpu_id} ${r.gpu_uuid}`;
+  expect(storeOne.rows.map(gpuKey)).toEqual(csvOne.rows.map(gpuKey));
+  expect(csvOne.rows.map((r) => r.host)).toEqual(['gpu-b', 'gpu-b']);
+  const other = await runCli(['report', ...store, ...span, '--task', 'other']);
+  expect(other.exitCode).toBe(1);
+  expect(other.stderr).toMatch(
+    /no nvidia_gpu_collector_success or nvidia_gpu_up series of task other .*looked for nvidia_gpu_collector_success\{task=~"other"\}/,
+  );
+
+  const [csvDays, storeDays] = [await reportJson(csv, 'day'), await reportJson(store, 'day')];
+  const dayKey = (r: Row) => `${r.period} ${r.host} ${r.gpu_id}`;
+  expect(storeDays.rows.map(dayKey)).toEqual(csvDays.rows.map(dayKey));
+  csvDays.rows.forEach((c, i) => {
+    const s = storeDays.rows[i]!;
+    near(s.samples, c.samples, 0.01, `${dayKey(c)} samples`);
+    expect(Math.abs(Number(s.avg_utilization_percent) - Number(c.avg_utilization_percent))).toBeLessThanOrEqual(1);
+    expect(s.max_memory_used_mib).toBe(c.max_memory_used_mib);
+    near(s.avg_power_draw_w, c.avg_power_draw_w, 0.02, `${dayKey(c)} power`);
+  });
+}
+
+describe('report --prometheus against report --csv-dir on the same trail', () => {
+  it('Prometheus, backfilled with promtool from export', { timeout: 600_000 }, async () => {
+    const trail = await writeFleet();
+    const data = await tempDir('gpu-textfile-doors-prometheus-');
+    const file = join(data, 'trail.om');
+    const exported = await runCli(['export', '--csv-dir', trail, '--out', file], {}, 300_000);
+    expect(exported.exitCode, exported.stderr).toBe(0);
+    const blocks = await execa('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', file, join(data, 'tsdb')], {
+      reject: false,
+      timeout: 300_000,
+    });
+    expect(blocks.exitCode, blocks.stderr).toBe(0);
+    const prometheus = await startPrometheus(data, { scrape_configs: [] });
+    onTestFinished(() => prometheus.stop());
+    const loaded = await eventually(
+      async () => (await prometheus.query('count(nvidia_gpu_up)', END / 1000 - 60).catch(() => [])).length > 0,
+      120_000,
+    );
+    expect(loaded, prometheus.log()).toBe(true);
+    await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${prometheus.port}`]);
+  });
+
+  it('VictoriaMetrics, filled through its import API from export', { timeout: 600_000 }, async () => {
+    const trail = await writeFleet();
+    // To a file: the text is larger than what execa keeps of a child's stdout.
+    const file = join(await tempDir('gpu-textfile-doors-vm-text-'), 'trail.prom');
+    const exported = await runCli(['export', '--csv-dir', trail, '--format', 'prometheus', '--out', file], {}, 300_000);
+    expect(exported.exitCode, exported.stderr).toBe(0);
+    const text = await readFile(file, 'utf8');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    let log = '';
+    const victoria = spawn(
+      'victoria-metrics',
+      [
+        `-storageDataPath=${await tempDir('gpu-textfile-doors-vm-')}`,
+        `-httpListenAddr=127.0.0.1:${port}`,
+        '-retentionPeriod=100y',
+        '-loggerLevel=WARN',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    victoria.stdout.on('data', (chunk) => (log += chunk));
+    victoria.stderr.on('data', (chunk) => (log += chunk));
+    const exited = new Promise<void>((resolve) => victoria.once('exit', () => resolve()));
+    onTestFinished(async () => {
+      if (victoria.exitCode === null) victoria.kill('SIGTERM');
+      await exited;
+    });
+    const up = await eventually(async () => (await fetch(`${base}/health`).catch(() => undefined))?.ok === true, 120_000);
+    expect(up, log).toBe(true);
+    // In bodies of about a MiB, cut between lines: one body of tens of MB is more than a test needs to hold twice.
+    const lines = text.split('\n');
+    for (let i = 0; i < lines.length; ) {
+      let body = '';
+      while (i < lines.length && body.length < 1_048_576) body += `${lines[i++]}\n`;
+      const imported = await fetch(`${base}/api/v1/import/prometheus`, { method: 'POST', body });
+      expect(imported.status, log).toBe(204);
+    }
+    expect((await fetch(`${base}/internal/force_flush`)).status).toBe(200);
+    // Searchable once every collection is there: VictoriaMetrics indexes what it took in the background.
+    const collections = new Set(Object.values(fleet()).flatMap((rows) => rows.map((row) => row.split(',', 2).join(',')))).size;
+    const count = `sum(count_over_time(nvidia_gpu_collector_success[4d]))`;
+    const searchable = await eventually(async () => {
+      const answer = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(count)}&time=${END / 1000}`).catch(() => undefined);
+      const body = (await answer?.json().catch(() => undefined)) as { data?: { result?: { value: [number, string] }[] } } | undefined;
+      return Number(body?.data?.result?.[0]?.value[1]) === collections;
+    }, 120_000);
+    expect(searchable, log).toBe(true);
+    await compareDoors(trail, ['--prometheus', base]);
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_STEPS, rangeChunks, windowsOf } from '../../../src/report/store/store-report.js';
+
+// The windows a store is asked about: local hours (the tests run in UTC), the first and last cut to
+// --since/--until, whole hours in range queries of at most MAX_STEPS steps (Prometheus refuses
+// more than 11,000 points per series), each step evaluated at the hour's last millisecond.
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2026, 0, 1);
+
+describe('windowsOf', () => {
+  it('cuts the first and last hour to --since and --until', () => {
+    const { whole, partial } = windowsOf(T0 + 30 * 60_000, T0 + 3 * HOUR + 60_000);
+    expect(whole).toEqual([
+      { start: T0 + HOUR, end: T0 + 2 * HOUR },
+      { start: T0 + 2 * HOUR, end: T0 + 3 * HOUR },
+    ]);
+    expect(partial).toEqual([
+      { start: T0 + 30 * 60_000, end: T0 + HOUR },
+      { start: T0 + 3 * HOUR, end: T0 + 3 * HOUR + 60_000 },
+    ]);
+  });
+
+  it('five minutes inside one hour: one partial window', () => {
+    expect(windowsOf(T0 + 10 * 60_000, T0 + 15 * 60_000)).toEqual({
+      whole: [],
+      partial: [{ start: T0 + 10 * 60_000, end: T0 + 15 * 60_000 }],
+    });
+  });
+});
+
+describe('rangeChunks', () => {
+  it('a year by hour is one query of 8,760 steps, under the limit', () => {
+    const { whole } = windowsOf(T0, T0 + 8760 * HOUR);
+    expect(rangeChunks(whole)).toEqual([{ start: T0 + HOUR - 1, end: T0 + 8760 * HOUR - 1, steps: 8760 }]);
+  });
+
+  it('two years: chunks of at most MAX_STEPS steps that meet end to start', () => {
+    const { whole } = windowsOf(T0, T0 + 2 * 8760 * HOUR);
+    const chunks = rangeChunks(whole);
+    expect(chunks.map((c) => c.steps)).toEqual([MAX_STEPS, 2 * 8760 - MAX_STEPS]);
+    expect(MAX_STEPS).toBeLessThanOrEqual(11_000);
+    expect(chunks[1]!.start).toBe(chunks[0]!.end + HOUR);
+    for (const c of chunks) expect((c.end - c.start) / HOUR + 1).toBe(c.steps);
+  });
+});
