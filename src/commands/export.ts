@@ -10,6 +10,7 @@ import { reportArgsProblem } from './arg-checks.js';
 import { parseLabels } from './collect.js';
 import { parseWhen } from './report.js';
 import { taskNameProblem } from './task-name.js';
+import { writePieces } from './write-pieces.js';
 import type { ArgsOf } from './option-types.js';
 import type { EXPORT_OPTIONS } from './options.js';
 
@@ -72,7 +73,7 @@ export async function runExport(
   const text = exportText({ ...settings, files }, tally);
   try {
     if (args.out) await writeNamedOutputStream(args.out, text);
-    else await writeStream(io.out, text);
+    else await writePieces(io.out, text);
   } catch (error) {
     if (!isFileError(error)) throw error;
     say(`cannot write ${args.out ?? 'stdout'}: ${describeFileError(error)}`);
@@ -87,23 +88,4 @@ export async function runExport(
     );
   say(`exported ${tally.rows} rows (${tally.collections} collections) as ${tally.samples} samples`);
   return 0;
-}
-
-/** Writes each piece as the reader takes it: a slow pipe (curl to a store) holds the trail's reading back, never fills memory. */
-async function writeStream(out: NodeJS.WritableStream, pieces: AsyncIterable<string>): Promise<void> {
-  for await (const piece of pieces) {
-    if ((out as { destroyed?: boolean }).destroyed) return;
-    if (!out.write(piece))
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          out.off('drain', done);
-          out.off('close', done);
-          out.off('error', done);
-          resolve();
-        };
-        out.once('drain', done);
-        out.once('close', done);
-        out.once('error', done);
-      });
-  }
 }

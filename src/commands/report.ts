@@ -12,6 +12,7 @@ import { outIntoTrail } from '../report/trail-files.js';
 import { reportCsvPieces, reportJsonPieces, reportTablePieces } from '../report/formats.js';
 import { isDemoHost } from '../csvlog/columns.js';
 import { parseDuration } from './duration.js';
+import { writePieces } from './write-pieces.js';
 import { taskNameProblem } from './task-name.js';
 import { writeNamedOutput } from '../publish/named-output.js';
 import { describeFileError, isFileError } from '../files/safe-fs.js';
@@ -226,38 +227,4 @@ async function printReport(
   } else await writePieces(io.out, pieces);
   if (report.aggregator.series.size === 0) say(nothing);
   return 0;
-}
-
-/**
- * Writes each piece in turn, waiting while the reader is behind (a pager, a slow pipe) rather than
- * buffering the rest; stops once the stream failed or closed (EPIPE: the launcher stops quietly on
- * that error, and fails on others), where no drain would ever come.
- */
-async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string>): Promise<void> {
-  let gone = (out as { destroyed?: boolean }).destroyed === true;
-  const stop = () => {
-    gone = true;
-  };
-  out.on('error', stop);
-  out.on('close', stop);
-  try {
-    for (const piece of pieces) {
-      if (gone) break;
-      if (out.write(piece)) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          out.off('drain', done);
-          out.off('error', done);
-          out.off('close', done);
-          resolve();
-        };
-        out.once('drain', done);
-        out.once('error', done);
-        out.once('close', done);
-      });
-    }
-  } finally {
-    out.off('error', stop);
-    out.off('close', stop);
-  }
 }
