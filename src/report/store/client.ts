@@ -35,7 +35,7 @@ export type StoreOutcome<T> =
   | { kind: 'malformed'; message: string };
 
 /** A body as read: its text, or why it stopped. */
-type Body = { kind: 'body'; status: number; text: string } | { kind: 'too-large' } | { kind: 'failed'; reason: string };
+type Body = { kind: 'body'; status: number; text: string } | { kind: 'too-large' } | { kind: 'failed'; reason: string; staleConnection?: boolean };
 
 /** Reads a response to its end, stopping at `maxBytes` (the store could answer a year of raw samples). */
 function readBody(response: IncomingMessage, maxBytes: number): Promise<Body> {
@@ -62,8 +62,18 @@ function failure(error: Error & { code?: string }, timeoutMs: number): string {
   return error.code ? `${error.code} (${error.message})` : error.message;
 }
 
-/** POSTs a form to `path` under the store's URL (POST: a query can outgrow a URL's length limits). */
-function post(access: StoreAccess, path: string, form: URLSearchParams): Promise<Body> {
+/**
+ * POSTs a form to `path` under the store's URL (POST: a query can outgrow a URL's length limits).
+ * A request sent on a kept-alive connection that the server (or a proxy before it) closed as idle
+ * meanwhile fails with ECONNRESET before any answer: it is sent once more on a new connection, as
+ * Node's documentation of `reusedSocket` advises. The queries only read, so a second send is safe.
+ */
+async function post(access: StoreAccess, path: string, form: URLSearchParams): Promise<Body> {
+  const first = await postOnce(access, path, form);
+  return first.kind === 'failed' && first.staleConnection ? postOnce(access, path, form) : first;
+}
+
+function postOnce(access: StoreAccess, path: string, form: URLSearchParams): Promise<Body> {
   const url = new URL(access.url.href.replace(/\/*$/, '') + path);
   const body = form.toString();
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -85,7 +95,9 @@ function post(access: StoreAccess, path: string, form: URLSearchParams): Promise
         readBody(response, access.maxBytes).then(resolve, (error: Error) => resolve({ kind: 'failed', reason: error.message }));
       },
     );
-    req.on('error', (error) => resolve({ kind: 'failed', reason: failure(error, access.timeoutMs) }));
+    req.on('error', (error: Error & { code?: string }) =>
+      resolve({ kind: 'failed', reason: failure(error, access.timeoutMs), staleConnection: req.reusedSocket && error.code === 'ECONNRESET' }),
+    );
     req.end(body);
   });
 }
