@@ -46,6 +46,32 @@ interface HostHour {
 const MIB = 1_048_576;
 const key = (...parts: string[]) => parts.join('\u0000');
 
+/** What each `gpu` question's value fills in the GPU's hour. */
+const GPU_ANSWERS: Readonly<Record<string, (h: GpuHour, value: number) => void>> = {
+  samples: (h, v) => (h.samples += v),
+  down: (h, v) => (h.down += v),
+  util_n: (h, v) => (h.utilN += v),
+  util_sum: (h, v) => (h.utilSum += v),
+  mem_max: (h, v) => (h.memMax = v),
+  mem_total: (h, v) => (h.memTotal = v),
+  power_n: (h, v) => (h.powerN += v),
+  power_sum: (h, v) => (h.powerSum += v),
+  temp_max: (h, v) => (h.tempMax = v),
+  energy: (h, v) => (h.energy = v),
+  idle_held: (h, v) => (h.idleShare = v),
+  free_share: (h, v) => (h.freeShare = v),
+  free_util: (h, v) => (h.freeUtil = v),
+  free_power: (h, v) => (h.freePower = v),
+  free_idle: (h, v) => (h.freeIdle = v),
+};
+
+/** The hour's entry in `hours`, made by `make` the first time. */
+function hourIn<T>(hours: Map<number, T>, hour: number, make: () => T): T {
+  let h = hours.get(hour);
+  if (h === undefined) hours.set(hour, (h = make()));
+  return h;
+}
+
 /** Hours present in a map, oldest first. */
 const sortedHours = <T>(hours: Map<number, T>) => [...hours.keys()].sort((a, b) => a - b);
 
@@ -64,27 +90,23 @@ export class StoreHours {
     return { host: labels[this.hostLabel] ?? '', task: labels.task || 'default', gpu: labels.gpu ?? '', uuid: labels.uuid ?? '' };
   }
 
-  private hostHour(labels: Readonly<Record<string, string>>, hour: number): HostHour {
+  private hostHours(labels: Readonly<Record<string, string>>): Map<number, HostHour> {
     const { host, task } = this.where(labels);
     const k = key(host, task);
     let entry = this.hosts.get(k);
     if (!entry) this.hosts.set(k, (entry = { host, task, hours: new Map() }));
-    let h = entry.hours.get(hour);
-    if (!h) entry.hours.set(hour, (h = { samples: 0, failures: 0, errors: new Map() }));
-    return h;
+    return entry.hours;
   }
 
-  private gpuHour(labels: Readonly<Record<string, string>>, hour: number): GpuHour {
+  private gpuHours(labels: Readonly<Record<string, string>>): Map<number, GpuHour> {
     const w = this.where(labels);
     const k = key(w.host, w.task, w.gpu, w.uuid);
     let entry = this.gpus.get(k);
     if (!entry) this.gpus.set(k, (entry = { ...w, hours: new Map() }));
-    let h = entry.hours.get(hour);
-    if (!h) entry.hours.set(hour, (h = { samples: 0, down: 0, utilN: 0, utilSum: 0, powerN: 0, powerSum: 0 }));
-    return h;
+    return entry.hours;
   }
 
-  private jobHour(labels: Readonly<Record<string, string>>, hour: number): JobAnswer {
+  private jobHours(labels: Readonly<Record<string, string>>): Map<number, JobAnswer> {
     const w = this.where(labels);
     const kind = (labels.job_kind ?? '') as AccountKind;
     const [id, user] = [labels.job_id ?? '', labels.user ?? ''];
@@ -92,77 +114,48 @@ export class StoreHours {
     const k = key(gpuKey, kind, id, kind === 'process' ? user : '');
     let entry = this.jobs.get(k);
     if (!entry) this.jobs.set(k, (entry = { gpu: gpuKey, kind, id, user, hours: new Map() }));
-    let h = entry.hours.get(hour);
-    if (!h) entry.hours.set(hour, (h = { samples: 0 }));
-    return h;
+    return entry.hours;
   }
 
   /** One answer: the value of question `name` (its target says whose) for the series `labels` in `hour`. */
   take(name: string, target: QueryTarget, labels: Readonly<Record<string, string>>, hour: number, value: number): void {
-    if (!Number.isFinite(value)) return;
+    this.sink(name, target, labels)(hour, value);
+  }
+
+  /**
+   * Where the values of question `name` for the series `labels` go, hour by hour. The series' place
+   * (its host, GPU or job, and their keys) is found once here, not at each of its points: an answer
+   * at 40 hosts x 30 days is 230,000 points per question.
+   */
+  sink(name: string, target: QueryTarget, labels: Readonly<Record<string, string>>): (hour: number, value: number) => void {
     if (target === 'host') {
-      const h = this.hostHour(labels, hour);
-      if (name === 'host_samples') h.samples += value;
-      else if (name === 'host_failures') h.failures += value;
-      else if (value > 0) h.errors.set(labels.reason ?? 'unknown', (h.errors.get(labels.reason ?? 'unknown') ?? 0) + value);
-      return;
+      const hours = this.hostHours(labels);
+      const reason = labels.reason ?? 'unknown';
+      return (hour, value) => {
+        if (!Number.isFinite(value)) return;
+        const h = hourIn<HostHour>(hours, hour, () => ({ samples: 0, failures: 0, errors: new Map() }));
+        if (name === 'host_samples') h.samples += value;
+        else if (name === 'host_failures') h.failures += value;
+        else if (value > 0) h.errors.set(reason, (h.errors.get(reason) ?? 0) + value);
+      };
     }
     if (target === 'job') {
-      const h = this.jobHour(labels, hour);
-      if (name === 'job_samples') h.samples += value;
-      else if (name === 'job_util') h.util = value;
-      else if (name === 'job_power') h.power = value;
-      else h.idle = value;
-      return;
+      const hours = this.jobHours(labels);
+      return (hour, value) => {
+        if (!Number.isFinite(value)) return;
+        const h = hourIn<JobAnswer>(hours, hour, () => ({ samples: 0 }));
+        if (name === 'job_samples') h.samples += value;
+        else if (name === 'job_util') h.util = value;
+        else if (name === 'job_power') h.power = value;
+        else h.idle = value;
+      };
     }
-    const h = this.gpuHour(labels, hour);
-    switch (name) {
-      case 'samples':
-        h.samples += value;
-        break;
-      case 'down':
-        h.down += value;
-        break;
-      case 'util_n':
-        h.utilN += value;
-        break;
-      case 'util_sum':
-        h.utilSum += value;
-        break;
-      case 'mem_max':
-        h.memMax = value;
-        break;
-      case 'mem_total':
-        h.memTotal = value;
-        break;
-      case 'power_n':
-        h.powerN += value;
-        break;
-      case 'power_sum':
-        h.powerSum += value;
-        break;
-      case 'temp_max':
-        h.tempMax = value;
-        break;
-      case 'energy':
-        h.energy = value;
-        break;
-      case 'idle_held':
-        h.idleShare = value;
-        break;
-      case 'free_share':
-        h.freeShare = value;
-        break;
-      case 'free_util':
-        h.freeUtil = value;
-        break;
-      case 'free_power':
-        h.freePower = value;
-        break;
-      case 'free_idle':
-        h.freeIdle = value;
-        break;
-    }
+    const hours = this.gpuHours(labels);
+    const fill = GPU_ANSWERS[name];
+    return (hour, value) => {
+      if (!Number.isFinite(value) || !fill) return;
+      fill(hourIn(hours, hour, () => ({ samples: 0, down: 0, utilN: 0, utilSum: 0, powerN: 0, powerSum: 0 })), value);
+    };
   }
 
   /** A host's collection times, read raw (a short range): its timeline then is exactly the trail's. */
@@ -304,7 +297,10 @@ export class StoreHours {
     const first = after && !before ? nextHour(hour) - interval - span : before ? hour : hour + Math.max(0, (HOUR - span) / 2);
     const allIdle = idle >= samples;
     return {
-      ...gpu,
+      host: gpu.host,
+      task: gpu.task,
+      gpu: gpu.gpu,
+      uuid: gpu.uuid,
       kind: job.kind,
       id: job.id,
       user: job.user,

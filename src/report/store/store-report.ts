@@ -102,13 +102,26 @@ export async function buildStoreReport(
     ...chunks.map((c) => async () => {
       const outcome = noted(await client.queryRange(q.expr(HOUR, stepMs()), c.start, c.end, HOUR));
       if (outcome.kind !== 'ok') return outcome;
-      for (const s of outcome.data) for (const [t, v] of s.points) hours.take(q.name, q.target, s.labels, periodStart(t, 'hour'), v);
+      // The points of one answer fall at the same few times: each time's local hour is worked out once.
+      const hourOf = new Map<number, number>();
+      for (const s of outcome.data) {
+        const take = hours.sink(q.name, q.target, s.labels);
+        for (const [t, v] of s.points) {
+          let hour = hourOf.get(t);
+          if (hour === undefined) hourOf.set(t, (hour = periodStart(t, 'hour')));
+          take(hour, v);
+        }
+      }
       return undefined;
     }),
     ...partial.map((w) => async () => {
       const outcome = noted(await client.query(q.expr(w.end - w.start, stepMs()), w.end - 1));
       if (outcome.kind !== 'ok') return outcome;
-      for (const s of outcome.data) for (const [, v] of s.points) hours.take(q.name, q.target, s.labels, periodStart(w.end - 1, 'hour'), v);
+      const hour = periodStart(w.end - 1, 'hour');
+      for (const s of outcome.data) {
+        const take = hours.sink(q.name, q.target, s.labels);
+        for (const [, v] of s.points) take(hour, v);
+      }
       return undefined;
     }),
   ];
