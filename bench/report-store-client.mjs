@@ -33,7 +33,7 @@ const scales = arg('--hosts')
     ];
 
 /** What a question's hourly value is for a GPU busy by day and idle by night (every series alike). */
-function valueOf(expr, hour) {
+function hourlyValue(expr, hour) {
   const busy = new Date(hour).getUTCHours() >= 8 ? 1 : 0;
   if (expr.includes('collector_error') || (expr.startsWith('count_over_time') && expr.includes(') - sum_over_time'))) return 0;
   if (expr.startsWith('count_over_time')) return 240;
@@ -84,7 +84,7 @@ function answer(path, form, scale) {
     for (const metric of seriesOf(expr, scale, day)) {
       const id = JSON.stringify(metric);
       if (!byDay.has(id)) byDay.set(id, { metric, values: [] });
-      byDay.get(id).values.push([t / 1000, String(valueOf(expr, t))]);
+      byDay.get(id).values.push([t / 1000, String(hourlyValue(expr, t))]);
     }
   }
   const result = [...byDay.values()];
@@ -138,7 +138,18 @@ for (const scale of scales) {
   if (process.argv.includes('--show')) {
     // The report itself once, to see that the store's answers make one (findings, jobs, summary).
     const shown = await new Promise((done) => {
-      const child = spawn(process.execPath, [CLI, 'report', '--prometheus', url, '--since', since, '--until', until, '--by', process.argv.includes('--show-host') ? 'host' : 'job']);
+      const child = spawn(process.execPath, [
+        CLI,
+        'report',
+        '--prometheus',
+        url,
+        '--since',
+        since,
+        '--until',
+        until,
+        '--by',
+        process.argv.includes('--show-host') ? 'host' : 'job',
+      ]);
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));

@@ -35,7 +35,10 @@ export type StoreOutcome<T> =
   | { kind: 'malformed'; message: string };
 
 /** A body as read: its text, or why it stopped. */
-type Body = { kind: 'body'; status: number; text: string } | { kind: 'too-large' } | { kind: 'failed'; reason: string; staleConnection?: boolean };
+type Body =
+  | { kind: 'body'; status: number; text: string }
+  | { kind: 'too-large' }
+  | { kind: 'failed'; reason: string; staleConnection?: boolean };
 
 /** Reads a response to its end, stopping at `maxBytes` (the store could answer a year of raw samples). */
 function readBody(response: IncomingMessage, maxBytes: number): Promise<Body> {
@@ -96,7 +99,11 @@ function postOnce(access: StoreAccess, path: string, form: URLSearchParams): Pro
       },
     );
     req.on('error', (error: Error & { code?: string }) =>
-      resolve({ kind: 'failed', reason: failure(error, access.timeoutMs), staleConnection: req.reusedSocket && error.code === 'ECONNRESET' }),
+      resolve({
+        kind: 'failed',
+        reason: failure(error, access.timeoutMs),
+        staleConnection: req.reusedSocket && error.code === 'ECONNRESET',
+      }),
     );
     req.end(body);
   });

@@ -154,7 +154,10 @@ export class StoreHours {
     const fill = GPU_ANSWERS[name];
     return (hour, value) => {
       if (!Number.isFinite(value) || !fill) return;
-      fill(hourIn(hours, hour, () => ({ samples: 0, down: 0, utilN: 0, utilSum: 0, powerN: 0, powerSum: 0 })), value);
+      fill(
+        hourIn(hours, hour, () => ({ samples: 0, down: 0, utilN: 0, utilSum: 0, powerN: 0, powerSum: 0 })),
+        value,
+      );
     };
   }
 

@@ -25,7 +25,10 @@ async function storeThatResetsIdleConnections(resetNew = false) {
       pending = '';
       requests++;
       if (requests > 1 || (resetNew && index === 0)) socket.resetAndDestroy();
-      else socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${ANSWER.length}\r\nConnection: keep-alive\r\n\r\n${ANSWER}`);
+      else
+        socket.write(
+          `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${ANSWER.length}\r\nConnection: keep-alive\r\n\r\n${ANSWER}`,
+        );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

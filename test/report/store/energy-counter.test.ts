@@ -17,7 +17,9 @@ const POWER_W = 700;
 const COUNTER_W = 350;
 
 describe('report --prometheus: energy from the counter', () => {
-  it("a GPU whose counter runs at 350 W while its power reads 700 W: the store's report says 350 W x the time seen", { timeout: 300_000 }, async () => {
+  it("a GPU whose counter runs at 350 W while its power reads 700 W: the store's report says 350 W x the time seen", {
+    timeout: 300_000,
+  }, async () => {
     const dir = await tempDir('gpu-textfile-energy-store-');
     const config = join(dir, 'stand-in.conf');
     const board = [0, 1].flatMap((gpu) => [
@@ -30,7 +32,20 @@ describe('report --prometheus: energy from the counter', () => {
     const textfiles = join(dir, 'textfile');
     const collector = spawn(
       process.execPath,
-      [CLI, 'collect', '--source', 'nvml', '--nvml-library', standInLibrary(), '--interval', '1s', '--textfile-dir', textfiles, '--state-dir', join(dir, 'state')],
+      [
+        CLI,
+        'collect',
+        '--source',
+        'nvml',
+        '--nvml-library',
+        standInLibrary(),
+        '--interval',
+        '1s',
+        '--textfile-dir',
+        textfiles,
+        '--state-dir',
+        join(dir, 'state'),
+      ],
       { env: cliEnv({ NVML_STAND_IN: config }), stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let collectorLog = '';
@@ -44,7 +59,9 @@ describe('report --prometheus: energy from the counter', () => {
     onTestFinished(() => exporter.stop());
     const prometheus = await startPrometheus(dir, {
       global: { scrape_interval: '1s' },
-      scrape_configs: [{ job_name: 'gpu', static_configs: [{ targets: [new URL(exporter.url).host], labels: { host: 'gpu-node-energy' } }] }],
+      scrape_configs: [
+        { job_name: 'gpu', static_configs: [{ targets: [new URL(exporter.url).host], labels: { host: 'gpu-node-energy' } }] },
+      ],
     });
     onTestFinished(() => prometheus.stop());
     // Until the store holds 90 samples of both counters: enough that the report's three decimals of
