@@ -6,12 +6,13 @@
 // parsing, the hours it fills, the findings and the text; the store's part (scanning the samples) is
 // bench/report-store.mjs's, on a real Prometheus at the scale this machine can backfill.
 //
-//   node bench/report-store-client.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--show]
+//   node bench/report-store-client.mjs [--hosts N] [--gpus G] [--days D] [--no-jobs] [--runs R] [--show]
 //
 // --serve starts the store alone and prints its URL (for a profiler run by hand against it).
 // --show prints the first lines of `report --by job` from the same store, to see what it answers.
 //
-// Defaults: both of the issue's scales, 3 runs each.
+// Defaults: both of the issue's scales, without jobs (as bench/make-history.mjs's trails, which the
+// issue's measure backfills) and with a Slurm job per GPU a day (and the GPU free the rest), 3 runs each.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
@@ -26,10 +27,12 @@ const arg = (name) => {
 };
 const runs = arg('--runs') ?? 3;
 const scales = arg('--hosts')
-  ? [{ hosts: arg('--hosts'), gpus: arg('--gpus') ?? 8, days: arg('--days') ?? 30 }]
+  ? [{ hosts: arg('--hosts'), gpus: arg('--gpus') ?? 8, days: arg('--days') ?? 30, jobs: !process.argv.includes('--no-jobs') }]
   : [
-      { hosts: 40, gpus: 8, days: 30 },
-      { hosts: 1, gpus: 8, days: 365 },
+      { hosts: 40, gpus: 8, days: 30, jobs: false },
+      { hosts: 1, gpus: 8, days: 365, jobs: false },
+      { hosts: 40, gpus: 8, days: 30, jobs: true },
+      { hosts: 1, gpus: 8, days: 365, jobs: true },
     ];
 
 /** What a question's hourly value is for a GPU busy by day and idle by night (every series alike). */
@@ -50,6 +53,8 @@ function hourlyValue(expr, hour) {
 /** The series a question answers for: each GPU, each host, or each job holding a GPU that day. */
 function seriesOf(expr, scale, day) {
   const out = [];
+  // Without jobs, the store has no holder series: their questions answer nothing, as make-history's trails give.
+  if (!scale.jobs && /holder|free|holders/.test(expr)) return out;
   for (let h = 1; h <= scale.hosts; h++)
     for (let g = 0; g < (expr.includes('collector_') ? 1 : scale.gpus); g++) {
       const labels = { instance: `host-${String(h).padStart(2, '0')}:9100`, task: 'train' };
@@ -62,7 +67,10 @@ function seriesOf(expr, scale, day) {
 }
 
 function answer(path, form, scale) {
-  if (path.endsWith('/series')) return [{ __name__: 'nvidia_gpu_up', instance: 'host-01:9100', task: 'train', gpu: '0', uuid: 'GPU-1-0' }];
+  if (path.endsWith('/series'))
+    return form.getAll('match[]').some((m) => m.startsWith('nvidia_gpu_collector_success'))
+      ? [...seriesOf('nvidia_gpu_collector_success', scale, 0), ...seriesOf('nvidia_gpu_up', scale, 0)]
+      : [];
   const expr = form.get('query');
   if (path.endsWith('/query') && /\[\d+ms\]$/.test(expr)) {
     // The raw collection times of the report's last hours (its timeline): every 15 s.
@@ -160,6 +168,6 @@ for (const scale of scales) {
   server.close();
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(
-    `| ${scale.hosts} hosts x ${scale.gpus} GPUs x ${scale.days} days | ${median(measured.wall).toFixed(2)} s | ${median(measured.cpu).toFixed(2)} s | ${Math.round(median(measured.maxrss_kib) / 1024)} MiB | ${measured.exit.join(',')} |`,
+    `| ${scale.hosts} hosts x ${scale.gpus} GPUs x ${scale.days} days, ${scale.jobs ? 'a job per GPU a day' : 'no jobs'} | ${median(measured.wall).toFixed(2)} s | ${median(measured.cpu).toFixed(2)} s | ${Math.round(median(measured.maxrss_kib) / 1024)} MiB | ${measured.exit.join(',')} |`,
   );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_STEPS, rangeChunks, windowsOf } from '../../../src/report/store/store-report.js';
+import type { StoreClient } from '../../../src/report/store/client.js';
+import { buildStoreReport, MAX_STEPS, POINTS_PER_ANSWER, rangeChunks, windowsOf } from '../../../src/report/store/store-report.js';
 
 // The windows a store is asked about: local hours (the tests run in UTC), the first and last cut to
 // --since/--until, whole hours in range queries of at most MAX_STEPS steps (Prometheus refuses
@@ -42,5 +43,34 @@ describe('rangeChunks', () => {
     expect(MAX_STEPS).toBeLessThanOrEqual(11_000);
     expect(chunks[1]!.start).toBe(chunks[0]!.end + HOUR);
     for (const c of chunks) expect((c.end - c.start) / HOUR + 1).toBe(c.steps);
+  });
+});
+
+describe('buildStoreReport', () => {
+  it("cuts a month of 40 hosts x 8 GPUs into range queries of about POINTS_PER_ANSWER points each (a day at least): steps x the store's series", async () => {
+    const series = Array.from({ length: 40 }, (_, h) => [
+      { __name__: 'nvidia_gpu_collector_success', instance: `h${h}` },
+      ...Array.from({ length: 8 }, (_, g) => ({ __name__: 'nvidia_gpu_up', instance: `h${h}`, gpu: String(g), uuid: `GPU-${h}-${g}` })),
+    ]).flat();
+    const steps: number[] = [];
+    const ok = <T>(data: T) => ({ kind: 'ok' as const, data, warnings: [] });
+    const client: StoreClient = {
+      series: async (matchers) => ok(matchers.some((m) => m.startsWith('nvidia_gpu_collector_success')) ? series : []),
+      query: async () => ok([]),
+      queryRange: async (_expr, start, end, stepMs) => {
+        steps.push((end - start) / stepMs + 1);
+        return ok([]);
+      },
+    };
+    const since = T0;
+    const until = T0 + 30 * 24 * HOUR;
+    await buildStoreReport(client, { since, until, by: 'host', concurrency: 4, hostLabel: 'instance', recorded: false }, () => {});
+    const perAnswer = Math.max(24, Math.floor(POINTS_PER_ANSWER / series.length));
+    expect(steps.length).toBeGreaterThan(0);
+    expect(Math.max(...steps)).toBe(perAnswer);
+    // Every question covers the month: its chunks' steps add up to its hours.
+    const questions = steps.length / Math.ceil((30 * 24) / perAnswer);
+    expect(Number.isInteger(questions)).toBe(true);
+    expect(steps.reduce((a, b) => a + b, 0)).toBe(questions * 30 * 24);
   });
 });
