@@ -33,6 +33,9 @@ export function parseCompat(value: string | undefined, labels: readonly (readonl
     if (!name) return `--compat: "${item}" is not one of ${COMPAT_NAMES.join(', ')}`;
     if (!names.includes(name)) names.push(name);
   }
+  // The two write the same series but for the PCIe rates: node_exporter would refuse the second file.
+  if (names.includes('dcgm-4.9') && names.includes('dcgm-4.10'))
+    return '--compat: dcgm-4.9 and dcgm-4.10 write the same series (only the PCIe rates are named apart); choose one';
   for (const name of names) {
     const taken = labels.find(([key]) => peerLabels(name).includes(key));
     if (taken) return `--label: "${taken[0]}" is a label of --compat ${name}'s series`;
