@@ -300,6 +300,17 @@ function xidFamily(collection: Collection, constant: Labels): MetricFamily[] {
         .map((s) => ({ labels: [['uuid', peerUuid(s.uuid)], ['xid', String(s.xid)], ...constant], value: s.count })),
       'counter',
     ),
+    // The peer's time of each GPU's last Xid of a code (its chart's NvidiaGpuXidCritical/Warning alerts
+    // select it): the kernel log's time of the last such line, where the boot time is known.
+    gauge(
+      'nvidia_smi_xid_last_timestamp_seconds',
+      'When the GPU last logged the Xid, in Unix seconds, from the kernel log.',
+      collection.xid.series.flatMap((s) =>
+        s.uuid === '' || s.count === 0 || s.lastSeconds === undefined
+          ? []
+          : [{ labels: [['uuid', peerUuid(s.uuid)], ['xid', String(s.xid)], ...constant] as Labels, value: s.lastSeconds }],
+      ),
+    ),
   ];
 }
 
