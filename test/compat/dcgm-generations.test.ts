@@ -310,4 +310,14 @@ describe('--compat with generations', () => {
     const both = await runCli(['collect', '--compat', 'dcgm-4.9,dcgm-4.10', '--dry-run']);
     expect([both.exitCode, both.stderr]).toEqual([2, expect.stringContaining('dcgm-4.9 and dcgm-4.10 write the same series')]);
   });
+
+  it("refuses a --label that is a label of the generation's series: hostname from dcgm-4.8.3 on, Hostname before", async () => {
+    const taken = await runCli(['collect', '--compat', 'dcgm-4.8.3', '--label', 'hostname=x', '--dry-run']);
+    expect([taken.exitCode, taken.stderr]).toEqual([2, expect.stringContaining('--label: "hostname" is a label of --compat dcgm-4.8.3')]);
+    const driver = await runCli(['collect', '--compat', 'dcgm-4.10', '--label', 'DCGM_FI_SYSTEM_DRIVER_VERSION=x', '--dry-run']);
+    expect(driver.exitCode).toBe(2);
+    // Not a label of the legacy file's series: allowed there (it fails later only for --dry-run with --compat).
+    const legacy = await runCli(['collect', '--compat', 'dcgm', '--label', 'hostname=x', '--dry-run']);
+    expect(legacy.stderr).not.toContain('is a label of --compat');
+  });
 });
