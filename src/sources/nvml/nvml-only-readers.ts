@@ -79,14 +79,15 @@ function pcieThroughput(c: DeviceCalls, field: FieldSpec, counter: 0 | 1): Resul
 }
 
 /**
- * The fabric state; NOT_SUPPORTED where the GPU has none (the state Not_Supported, or NVML's own answer
- * for the fabric an error): no series, as on a GPU whose driver lacks the call.
+ * The fabric state; NOT_SUPPORTED where the GPU has none (the state Not_Supported): no series, as on a
+ * GPU whose driver lacks the call. The fabric's status is not the state's: nvml.h has it checked only
+ * once the state is Completed, where an error is a registration that completed and failed (not read).
  */
 const fabricState: FieldReader = (c, field) => {
   const read = c.nvml.fabric(c.device);
   if (read.rc !== 0) return { rc: read.rc };
-  const { status, state } = read.value!;
-  if (status !== 0 || state === 0 || field.states?.[state] === undefined) return { rc: NVML_ERROR_NOT_SUPPORTED };
+  const { state } = read.value!;
+  if (state === 0 || field.states?.[state] === undefined) return { rc: NVML_ERROR_NOT_SUPPORTED };
   return { rc: 0, value: { kind: 'text', text: field.states[state]! } };
 };
 

@@ -27,7 +27,7 @@ async function collect(keys: string[]) {
 }
 
 describe('nvidia_gpu_fabric_state (--source nvml)', () => {
-  it('is a state set of the GPU that has a fabric; the one whose fabric state is Not Supported, or whose fabric answered an error, has none', async () => {
+  it('is a state set of the GPU that has a fabric, whatever its status (nvml.h: read only once Completed); the one whose state is Not Supported has none', async () => {
     expect(await collect(['0.fabric_state=3', '1.fabric_state=0'])).toEqual([
       ['0', 'Not_Supported', 0],
       ['0', 'Not_Started', 0],
@@ -35,6 +35,10 @@ describe('nvidia_gpu_fabric_state (--source nvml)', () => {
       ['0', 'Completed', 1],
     ]);
     expect(await collect(['0.fabric_state=2', '0.fabric_status=3', '1.fabric_state=1'])).toEqual([
+      ['0', 'Not_Supported', 0],
+      ['0', 'Not_Started', 0],
+      ['0', 'In_Progress', 1],
+      ['0', 'Completed', 0],
       ['1', 'Not_Supported', 0],
       ['1', 'Not_Started', 1],
       ['1', 'In_Progress', 0],
@@ -44,5 +48,21 @@ describe('nvidia_gpu_fabric_state (--source nvml)', () => {
 
   it('is absent where NVML has no fabric info (NOT_SUPPORTED: no NVSwitch), never a 0', async () => {
     expect(await collect([])).toEqual([]);
+  });
+});
+
+describe('nvidia_gpu_fabric_state, a state NVML may add later', () => {
+  it('a state past Completed is no state of ours: no series, not a wrong one', async () => {
+    const dir = await tempDir();
+    const config = join(dir, 'stand-in.conf');
+    await writeFile(config, standInConfig(capture(LOAD), ['0.fabric_state=4']));
+    const run = await runCli(
+      ['collect', '--dry-run', '--source', 'nvml', '--nvml-library', standInLibrary(), '--state-dir', join(dir, 's')],
+      {
+        NVML_STAND_IN: config,
+      },
+    );
+    expect(run.exitCode).toBe(0);
+    expect(checkExposition(run.stdout).samples.filter((s) => s.name === 'nvidia_gpu_fabric_state')).toEqual([]);
   });
 });
