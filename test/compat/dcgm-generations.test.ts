@@ -87,6 +87,15 @@ describe('the generations against the lists at their tags', () => {
         expect(['Hz', 'J', 'ratio', 'bytes', 'B/s', 'C', 'W', 'count', 'rows', '0/1']).toContain(row!.unit);
       }
     }
+    // docs/compat.md's table of the renamed fields names each, with its 4.10.0 name where that differs.
+    const doc = await readFile(join(ROOT, 'docs/compat.md'), 'utf8');
+    for (const row of rows.filter((r) => r.v49 !== r.legacy || r.v410 !== r.legacy)) {
+      const v410 = row.v410 === row.v49 ? '' : ` \`${row.v410}\``;
+      expect([row.legacy, new RegExp(`^\\| \`${row.legacy}\` \\| \`${row.v49}\` \\| [^|]+ \\|${v410} \\|$`, 'm').test(doc)]).toEqual([
+        row.legacy,
+        true,
+      ]);
+    }
     // 4.9.0's release notes count 11 unit changes: these 10 and NVLink's throughput, which is not read.
     expect(
       rows.filter((r) => ['Hz', 'J', 'bytes'].includes(r.unit) || (r.unit === 'ratio' && !r.legacy.startsWith('DCGM_FI_PROF'))).length,
