@@ -3,7 +3,7 @@ import { unaskedCompatFiles } from '../compat/compat-file.js';
 import type { RowStream } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState } from './state.js';
-import type { XidPoll } from '../xid/watch.js';
+import type { XidEvents, XidPoll } from '../xid/watch.js';
 import { ProcessMemory } from '../host/processes.js';
 import { keptXid, knownGpu, queryProcesses } from './collect.js';
 import { withCollectLock } from './lock.js';
@@ -16,6 +16,14 @@ import type { CollectIo, CollectPlan } from './plan.js';
  * on the H200 host, for counters that alerts read over minutes.
  */
 export const XID_LOOK_EVERY_MS = 1000;
+
+/**
+ * NVML's Xid events carry no time: they are stamped when drained (each sample drains the set), so the
+ * time of the last one (nvidia_gpu_exporter's nvidia_smi_xid_last_timestamp_seconds) is late by at most
+ * an interval and a look. The kernel log's lines carry their own.
+ */
+const stamped = (drained: XidEvents | undefined, nowMs: number): XidEvents | undefined =>
+  drained && { ...drained, events: drained.events.map((event) => ({ ...event, at: Math.floor(nowMs / 1000) })) };
 
 /**
  * `collect --interval`, the daemon mode: publishes every interval until SIGTERM or SIGINT, then the
@@ -97,7 +105,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
           // NVML's events first, then the log: an Xid between the two looks is dropped, never counted twice.
           // A look at most every XID_LOOK_EVERY_MS; the samples between repeat the last one's counts.
           const now = Date.now();
-          if (!lastLook || now - lastLook.at >= XID_LOOK_EVERY_MS) lastLook = { at: now, poll: xid.poll(reader?.xidEvents?.()) };
+          if (!lastLook || now - lastLook.at >= XID_LOOK_EVERY_MS)
+            lastLook = { at: now, poll: xid.poll(stamped(reader?.xidEvents?.(), now)) };
           const { poll } = lastLook;
           collection = withXid(collection, poll, [...sampled.samples.map(knownGpu), ...(saved.gpus ?? [])]);
           if (poll.state && poll.state !== saved.xid) await saveState({ ...saved, xid: poll.state });

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { compatOutputs, readDeviceMinors, type CompatName } from '../compat/compat-file.js';
+import { compatOutputs, isDcgm, readDeviceMinors, type CompatName } from '../compat/compat-file.js';
 import type { DcgmContext } from '../compat/dcgm.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { CollectPlan } from './plan.js';
@@ -33,7 +33,7 @@ export const targetPlanOf = (plan: CollectPlan): TargetPlan => ({
             hostname: hostname(),
             labels: plan.labels,
             processes: plan.processes,
-            minors: plan.compat.includes('dcgm') ? readDeviceMinors(plan.host) : undefined,
+            minors: plan.compat.some(isDcgm) ? readDeviceMinors(plan.host) : undefined,
           },
         },
 });

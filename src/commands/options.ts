@@ -43,7 +43,7 @@ export const COLLECT_OPTIONS = {
     placeholder: 'dcgm,nvidia_gpu_exporter',
     group: OUTPUT,
     describe:
-      "Also write the same sample in a peer exporter's names, units and labels, each in a file of its own: dcgm (dcgm-exporter's, <file-name>_dcgm.prom), nvidia_gpu_exporter (utkuozdemir/nvidia_gpu_exporter's, <file-name>_nvidia_gpu_exporter.prom), or both as a comma list (docs/compat.md)",
+      "Also write the same sample in a peer exporter's names, units and labels, each in a file of its own: dcgm (dcgm-exporter's up to 4.8.2, <file-name>_dcgm.prom), dcgm-4.8.3, dcgm-4.9 or dcgm-4.10 (its later generations, <file-name>_dcgm-4.9.prom), nvidia_gpu_exporter (utkuozdemir/nvidia_gpu_exporter's, <file-name>_nvidia_gpu_exporter.prom), or several as a comma list (docs/compat.md)",
   },
   'dry-run': { type: 'boolean', group: OUTPUT, default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
   'nvidia-smi': {

@@ -3,15 +3,20 @@ import type { Collection } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
 import { listIfAny, readTextIfAny, type Host } from '../host/host.js';
 import { busIdKey } from '../xid/parse.js';
-import { DCGM_LABELS, dcgmFamilies, type DcgmContext } from './dcgm.js';
+import { dcgmFamilies, dcgmLabelNames, type DcgmContext } from './dcgm.js';
+import { DCGM_PROFILES } from './dcgm-fields.js';
 import { NVIDIA_GPU_EXPORTER_LABELS, nvidiaGpuExporterFamilies } from './nvidia-gpu-exporter.js';
 
 // Which peer exporters --compat names, the file each one's names go to, and the one fact of the host
 // dcgm-exporter's labels need that no source gives: the GPU's device minor number.
 
-/** The peer exporters whose names --compat writes. */
-export const COMPAT_NAMES = ['dcgm', 'nvidia_gpu_exporter'] as const;
+/** The peer exporters whose names --compat writes; dcgm-exporter's once per generation of its names (src/compat/dcgm-fields.ts). */
+export const COMPAT_NAMES = ['dcgm', 'dcgm-4.8.3', 'dcgm-4.9', 'dcgm-4.10', 'nvidia_gpu_exporter'] as const;
 export type CompatName = (typeof COMPAT_NAMES)[number];
+type DcgmName = Exclude<CompatName, 'nvidia_gpu_exporter'>;
+
+/** Whether --compat NAME writes dcgm-exporter's names (one of its generations). */
+export const isDcgm = (name: CompatName): name is DcgmName => name !== 'nvidia_gpu_exporter';
 
 /**
  * --compat's value: one name or a list ("dcgm,nvidia_gpu_exporter"), each once; or the one line that
@@ -28,14 +33,18 @@ export function parseCompat(value: string | undefined, labels: readonly (readonl
     if (!name) return `--compat: "${item}" is not one of ${COMPAT_NAMES.join(', ')}`;
     if (!names.includes(name)) names.push(name);
   }
+  // The two write the same series but for the PCIe rates: node_exporter would refuse the second file.
+  if (names.includes('dcgm-4.9') && names.includes('dcgm-4.10'))
+    return '--compat: dcgm-4.9 and dcgm-4.10 write the same series (only the PCIe rates are named apart); choose one';
   for (const name of names) {
-    const taken = labels.find(([key]) => PEER_LABELS[name].includes(key));
+    const taken = labels.find(([key]) => peerLabels(name).includes(key));
     if (taken) return `--label: "${taken[0]}" is a label of --compat ${name}'s series`;
   }
   return names;
 }
 
-const PEER_LABELS: Record<CompatName, readonly string[]> = { dcgm: DCGM_LABELS, nvidia_gpu_exporter: NVIDIA_GPU_EXPORTER_LABELS };
+const peerLabels = (name: CompatName): readonly string[] =>
+  isDcgm(name) ? dcgmLabelNames(DCGM_PROFILES[name]) : NVIDIA_GPU_EXPORTER_LABELS;
 
 /** One peer's file: its name, and the collection in the peer's names. */
 export interface CompatOutput {
@@ -47,13 +56,12 @@ export interface CompatOutput {
 export const compatOutputs = (names: readonly CompatName[], fileName: string, context: DcgmContext): CompatOutput[] =>
   names.map((name) => ({
     fileName: compatFileName(fileName, name),
-    families:
-      name === 'dcgm'
-        ? (collection: Collection) => dcgmFamilies(collection, context)
-        : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels, context.processes ?? false),
+    families: isDcgm(name)
+      ? (collection: Collection) => dcgmFamilies(collection, context, DCGM_PROFILES[name])
+      : (collection: Collection) => nvidiaGpuExporterFamilies(collection, context.labels, context.processes ?? false),
   }));
 
-/** "nvidia_gpu.prom" -> "nvidia_gpu_dcgm.prom": its own file, so no HELP text of ours meets one of the peer's (node_exporter#1885). */
+/** "nvidia_gpu.prom" -> "nvidia_gpu_dcgm.prom" ("nvidia_gpu_dcgm-4.9.prom"): its own file, so no HELP text of ours meets one of the peer's (node_exporter#1885). */
 export const compatFileName = (fileName: string, compat: CompatName): string => fileName.replace(/\.prom$/, `_${compat}.prom`);
 
 /**

@@ -2,127 +2,15 @@ import { MAX_JOBS_PER_GPU } from '../host/job.js';
 import { busIdKey } from '../xid/parse.js';
 import { textReading, type Collection, type GpuSample } from '../collection.js';
 import type { MetricFamily, MetricSample } from '../exposition/families.js';
+import { DCGM_PROFILES, profileFields, xidGaugeName, type DcgmField, type DcgmProfile } from './dcgm-fields.js';
 
 // The collection in dcgm-exporter's names, units and labels, so that its dashboards (Grafana 12239)
-// and alert rules read a host without DCGM. The names, types, units and HELP texts are dcgm-exporter's
-// (etc/default-counters.csv); our fields give them in base units, converted back here. A field the
+// and alert rules read a host without DCGM, in the generation --compat names (src/compat/dcgm-fields.ts).
+// The names, types, units and HELP texts are dcgm-exporter's (etc/default-counters.csv); our fields give
+// them in base units, converted back here. A field the
 // collection lacks gives no series: absent, never zero (docs/compat.md lists which and why).
 
 type Labels = readonly (readonly [string, string])[];
-
-/** One dcgm-exporter field we can fill: from which of our fields (by query), and the factor from our base unit to its unit. */
-interface DcgmField {
-  name: string;
-  type: 'gauge' | 'counter';
-  help: string;
-  query: string;
-  /** Our base-unit value times this is DCGM's (hertz -> MHz: 1e-6; a ratio -> %: 100). */
-  scale: number;
-  /** The MIG GPU instance's memory that DCGM's GPU_I entity reports for this field (NVML: each MIG device's), in bytes. */
-  migMemory?: 'used' | 'free';
-}
-
-const MHZ = 1e-6;
-const MIB = 1 / (1024 * 1024);
-
-/** In default-counters.csv's order; the profiling ratios after, from GPM (Hopper and later, --source nvml). */
-export const DCGM_FIELDS: readonly DcgmField[] = [
-  { name: 'DCGM_FI_DEV_SM_CLOCK', type: 'gauge', help: 'SM clock frequency (in MHz).', query: 'clocks.current.sm', scale: MHZ },
-  { name: 'DCGM_FI_DEV_MEM_CLOCK', type: 'gauge', help: 'Memory clock frequency (in MHz).', query: 'clocks.current.memory', scale: MHZ },
-  { name: 'DCGM_FI_DEV_MEMORY_TEMP', type: 'gauge', help: 'Memory temperature (in C).', query: 'temperature.memory', scale: 1 },
-  { name: 'DCGM_FI_DEV_GPU_TEMP', type: 'gauge', help: 'GPU temperature (in C).', query: 'temperature.gpu', scale: 1 },
-  { name: 'DCGM_FI_DEV_POWER_USAGE', type: 'gauge', help: 'Power draw (in W).', query: 'power.draw', scale: 1 },
-  {
-    name: 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION',
-    type: 'counter',
-    help: 'Total energy consumption since boot (in mJ).',
-    query: 'nvml.energy',
-    scale: 1000,
-  },
-  {
-    name: 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER',
-    type: 'counter',
-    help: 'Total number of PCIe retries.',
-    query: 'nvml.pcie.replay_counter',
-    scale: 1,
-  },
-  { name: 'DCGM_FI_DEV_GPU_UTIL', type: 'gauge', help: 'GPU utilization (in %).', query: 'utilization.gpu', scale: 100 },
-  { name: 'DCGM_FI_DEV_MEM_COPY_UTIL', type: 'gauge', help: 'Memory utilization (in %).', query: 'utilization.memory', scale: 100 },
-  { name: 'DCGM_FI_DEV_ENC_UTIL', type: 'gauge', help: 'Encoder utilization (in %).', query: 'utilization.encoder', scale: 100 },
-  { name: 'DCGM_FI_DEV_DEC_UTIL', type: 'gauge', help: 'Decoder utilization (in %).', query: 'utilization.decoder', scale: 100 },
-  {
-    name: 'DCGM_FI_DEV_FB_FREE',
-    type: 'gauge',
-    help: 'Framebuffer memory free (in MiB).',
-    query: 'memory.free',
-    scale: MIB,
-    migMemory: 'free',
-  },
-  {
-    name: 'DCGM_FI_DEV_FB_USED',
-    type: 'gauge',
-    help: 'Framebuffer memory used (in MiB).',
-    query: 'memory.used',
-    scale: MIB,
-    migMemory: 'used',
-  },
-  {
-    name: 'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS',
-    type: 'counter',
-    help: 'Number of remapped rows for uncorrectable errors',
-    query: 'remapped_rows.uncorrectable',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS',
-    type: 'counter',
-    help: 'Number of remapped rows for correctable errors',
-    query: 'remapped_rows.correctable',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_DEV_ROW_REMAP_FAILURE',
-    type: 'gauge',
-    help: 'Whether remapping of rows has failed',
-    query: 'remapped_rows.failure',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
-    type: 'gauge',
-    help: 'Ratio of time the graphics engine is active.',
-    query: 'nvml.gpm.graphics_active',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_PROF_SM_ACTIVE',
-    type: 'gauge',
-    help: 'The ratio of cycles an SM has at least 1 warp assigned.',
-    query: 'nvml.gpm.sm_active',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_PROF_SM_OCCUPANCY',
-    type: 'gauge',
-    help: 'The ratio of number of warps resident on an SM.',
-    query: 'nvml.gpm.sm_occupancy',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE',
-    type: 'gauge',
-    help: 'Ratio of cycles the tensor (HMMA) pipe is active.',
-    query: 'nvml.gpm.tensor_active',
-    scale: 1,
-  },
-  {
-    name: 'DCGM_FI_PROF_DRAM_ACTIVE',
-    type: 'gauge',
-    help: 'Ratio of cycles the device memory interface is active sending or receiving data.',
-    query: 'nvml.gpm.dram_active',
-    scale: 1,
-  },
-];
 
 /** What the dcgm file needs beside the collection: dcgm-exporter's Hostname label, and the user's --label pairs. */
 export interface DcgmContext {
@@ -138,7 +26,7 @@ export interface DcgmContext {
 const clean = (value: number): number => Number(value.toPrecision(12));
 
 /** dcgm-exporter's labels of one GPU, in its order; `device` only where the minor number is known. */
-function gpuLabels(sample: GpuSample, context: DcgmContext): Labels {
+function gpuLabels(sample: GpuSample, context: DcgmContext, profile: DcgmProfile): Labels {
   const bus = textReading(sample, 'pci.bus_id') ?? '';
   const key = busIdKey(bus);
   const minor = key === undefined ? undefined : context.minors?.get(key);
@@ -148,21 +36,21 @@ function gpuLabels(sample: GpuSample, context: DcgmContext): Labels {
     ['pci_bus_id', bus],
     ['device', minor === undefined ? '' : `nvidia${minor}`],
     ['modelName', textReading(sample, 'name') ?? ''],
-    ['Hostname', context.hostname],
-    ['DCGM_FI_DRIVER_VERSION', textReading(sample, 'driver_version') ?? ''],
+    [profile.hostnameLabel, context.hostname],
+    [profile.driverLabel, textReading(sample, 'driver_version') ?? ''],
     ...context.labels,
   ];
 }
 
 /** The label names of the dcgm file's series: a --label of one of these would give a series the same label twice. */
-export const DCGM_LABELS: readonly string[] = [
+export const dcgmLabelNames = (profile: DcgmProfile): readonly string[] => [
   'gpu',
   'UUID',
   'pci_bus_id',
   'device',
   'modelName',
-  'Hostname',
-  'DCGM_FI_DRIVER_VERSION',
+  profile.hostnameLabel,
+  profile.driverLabel,
   'GPU_I_PROFILE',
   'GPU_I_ID',
   'xid',
@@ -223,7 +111,7 @@ function fieldFamily(field: DcgmField, samples: readonly { sample: GpuSample; la
  * Xids matter most then (79: fallen off the bus). Its gpu and UUID are known, its bus id, model and
  * minor number not (empty: absent in Prometheus); the driver is the host's.
  */
-function lostGpuLabels(gpu: string, uuid: string, collection: Collection, context: DcgmContext): Labels {
+function lostGpuLabels(gpu: string, uuid: string, collection: Collection, context: DcgmContext, profile: DcgmProfile): Labels {
   const driver = collection.samples.map((sample) => textReading(sample, 'driver_version')).find((version) => version !== undefined);
   return [
     ['gpu', gpu],
@@ -231,8 +119,8 @@ function lostGpuLabels(gpu: string, uuid: string, collection: Collection, contex
     ['pci_bus_id', ''],
     ['device', ''],
     ['modelName', ''],
-    ['Hostname', context.hostname],
-    ['DCGM_FI_DRIVER_VERSION', driver ?? ''],
+    [profile.hostnameLabel, context.hostname],
+    [profile.driverLabel, driver ?? ''],
     ...context.labels,
   ];
 }
@@ -243,11 +131,16 @@ function lostGpuLabels(gpu: string, uuid: string, collection: Collection, contex
  * and absent where it logged several (which came last is unknown). The counter beside it has them all.
  * The kernel's, not the GPUs', so kept for a lost GPU and on a failed collection, as in our file.
  */
-function xidFamilies(collection: Collection, answered: ReadonlyMap<string, Labels>, context: DcgmContext): MetricFamily[] {
+function xidFamilies(
+  collection: Collection,
+  answered: ReadonlyMap<string, Labels>,
+  context: DcgmContext,
+  profile: DcgmProfile,
+): MetricFamily[] {
   if (!collection.xid?.sourceUp) return [];
   const byUuid = new Map(answered);
   for (const { gpu, uuid } of collection.xid.series)
-    if (uuid !== '' && !byUuid.has(uuid)) byUuid.set(uuid, lostGpuLabels(gpu, uuid, collection, context));
+    if (uuid !== '' && !byUuid.has(uuid)) byUuid.set(uuid, lostGpuLabels(gpu, uuid, collection, context, profile));
   const last: MetricSample[] = [];
   const counts: MetricSample[] = [];
   for (const [uuid, labels] of byUuid) {
@@ -258,7 +151,7 @@ function xidFamilies(collection: Collection, answered: ReadonlyMap<string, Label
       counts.push({ labels: [...labels, ['xid', String(s.xid)]], value: s.count });
   }
   return [
-    { name: 'DCGM_FI_DEV_XID_ERRORS', type: 'gauge', help: 'Value of the last XID error encountered.', samples: last },
+    { name: xidGaugeName(profile), type: 'gauge', help: 'Value of the last XID error encountered.', samples: last },
     {
       name: 'DCGM_EXP_XID_ERRORS_total',
       type: 'counter',
@@ -305,11 +198,11 @@ function attributionFamily(collection: Collection, byUuid: ReadonlyMap<string, L
 }
 
 /** The collection as dcgm-exporter's families; a failed collection has none but the kernel log's Xids (else the file is empty, which node_exporter accepts). */
-export function dcgmFamilies(collection: Collection, context: DcgmContext): MetricFamily[] {
-  const labelled = collection.samples.map((sample) => ({ sample, labels: gpuLabels(sample, context) }));
+export function dcgmFamilies(collection: Collection, context: DcgmContext, profile: DcgmProfile = DCGM_PROFILES.dcgm): MetricFamily[] {
+  const labelled = collection.samples.map((sample) => ({ sample, labels: gpuLabels(sample, context, profile) }));
   const byUuid = new Map(labelled.map(({ sample, labels }) => [sample.uuid, labels]));
-  const families = DCGM_FIELDS.map((field) => fieldFamily(field, labelled));
-  return [...families, ...xidFamilies(collection, byUuid, context), ...attributionFamily(collection, byUuid)].filter(
+  const families = profileFields(profile).map((field) => fieldFamily(field, labelled));
+  return [...families, ...xidFamilies(collection, byUuid, context, profile), ...attributionFamily(collection, byUuid)].filter(
     (f) => f.samples.length > 0,
   );
 }

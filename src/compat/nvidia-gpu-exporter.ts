@@ -2,6 +2,7 @@ import { textReading, type Collection, type GpuSample, type MigInstance } from '
 import type { MetricFamily, MetricSample } from '../exposition/families.js';
 import type { FieldSpec } from '../fields/field-spec.js';
 import { FIELDS } from '../fields/fields.js';
+import { FABRIC_STATES } from '../fields/fields-nvml.js';
 
 // The collection in utkuozdemir/nvidia_gpu_exporter's names, units and labels (its release 1.14.0), so
 // that its dashboards (Grafana 14574 and 25547) read a host it does not run on. It names a field's
@@ -169,7 +170,16 @@ function fieldFamilies(gpus: readonly { sample: GpuSample; labels: Labels }[]): 
       type,
     ),
   );
-  return [...ours, ...nvml];
+  // The peer's fabric.state column as its number (nvmlGpuFabricState_t); NVML's fabric info, where it has one.
+  const fabric = gauge(
+    'nvidia_smi_fabric_state',
+    'fabric.state: 0 Not Supported, 1 Not Started, 2 In Progress, 3 Completed (NVSwitch systems).',
+    gpus.flatMap(({ sample, labels }) => {
+      const state = FABRIC_STATES.indexOf(textReading(sample, 'nvml.fabric.state') as (typeof FABRIC_STATES)[number]);
+      return state > 0 ? [{ labels, value: state }] : [];
+    }),
+  );
+  return [...ours, ...nvml, fabric];
 }
 
 /** The compute processes, where collect read them (--processes, the default): the peer's --collect.compute-apps families. */
@@ -299,6 +309,17 @@ function xidFamily(collection: Collection, constant: Labels): MetricFamily[] {
         .filter((s) => s.uuid !== '' && s.count > 0)
         .map((s) => ({ labels: [['uuid', peerUuid(s.uuid)], ['xid', String(s.xid)], ...constant], value: s.count })),
       'counter',
+    ),
+    // The peer's time of each GPU's last Xid of a code (its chart's NvidiaGpuXidCritical/Warning alerts
+    // select it): the kernel log's time of the last such line, where the boot time is known.
+    gauge(
+      'nvidia_smi_xid_last_timestamp_seconds',
+      'When the GPU last logged the Xid, in Unix seconds, from the kernel log.',
+      collection.xid.series.flatMap((s) =>
+        s.uuid === '' || s.count === 0 || s.lastSeconds === undefined
+          ? []
+          : [{ labels: [['uuid', peerUuid(s.uuid)], ['xid', String(s.xid)], ...constant] as Labels, value: s.lastSeconds }],
+      ),
     ),
   ];
 }

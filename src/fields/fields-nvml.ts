@@ -4,6 +4,9 @@ import { type FieldSpec, nvmlGauge, PERCENT } from './field-spec.js';
 // src/fields/fields.ts: nvidia-smi's --query-gpu has no such fields, so under it they are absent, not zero.
 // Each names the DCGM field that measures the same (docs/metrics.md).
 
+/** nvmlGpuFabricState_t's states after NOT_SUPPORTED (0), which gives no series: NOT_STARTED 1, IN_PROGRESS 2, COMPLETED 3. */
+export const FABRIC_STATES = ['Not_Supported', 'Not_Started', 'In_Progress', 'Completed'] as const;
+
 export const NVML_FIELDS: readonly FieldSpec[] = [
   nvmlGauge(
     'energy',
@@ -86,5 +89,14 @@ export const NVML_FIELDS: readonly FieldSpec[] = [
       counter === 0 ? 'DCGM_FI_DEV_PCIE_TX_THROUGHPUT' : 'DCGM_FI_DEV_PCIE_RX_THROUGHPUT',
       { labels: { direction }, factor: 1024, unit: 'KB/s', slow: true },
     ),
+  ),
+  // NVSwitch systems (HGX, DGX): the GPU's registration with the NVLink fabric (nvmlDeviceGetGpuFabricInfo).
+  // Absent where NVML says the GPU has no fabric: a PCIe card has no state, not "Not Supported".
+  nvmlGauge(
+    'fabric.state',
+    'fabric_state',
+    "The GPU's registration with the NVLink fabric (NVSwitch systems): 1 for the current state, 0 for the others.",
+    'DCGM_FI_DEV_FABRIC_MANAGER_STATUS',
+    { kind: 'state', stateLabel: 'state', states: FABRIC_STATES },
   ),
 ];

@@ -9,6 +9,8 @@ export interface XidCount {
   bus: string;
   xid: number;
   count: number;
+  /** When the last of them was logged, in Unix seconds, where known (nvidia_gpu_exporter's nvidia_smi_xid_last_timestamp_seconds). */
+  last?: number;
 }
 
 /** What the next run needs: the boot the cursor belongs to, the cursor, and the counts so far. */
@@ -34,11 +36,16 @@ export const MAX_COUNTS = 1024;
  * cursor (no boot id to tell): then every Xid in it is new. The counts carry over either way: they
  * reset only with the state.
  */
-export function countXids(before: XidState | undefined, records: readonly KmsgRecord[], bootId: string | undefined): XidState {
+export function countXids(
+  before: XidState | undefined,
+  records: readonly KmsgRecord[],
+  bootId: string | undefined,
+  bootSeconds?: number,
+): XidState {
   const knownBoots = bootId !== undefined && before?.bootId !== undefined;
   const behind = before !== undefined && records.length > 0 && records[records.length - 1]!.seq < before.seq;
   // The same boot's log never goes back: a cursor ahead of it is garbage (a state restored or edited).
-  if (behind && knownBoots && bootId === before.bootId) return rederived(before, records, bootId);
+  if (behind && knownBoots && bootId === before.bootId) return rederived(before, records, bootId, bootSeconds);
   const restarted = before !== undefined && ((knownBoots && bootId !== before.bootId) || behind);
   const cursor = before && !restarted ? before.seq : -1;
   // Counted from NVML's events while the log could not be read: never twice. (An Xid logged before
@@ -51,7 +58,7 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
     };
   const fresh = records.flatMap((record) => {
     const line = record.seq > cursor ? parseXidLine(record.message) : undefined;
-    return line ? [{ ...line, seq: record.seq }] : [];
+    return line ? [{ ...line, seq: record.seq, ...loggedAt(record, bootSeconds) }] : [];
   });
   // Nothing new (the daemon mode's usual look): the same state, so nobody compares or saves it again.
   if (before && !restarted && fresh.length === 0 && (bootId ?? before.bootId) === before.bootId) return before;
@@ -66,13 +73,16 @@ export function countXids(before: XidState | undefined, records: readonly KmsgRe
  * larger of the two never goes down either, which Prometheus would take for a reset (and increase()
  * for the whole count again); Xids the state may have missed still count.
  */
-function rederived(before: XidState, records: readonly KmsgRecord[], bootId: string): XidState {
+function rederived(before: XidState, records: readonly KmsgRecord[], bootId: string, bootSeconds: number | undefined): XidState {
   const logged = records.flatMap((record) => {
     const line = parseXidLine(record.message);
-    return line ? [{ ...line, seq: record.seq }] : [];
+    return line ? [{ ...line, seq: record.seq, ...loggedAt(record, bootSeconds) }] : [];
   });
   const fromLog = new Map(addXidEvents([], logged).map((c) => [`${c.bus}/${c.xid}`, c]));
-  const counts = before.counts.map((c) => ({ ...c, count: Math.max(c.count, fromLog.get(`${c.bus}/${c.xid}`)?.count ?? 0) }));
+  const counts = before.counts.map((c) => {
+    const log = fromLog.get(`${c.bus}/${c.xid}`);
+    return { ...c, count: Math.max(c.count, log?.count ?? 0), ...latest(c.last, log?.last) };
+  });
   const kept = new Set(counts.map((c) => `${c.bus}/${c.xid}`));
   const added = [...fromLog.entries()].filter(([key]) => !kept.has(key)).map(([, c]) => c);
   return {
@@ -107,13 +117,25 @@ export function countNvmlXids(before: XidState | undefined, events: readonly Xid
  */
 export function addXidEvents(counts: readonly XidCount[], events: readonly XidLine[]): XidCount[] {
   const byKey = new Map(counts.map((c) => [`${c.bus}/${c.xid}`, { ...c }]));
-  for (const { bus, xid } of events) {
+  for (const { bus, xid, at } of events) {
     const known = byKey.get(`${bus}/${xid}`);
-    if (known) known.count++;
-    else if (byKey.size < MAX_COUNTS) byKey.set(`${bus}/${xid}`, { bus, xid, count: 1 });
+    if (known) Object.assign(known, { count: known.count + 1 }, latest(known.last, at));
+    else if (byKey.size < MAX_COUNTS) byKey.set(`${bus}/${xid}`, { bus, xid, count: 1, ...latest(undefined, at) });
   }
   return [...byKey.values()];
 }
+
+/** `{ last }`: the later of two times, either unknown; {} when both are. */
+const latest = (a: number | undefined, b: number | undefined): { last?: number } =>
+  a === undefined && b === undefined ? {} : { last: Math.max(a ?? b!, b ?? a!) };
+
+/**
+ * A record's time in Unix seconds: the boot's time (/proc/stat btime) plus its time since boot. None
+ * without either; the kernel's clock since boot does not count suspended time, so after a suspend it
+ * is early by that long, which an alert on "the last 10 minutes" can only miss, never invent.
+ */
+const loggedAt = (record: KmsgRecord, bootSeconds: number | undefined): { at?: number } =>
+  bootSeconds === undefined || record.usec === undefined ? {} : { at: bootSeconds + Math.floor(record.usec / 1e6) };
 
 /** A GPU as the collection names it, with its nvidia-smi pci.bus_id. */
 export interface XidGpu {
@@ -128,6 +150,8 @@ export interface XidSeries {
   uuid: string;
   xid: number;
   count: number;
+  /** When the last of them was logged, in Unix seconds, where known. */
+  lastSeconds?: number;
 }
 
 /**
@@ -150,12 +174,13 @@ export function xidSeries(counts: readonly XidCount[], gpus: readonly XidGpu[], 
     if (key && !byBus.has(key)) byBus.set(key, gpu);
   }
   const series = new Map<string, XidSeries>();
-  for (const { bus, xid, count } of counts) {
+  for (const { bus, xid, count, last } of counts) {
     const { gpu = '', uuid = '' } = byBus.get(bus) ?? {};
     const key = `${gpu}\u0000${uuid}\u0000${xid}`;
     const known = series.get(key);
-    if (known) known.count += count;
-    else series.set(key, { gpu, uuid, xid, count });
+    const lastSeconds = latest(known?.lastSeconds, last).last;
+    if (known) Object.assign(known, { count: known.count + count }, lastSeconds === undefined ? {} : { lastSeconds });
+    else series.set(key, { gpu, uuid, xid, count, ...(lastSeconds === undefined ? {} : { lastSeconds }) });
   }
   for (const { gpu, uuid } of zeroed)
     for (const xid of HARDWARE_XIDS) {
@@ -175,7 +200,8 @@ const validCount = (value: unknown): value is XidCount =>
   (value.xid as number) >= 0 &&
   (value.xid as number) < 100_000 &&
   Number.isSafeInteger(value.count) &&
-  (value.count as number) > 0;
+  (value.count as number) > 0 &&
+  (value.last === undefined || (Number.isSafeInteger(value.last) && (value.last as number) > 0));
 
 /**
  * A state file's Xid part, checked: undefined when it does not fit (the next run then counts the
@@ -184,7 +210,7 @@ const validCount = (value: unknown): value is XidCount =>
 export function validXidState(value: unknown): XidState | undefined {
   if (!isRecord(value) || !Number.isSafeInteger(value.seq) || (value.seq as number) < -1 || !Array.isArray(value.counts)) return undefined;
   if (value.counts.length > MAX_COUNTS || !value.counts.every(validCount)) return undefined;
-  const counts = value.counts.map(({ bus, xid, count }) => ({ bus, xid, count }));
+  const counts = value.counts.map(({ bus, xid, count, last }) => ({ bus, xid, count, ...(last === undefined ? {} : { last }) }));
   if (new Set(counts.map((c) => `${c.bus}/${c.xid}`)).size !== counts.length) return undefined;
   const { bootId } = value;
   if (bootId !== undefined && (typeof bootId !== 'string' || !/^[0-9a-f-]{1,64}$/.test(bootId))) return undefined;

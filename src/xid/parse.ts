@@ -4,9 +4,11 @@
 export interface KmsgRecord {
   seq: number;
   message: string;
+  /** When the kernel logged it, in microseconds since boot (TS_USEC). */
+  usec?: number;
 }
 
-const RECORD = /^\d+,(\d+),\d+,[^;]*;(.*)$/;
+const RECORD = /^\d+,(\d+),(\d+),[^;]*;(.*)$/;
 
 /**
  * One record's first line -> its sequence number and message; undefined for anything else (the
@@ -16,7 +18,8 @@ export function parseKmsgRecord(line: string): KmsgRecord | undefined {
   const match = RECORD.exec(line);
   if (!match) return undefined;
   const seq = Number(match[1]);
-  return Number.isSafeInteger(seq) ? { seq, message: match[2]! } : undefined;
+  const usec = Number(match[2]);
+  return Number.isSafeInteger(seq) ? { seq, message: match[3]!, ...(Number.isSafeInteger(usec) ? { usec } : {}) } : undefined;
 }
 
 /** Records of a text holding one per line (a saved log, or reads of /dev/kmsg joined). */
@@ -26,6 +29,8 @@ export const parseKmsgRecords = (text: string): KmsgRecord[] => text.split('\n')
 export interface XidLine {
   xid: number;
   bus: string;
+  /** When it was logged, in Unix seconds, where known (the kernel log's time and the boot time). */
+  at?: number;
 }
 
 // "NVRM: Xid (PCI:0000:3b:00): 79, pid=…" (current drivers) or "NVRM: Xid (0000:3b:00): 13, …" (older):

@@ -32,6 +32,12 @@ export interface XidWatch {
   close(): void;
 }
 
+/** When the Host booted, in Unix seconds (<proc>/stat's btime): the kernel log's times are since then. */
+export function readBootSeconds(host: Host): number | undefined {
+  const match = /^btime (\d{1,12})$/m.exec(readTextIfAny(join(host.proc, 'stat')) ?? '');
+  return match ? Number(match[1]) : undefined;
+}
+
 /** The Host's boot id (<proc>/sys/kernel/random/boot_id): a new one means a new kernel log. */
 export const readBootId = (host: Host): string | undefined =>
   readTextIfAny(join(host.proc, 'sys/kernel/random/boot_id'))?.trim() || undefined;
@@ -40,8 +46,10 @@ export function watchXids(host: Host, before: XidState | undefined): XidWatch {
   let state = before;
   let reader: KmsgReader | undefined;
   let bootId: string | undefined;
+  let bootSeconds: number | undefined;
   // Read once: the daemon does not outlive a boot.
   const currentBoot = () => (bootId ??= readBootId(host));
+  const bootTime = () => (bootSeconds ??= readBootSeconds(host));
   return {
     poll(nvml) {
       if (!reader) {
@@ -54,7 +62,7 @@ export function watchXids(host: Host, before: XidState | undefined): XidWatch {
         // The log opens after NVML counted: NVML's events up to now count, then the log's backlog is skipped (countXids).
         if (nvml && state?.backlogCounted) state = countNvmlXids(state, nvml.events, currentBoot());
       }
-      state = countXids(state, reader.read(), currentBoot());
+      state = countXids(state, reader.read(), currentBoot(), bootTime());
       return { up: true, state };
     },
     close() {

@@ -29,7 +29,7 @@ const NO_DATA: Record<Host, Record<string, string>> = {
   smi: {
     '14574 Fan Speed %': 'the H200 has no fan: nvidia-smi prints [N/A], the peer writes nothing either',
     '25547 Fan Speed %': 'the same',
-    '14574 Fabric State': 'fabric.state is not read (docs/compat.md)',
+    '14574 Fabric State': "NVML's fabric info (--source nvml), on NVSwitch systems: not this one",
     '14574 PCIe Throughput #1': 'PCIe throughput is NVML-only (--source nvml --slow-fields)',
     '14574 PCIe Throughput #2': 'the same',
     '25547 PCIe TX': 'the same',
@@ -47,7 +47,8 @@ const NO_DATA: Record<Host, Record<string, string>> = {
   nvml: {},
   mig: {},
 };
-NO_DATA.nvml = Object.fromEntries(Object.entries(NO_DATA.smi).filter(([title]) => !/PCIe|energy|Energy/.test(title)));
+// The NVML host's stand-in answers a fabric state, as an NVSwitch system's GPUs do.
+NO_DATA.nvml = Object.fromEntries(Object.entries(NO_DATA.smi).filter(([title]) => !/PCIe|energy|Energy|Fabric/.test(title)));
 NO_DATA.mig = {
   ...Object.fromEntries(Object.entries(NO_DATA.smi).filter(([title]) => !/MIG/.test(title))),
   '14574 XID Errors by Code': "no Xid in this host's kernel log",
@@ -91,7 +92,12 @@ describe('dashboards 14574 and 25547 (nvidia_gpu_exporter) on the --compat nvidi
       nvmlConfig,
       standInConfig(
         capture(LOAD),
-        [0, 1].flatMap((gpu) => [`${gpu}.energy_mj=987654321`, `${gpu}.pcie_tx=${PCIE_KB.tx}`, `${gpu}.pcie_rx=${PCIE_KB.rx}`]),
+        [0, 1].flatMap((gpu) => [
+          `${gpu}.energy_mj=987654321`,
+          `${gpu}.pcie_tx=${PCIE_KB.tx}`,
+          `${gpu}.pcie_rx=${PCIE_KB.rx}`,
+          `${gpu}.fabric_state=3`,
+        ]),
       ),
     );
     hosts.nvml = await target('nvml', [...nvmlArgs, '--slow-fields', '--host-root', XID_HOST], { NVML_STAND_IN: nvmlConfig });

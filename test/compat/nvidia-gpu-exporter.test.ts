@@ -319,7 +319,10 @@ describe('collect --compat nvidia_gpu_exporter', () => {
 
   it('rejects an unknown --compat in a list, and a --label the peer puts on its series (exit 2)', async () => {
     const bad = await runCli(['collect', '--compat', 'dcgm,nvidia', '--dry-run']);
-    expect([bad.exitCode, bad.stderr]).toEqual([2, expect.stringContaining('--compat: "nvidia" is not one of dcgm, nvidia_gpu_exporter')]);
+    expect([bad.exitCode, bad.stderr]).toEqual([
+      2,
+      expect.stringContaining('--compat: "nvidia" is not one of dcgm, dcgm-4.8.3, dcgm-4.9, dcgm-4.10, nvidia_gpu_exporter'),
+    ]);
     const label = await runCli(['collect', '--compat', 'nvidia_gpu_exporter', '--label', 'profile=x', '--dry-run']);
     expect([label.exitCode, label.stderr]).toEqual([
       2,

@@ -29,11 +29,12 @@ export interface PrometheusOptions {
 }
 
 /**
- * Starts Prometheus with `config` (written as JSON, which is YAML) and its storage in `dir`/tsdb
- * (where `backfill` puts blocks). Does not wait: call ready() before the first query.
+ * Starts Prometheus with `config` (an object written as JSON, which is YAML; or YAML text, such as an
+ * example file) and its storage in `dir`/tsdb (where `backfill` puts blocks). Does not wait: call
+ * ready() before the first query.
  */
-export async function startPrometheus(dir: string, config: object, options: PrometheusOptions = {}): Promise<Prometheus> {
-  await writeFile(join(dir, 'prometheus.yml'), JSON.stringify(config));
+export async function startPrometheus(dir: string, config: object | string, options: PrometheusOptions = {}): Promise<Prometheus> {
+  await writeFile(join(dir, 'prometheus.yml'), typeof config === 'string' ? config : JSON.stringify(config));
   const port = await freePort();
   let log = '';
   const prometheus = spawn(

@@ -88,6 +88,32 @@ describe('countXids', () => {
   });
 });
 
+describe('the time of the last Xid (nvidia_gpu_exporter names it)', () => {
+  const at = (seq: number, code: number, seconds: number): KmsgRecord => ({ ...xid(seq, code), usec: seconds * 1e6 + 999_999 });
+  const BTIME = 1_764_000_000;
+
+  it("is the boot time plus the record's time since boot, the latest of a code's lines, kept in the state", () => {
+    const first = countXids(undefined, [at(1, 79, 100), at(2, 13, 150), at(3, 79, 120)], BOOT, BTIME);
+    expect(first.counts).toEqual([
+      { bus: '0000:00:06', xid: 79, count: 2, last: BTIME + 120 },
+      { bus: '0000:00:06', xid: 13, count: 1, last: BTIME + 150 },
+    ]);
+    const later = countXids(first, [at(4, 79, 900)], BOOT, BTIME);
+    expect(later.counts[0]).toEqual({ bus: '0000:00:06', xid: 79, count: 3, last: BTIME + 900 });
+    expect(validXidState(JSON.parse(JSON.stringify(later)))).toEqual(later);
+    expect(xidSeries(later.counts, [{ gpu: '0', uuid: 'GPU-0', busId: '00000000:00:06.0' }])).toEqual([
+      { gpu: '0', uuid: 'GPU-0', xid: 13, count: 1, lastSeconds: BTIME + 150 },
+      { gpu: '0', uuid: 'GPU-0', xid: 79, count: 3, lastSeconds: BTIME + 900 },
+    ]);
+  });
+
+  it('is unknown without the boot time, and a count without it stays valid', () => {
+    const state = countXids(undefined, [at(1, 79, 100)], BOOT);
+    expect(state.counts).toEqual([{ bus: '0000:00:06', xid: 79, count: 1 }]);
+    expect(validXidState({ seq: 1, counts: [{ bus: '0000:00:06', xid: 79, count: 1, last: -5 }] })).toBeUndefined();
+  });
+});
+
 describe("countNvmlXids and the log's backlog (NVML counting while the log cannot be read)", () => {
   const before: XidState = { bootId: BOOT, seq: 4, counts: [{ bus: '0000:00:06', xid: 79, count: 1 }] };
 

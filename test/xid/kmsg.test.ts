@@ -20,8 +20,8 @@ describe('openKmsg', () => {
     writeFileSync(path, '6,1,5,-;hello\n SUBSYSTEM=pci\n4,2,9,-;NVRM: Xid (PCI:0000:00:06): 79, pid=1\n');
     const reader = opened(path)!;
     expect(reader.read()).toEqual([
-      { seq: 1, message: 'hello' },
-      { seq: 2, message: 'NVRM: Xid (PCI:0000:00:06): 79, pid=1' },
+      { seq: 1, message: 'hello', usec: 5 },
+      { seq: 2, message: 'NVRM: Xid (PCI:0000:00:06): 79, pid=1', usec: 9 },
     ]);
     expect(reader.read().map((r) => r.seq)).toEqual([1, 2]);
   });
@@ -33,7 +33,7 @@ describe('openKmsg', () => {
     // The cut falls after the "1" of "14,2,…": what is left still looks like a record, and is not one.
     const reader = openKmsg(path, '4,2,6,-;second\n6,3,7,-;third\n'.length)!;
     onTestFinished(() => reader.close());
-    expect(reader.read()).toEqual([{ seq: 3, message: 'third' }]);
+    expect(reader.read()).toEqual([{ seq: 3, message: 'third', usec: 7 }]);
   });
 
   it('reads the kernel log device (1:11) one record at a time; the next read gives only newer records', async () => {

@@ -7,9 +7,9 @@ const records: [title: string, line: string, expected: ReturnType<typeof parseKm
   [
     '0: a record',
     '4,881,8812311000,-;NVRM: Xid (PCI:0000:86:00): 48, pid=2006',
-    { seq: 881, message: 'NVRM: Xid (PCI:0000:86:00): 48, pid=2006' },
+    { seq: 881, message: 'NVRM: Xid (PCI:0000:86:00): 48, pid=2006', usec: 8812311000 },
   ],
-  ['1: more flags after the first', '6,1234,5,c,caller=T12;hello', { seq: 1234, message: 'hello' }],
+  ['1: more flags after the first', '6,1234,5,c,caller=T12;hello', { seq: 1234, message: 'hello', usec: 5 }],
   ['2: a continuation line', ' SUBSYSTEM=pci', undefined],
   ['3: a dmesg line', '[ 8812.311] NVRM: Xid (PCI:0000:3b:00): 79', undefined],
   ['4: cut short before the message', '4,881,8812311000', undefined],

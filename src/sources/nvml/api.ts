@@ -81,6 +81,8 @@ export interface Nvml {
   gpmFree(sample: GpmSample): number;
   gpmMetrics(first: GpmSample, second: GpmSample, ids: readonly number[]): Result<Result<number>[]>;
   pcieThroughput(device: Device, counter: 0 | 1): Result<number>;
+  /** nvmlDeviceGetGpuFabricInfo: the fabric's answer for this GPU (nvmlReturn_t) and its state (nvmlGpuFabricState_t). */
+  fabric(device: Device): Result<{ status: number; state: number }>;
   eventSetCreate(): Result<EventSet>;
   /** nvmlDeviceRegisterEvents: the return code. */
   registerEvents(device: Device, eventTypes: bigint, set: EventSet): number;

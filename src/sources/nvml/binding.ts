@@ -98,6 +98,9 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
   const gpmRequest = Buffer.alloc(GPM_METRICS_AT + GPM_METRIC_MAX * GPM_METRIC_SIZE);
   const pointerValue = (sample: unknown): bigint => (typeof sample === 'bigint' ? sample : BigInt(koffi.address(sample as never)));
   const pcie = fn('nvmlDeviceGetPcieThroughput', [dev, 'int', uint]);
+  // nvmlGpuFabricInfo_t: clusterUuid (16 bytes), status (nvmlReturn_t) at 16, cliqueId at 20, state (one byte) at 24.
+  const fabric = fn('nvmlDeviceGetGpuFabricInfo', [dev, 'void *']);
+  const fabricAnswer = Buffer.alloc(28);
 
   const textCall = (call: Fn, ...head: unknown[]): Result<string> => {
     const buffer = Buffer.alloc(TEXT_SIZE);
@@ -278,6 +281,10 @@ export function bindNvml(koffi: KoffiModule, lib: ReturnType<KoffiModule['load']
     pcieThroughput: (device, counter) => {
       const value = [0];
       return ok(pcie(device, counter, value), () => value[0]!);
+    },
+    fabric: (device) => {
+      fabricAnswer.fill(0);
+      return ok(fabric(device, fabricAnswer), () => ({ status: fabricAnswer.readInt32LE(16), state: fabricAnswer.readUInt8(24) }));
     },
     ...bindEventCalls(fn, out('void *')),
   };

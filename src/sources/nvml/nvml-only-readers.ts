@@ -3,6 +3,7 @@ import type { FieldSpec } from '../../fields/field-spec.js';
 import type { Nvml, Result } from './api.js';
 import type { DeviceCalls, DeviceState, FieldReader } from './device-calls.js';
 import { OUT_OF_RANGE } from './field-readers.js';
+import { NVML_ERROR_NOT_SUPPORTED } from './return-codes.js';
 
 // The fields only NVML answers (FieldSpec.nvml in src/fields/fields.ts): the energy counter, PCIe replays and
 // GPM's activity ratios.
@@ -77,6 +78,19 @@ function pcieThroughput(c: DeviceCalls, field: FieldSpec, counter: 0 | 1): Resul
   return { rc: 0, value: { kind: 'number', value: read.value! * (field.factor ?? 1), shown: String(read.value) } };
 }
 
+/**
+ * The fabric state; NOT_SUPPORTED where the GPU has none (the state Not_Supported): no series, as on a
+ * GPU whose driver lacks the call. The fabric's status is not the state's: nvml.h has it checked only
+ * once the state is Completed, where an error is a registration that completed and failed (not read).
+ */
+const fabricState: FieldReader = (c, field) => {
+  const read = c.nvml.fabric(c.device);
+  if (read.rc !== 0) return { rc: read.rc };
+  const { state } = read.value!;
+  if (state === 0 || field.states?.[state] === undefined) return { rc: NVML_ERROR_NOT_SUPPORTED };
+  return { rc: 0, value: { kind: 'text', text: field.states[state]! } };
+};
+
 export const NVML_ONLY_READERS: Readonly<Record<string, FieldReader>> = {
   'nvml.energy': energy,
   'nvml.pcie.replay_counter': (c, field) => {
@@ -86,6 +100,7 @@ export const NVML_ONLY_READERS: Readonly<Record<string, FieldReader>> = {
   ...Object.fromEntries(Object.keys(GPM_METRICS).map((query) => [query, gpm])),
   'nvml.pcie.throughput.transmit': (c, field) => pcieThroughput(c, field, 0),
   'nvml.pcie.throughput.receive': (c, field) => pcieThroughput(c, field, 1),
+  'nvml.fabric.state': fabricState,
 };
 
 /**

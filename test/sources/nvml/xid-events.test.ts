@@ -67,6 +67,7 @@ async function daemon(setup: Awaited<ReturnType<typeof setUp>>, source: string) 
 describe("Xid errors from NVML's event set (collect --interval --source nvml)", () => {
   it('the kernel log unreadable: each event counted once, NVML named as the source, the counts kept in the state', async () => {
     const setup = await setUp(['0.xid=79,79', '1.xid=13'], { kmsg: false });
+    const before = Math.floor(Date.now() / 1000);
     expect(await daemon(setup, 'nvml 1')).toEqual({
       counts: ['gpu 0 xid 79: 2', 'gpu 1 xid 13: 1'],
       zeroed: ['0', '1'],
@@ -80,6 +81,9 @@ describe("Xid errors from NVML's event set (collect --interval --source nvml)", 
         { bus: '0000:00:07', xid: 13, count: 1 },
       ],
     });
+    // NVML's events carry no time: each is stamped when the daemon drained it, so the last is this run's.
+    for (const count of state.xid.counts) expect(count.last).toBeGreaterThanOrEqual(before);
+    for (const count of state.xid.counts) expect(count.last).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
     expect(await setup.called('nvmlEventSetFree')).toBe(1);
   });
 
