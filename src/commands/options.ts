@@ -245,9 +245,8 @@ export const REPORT_OPTIONS = {
   by: {
     type: 'string',
     placeholder: 'hour|day|task|gpu|job|host',
-    default: 'hour',
     describe:
-      "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu), per job holding GPUs (job) or per host (host)",
+      "Rows per hour (the default) or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu), per job holding GPUs (job) or per host (host); a table on a terminal lists the hourly rows only when --by asks",
   },
   format: {
     type: 'string',
