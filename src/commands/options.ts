@@ -45,7 +45,12 @@ export const COLLECT_OPTIONS = {
     describe:
       "Also write the same sample in a peer exporter's names, units and labels, each in a file of its own: dcgm (dcgm-exporter's, <file-name>_dcgm.prom), nvidia_gpu_exporter (utkuozdemir/nvidia_gpu_exporter's, <file-name>_nvidia_gpu_exporter.prom), or both as a comma list (docs/compat.md)",
   },
-  'dry-run': { type: 'boolean', group: OUTPUT, default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
+  'dry-run': {
+    type: 'boolean',
+    group: OUTPUT,
+    default: false,
+    describe: "Print the exposition to stdout (with --compat each file's, under '# ==> FILE <=='); write nothing anywhere",
+  },
   'nvidia-smi': {
     type: 'string',
     placeholder: 'PATH',

@@ -123,6 +123,27 @@ describe('gpu-textfile collect', () => {
     expect([existsSync(d.textfile), existsSync(d.state), existsSync(d.csv)]).toEqual([false, false, false]);
   });
 
+  // Issue 39: --compat used to be dropped from --dry-run without a word. Each file is printed under
+  // its name, as head(1) heads several, and each is the file a run without --dry-run writes.
+  it('--dry-run --compat prints every file the run would write, each under its name', async () => {
+    const d = await dirs();
+    const compat = ['--compat', 'dcgm,nvidia_gpu_exporter'];
+    const dry = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', ...compat), { FAKE_SMI_CAPTURE: H200 });
+    expect(dry.exitCode).toBe(0);
+    expect(existsSync(d.textfile)).toBe(false);
+    const sections = dry.stdout.split(/^# ==> (\S+) <==\n/m);
+    expect(sections[0]).toBe('');
+    const printed = new Map<string, string>();
+    for (let i = 1; i < sections.length; i += 2) printed.set(sections[i]!, sections[i + 1]!);
+    expect([...printed.keys()]).toEqual(['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom', 'nvidia_gpu_nvidia_gpu_exporter.prom']);
+    expect(checkExposition(dry.stdout).problems).toEqual([]);
+    const run = await runCli(collectArgs(d, FAKE_SMI, ...compat), { FAKE_SMI_CAPTURE: H200 });
+    expect(run.exitCode).toBe(0);
+    // The same text but for the run's own timing (its duration, when it succeeded).
+    const steady = (text: string) => text.split('\n').filter((line) => !/collector|_seconds|scrape/.test(line));
+    for (const [name, text] of printed) expect(steady(text)).toEqual(steady(await readFile(join(d.textfile, name), 'utf8')));
+  });
+
   it('steady state: one --query-gpu and one --query-compute-apps call per run', async () => {
     const d = await dirs();
     const log = join(d.root, 'calls.log');
