@@ -100,7 +100,6 @@ const DEMO = {
   'h200x2-load.query-gpu.csv': 'captures/h200x2__580.159.04__linux-load/query-gpu.csv',
   'h200x2-load.query-compute-apps.csv': 'captures/h200x2__580.159.04__linux-load/query-compute-apps.csv',
   'h200x2-saturated.lms500.csv': 'series/h200x2__580.159.04__saturated__lms500.csv',
-  'h200x2-starved.lms500.csv': 'series/h200x2__580.159.04__starved__lms500.csv',
   'h200x2-tiny.lms500.csv': 'series/h200x2__580.159.04__tiny__lms500.csv',
   'h200x2-idle.lms500.csv': 'series/h200x2__580.159.04__idle__lms500.csv',
   'h200x2-idle.query-gpu.csv': 'captures/h200x2__580.159.04__linux-idle/query-gpu.csv',

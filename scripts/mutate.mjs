@@ -2,12 +2,11 @@
 // (scripts/mutation-slices.mjs: a module group and its own tests), as a busy two-core machine needs; the
 // report lands in reports/mutation/<slice>.html and .json, the score on the last line.
 //
-// Two things keep this from being a plain `stryker run`:
-// - Stryker 10's CLI refuses Node.js < 22 by a version guard at its top; its engine runs on 20 (what this
-//   package supports and CI has), so this runs the engine directly.
-// - Stryker copies the tree into its sandbox with copyFile, which follows links, and the host fixtures hold
-//   links as sysfs does (some dangling on purpose). So the tree is copied here with tar (links kept) and
-//   mutated in place there, never in the checkout.
+// Stryker is pinned to 9.x, whose packages (and Babel 7 under them) accept Node.js 20: 10.x and Babel 8
+// want 22+, and `npm ci` on 20 printed a page of EBADENGINE for them (issue 39; test/packaging/dev-engines).
+// One thing keeps this from being a plain `stryker run`: Stryker copies the tree into its sandbox with
+// copyFile, which follows links, and the host fixtures hold links as sysfs does (some dangling on purpose).
+// So the tree is copied here with tar (links kept) and mutated in place there, never in the checkout.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';

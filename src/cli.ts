@@ -1,7 +1,7 @@
 import { INSTALL_OPTIONS, UNINSTALL_OPTIONS } from './commands/install-options.js';
 import { ARCHIVE_OPTIONS, COLLECT_OPTIONS, DOCTOR_OPTIONS, EXPORT_OPTIONS, PULSE_OPTIONS, REPORT_OPTIONS } from './commands/options.js';
 import type { ArgsOf, OptionTable } from './commands/option-types.js';
-import { envValues, parseOptions } from './commands/parse-options.js';
+import { closestName, envValues, parseOptions, unknownOptions } from './commands/parse-options.js';
 import { withDefaultsFile } from './commands/defaults-file.js';
 import { RUN_OPTIONS } from './commands/run-options.js';
 
@@ -108,34 +108,28 @@ function usageError(message: string | undefined): never {
   process.exit(2);
 }
 
-/** The command whose name is closest to a mistyped one, if any is close (at most two edits away). */
-export function closestCommand(typed: string): string | undefined {
-  const distance = (a: string, b: string) => {
-    let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      const next = [i];
-      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      row = next;
-    }
-    return row[b.length]!;
-  };
-  const [best] = COMMANDS.map((c) => ({ name: c.name, d: distance(typed, c.name) })).sort((x, y) => x.d - y.d);
-  return best && best.d <= 2 ? best.name : undefined;
-}
+/** The command whose name is closest to a mistyped one, if any is close. */
+export const closestCommand = (typed: string): string | undefined =>
+  closestName(
+    typed,
+    COMMANDS.map((c) => c.name),
+  );
 
 /** What every yargs parser here shares: strict, usage errors as above, -h as --help, help wrapped to the terminal. */
-async function strictParser(args: readonly string[], scriptName: string) {
+async function strictParser(args: readonly string[], scriptName: string, table?: OptionTable) {
   const { default: yargs } = await import('yargs');
   return yargs(args)
     .scriptName(scriptName)
     .strict()
     .fail((message, error) => {
       if (error) throw error;
-      usageError(message);
+      // yargs suggests commands only: the option meant, where one is close, as collect's own parser says it.
+      const unknown = /^Unknown arguments?: (.*)$/.exec(message ?? '');
+      usageError(unknown && table ? unknownOptions(unknown[1]!.split(', '), table) : message);
     })
     .help()
     .alias('help', 'h')
-    .wrap(Math.min(110, process.stdout.columns || 110));
+    .wrap(helpWidth());
 }
 
 /**
@@ -148,16 +142,23 @@ export async function parseWithYargs(name: string, args: readonly string[], env:
   const command = COMMANDS.find((c) => c.name === name)!;
   const fromEnv = envValues(command.options, env);
   if (typeof fromEnv === 'string') usageError(fromEnv);
-  const { usageLine, epilogue, COMMAND_HELP } = await import('./commands/help.js');
-  let parser = (await strictParser(args, `gpu-textfile ${name}`))
+  const { usageLine, afterOptions } = await import('./commands/help.js');
+  const parser = (await strictParser(args, `gpu-textfile ${name}`, command.options))
     .usage(`${usageLine(name, command.options)}\n\n${command.describe}`)
     .options(command.options)
     .config(fromEnv)
-    .epilogue(epilogue(name))
     .version(false);
-  for (const [example, what] of COMMAND_HELP[name]?.examples ?? []) parser = parser.example(example, what);
+  if (args.some((arg) => arg === '--help' || arg === '-h')) {
+    // The options as yargs lays them out, then the examples and the rest as help.ts does: yargs
+    // wraps an example's command at the terminal's width, and a command cut in two cannot be pasted.
+    process.stdout.write(`${await parser.getHelp()}\n\n${afterOptions(name, helpWidth())}\n`);
+    process.exit(0);
+  }
   return parser.parseAsync();
 }
+
+/** The width help is laid out to: the terminal's, at most 110 columns. */
+const helpWidth = (): number => Math.min(110, process.stdout.columns || 110);
 
 /** parseWithYargs for a command whose table is `table`: yargs parsed by that very table. */
 const yargsArgs = async <T extends OptionTable>(

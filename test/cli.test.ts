@@ -1,6 +1,7 @@
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { closestCommand } from '../src/cli.js';
+import { COMMAND_HELP } from '../src/commands/help.js';
 import { CLI, cliEnv, runCli } from './support/helpers.js';
 
 const COMMANDS = ['collect', 'archive', 'doctor', 'report', 'pulse', 'run', 'install', 'uninstall'];
@@ -79,6 +80,55 @@ describe('a mistyped command', () => {
       2,
       'gpu-textfile: Unknown command: nope Commands: collect, archive, doctor, report, export, pulse, run, install, uninstall (see --help)\n',
     ]);
+  });
+});
+
+describe('a mistyped option', () => {
+  // Issue 39: yargs suggests commands only. Both parsers (collect's own, yargs for the rest) name the
+  // option meant, and stay a usage error.
+  it.each([
+    [['collect', '--dryrun'], 'Unknown argument: dryrun. Did you mean --dry-run?'],
+    [['report', '--demo', '--formt', 'json'], 'Unknown argument: formt. Did you mean --format?'],
+    [['pulse', '--secnds', '3'], 'Unknown argument: secnds. Did you mean --seconds?'],
+    [['doctor', '--frobnicate'], 'Unknown argument: frobnicate'],
+  ])('%j', async (args, message) => {
+    const result = await runCli(args);
+    expect([result.exitCode, result.stderr]).toEqual([2, `gpu-textfile: ${message} (see --help)\n`]);
+  });
+});
+
+describe('help on an 80-column terminal', () => {
+  // Issue 39: yargs wrapped each example's command at the terminal's width (`--exclude-fields` on one
+  // line, `"ecc*"` on the next), and a command cut in two cannot be pasted. Run on a real terminal of
+  // 80 columns (script(1) gives the program one), as a user sees it.
+  const helpAt80 = async (command: string) => {
+    const shell = `stty cols 80 rows 50; exec ${process.execPath} ${CLI} ${command} --help`;
+    const result = await execa('script', ['-qec', shell, '/dev/null'], { env: cliEnv(), extendEnv: false, reject: false, timeout: 60_000 });
+    return { exitCode: result.exitCode, lines: result.stdout.replace(/\r/g, '').split('\n') };
+  };
+
+  it.each(COMMANDS.filter((command) => command !== 'uninstall'))('%s: every example whole on a line of its own', async (command) => {
+    const { exitCode, lines } = await helpAt80(command);
+    expect(exitCode).toBe(0);
+    const examples = COMMAND_HELP[command]!.examples.map(([example]) => example);
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) expect(lines).toContain(`  ${example}`);
+    // The rest is laid out to the terminal: no other line passes 80 columns.
+    const others = lines.filter((line) => !examples.some((example) => line === `  ${example}`));
+    expect(others.filter((line) => line.length > 80)).toEqual([]);
+  });
+
+  it("pulse's options in groups: what to sample, then where from", async () => {
+    const { lines } = await helpAt80('pulse');
+    const groupOf = (option: string) => {
+      const at = lines.findIndex((line) => new RegExp(`^\\s+--${option}\\s`).test(line));
+      return lines
+        .slice(0, at)
+        .reverse()
+        .find((line) => /^[A-Z][\w -]*:$/.test(line));
+    };
+    expect(['gpu', 'seconds', 'interval', 'from'].map(groupOf)).toEqual(['Sampling:', 'Sampling:', 'Sampling:', 'Sampling:']);
+    expect(['source', 'nvidia-smi', 'nvml-library', 'timeout'].map(groupOf)).toEqual(['Source:', 'Source:', 'Source:', 'Source:']);
   });
 });
 

@@ -115,8 +115,11 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
   let said = new Set<string>();
   /** How long the last one-shot took (its nvidia-smi calls are slow on a lost GPU). */
   let took = 0;
+  /** When the last one-shot began: the reader's first row is due an interval after it. */
+  let oneShotAt = input.now();
   const recover = async () => {
     const started = input.now();
+    oneShotAt = started;
     const result = await input.oneShot(state, lastSuccessSeconds);
     took = input.now() - started;
     state = result.state;
@@ -167,6 +170,10 @@ export async function daemonLoop(input: DaemonLoopInput): Promise<void> {
       if (signal.aborted) break;
       const names = state.names;
       const fields = names ? input.fields.filter((field) => names[field.query]) : [];
+      // A reader prints its first row as it starts: started at once, it sampled again a few hundred
+      // milliseconds after the one-shot, the same values twice. It starts an interval after it instead.
+      await wait(oneShotAt + input.intervalMs - input.now());
+      if (signal.aborted) break;
       const failure = names ? await streamUntilBroken(fields, names) : undefined;
       if (signal.aborted) break;
       failures++;

@@ -188,6 +188,6 @@ async function collectAndPublish(
 
 /** On a host without a GPU, where to see what gpu-textfile produces all the same. */
 export const demoHint = (reason: string, verdict: string | undefined): string =>
-  reason === 'nvidia_smi_not_found' || verdict === 'no_gpu_on_pci'
+  reason === 'nvidia_smi_not_found' || verdict === 'no_gpu_on_pci' || verdict === 'container_without_gpu'
     ? '; to see what gpu-textfile produces without a GPU: gpu-textfile collect --dry-run --source demo'
     : '';

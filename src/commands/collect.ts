@@ -8,7 +8,8 @@ import { hostAt } from '../host/host.js';
 import { DEMO_LABEL, ownLabelNames } from '../metrics/metrics-catalog.js';
 import { DEMO_HOST_NAMES, SOURCE_NAMES } from '../sources/sources.js';
 import { taskNameProblem } from './task-name.js';
-import { parseCompat } from '../compat/compat-file.js';
+import { compatFileName, parseCompat } from '../compat/compat-file.js';
+import { join } from 'node:path';
 import { defaultTextfileDir, type COLLECT_OPTIONS } from './options.js';
 import type { ArgsOf } from './option-types.js';
 
@@ -91,6 +92,24 @@ export function parseLabels(pairs: readonly string[]): [string, string][] | stri
   return labels;
 }
 
+const SOURCE_WORDS: Record<CollectPlan['source'], string> = {
+  'nvidia-smi': 'from nvidia-smi',
+  nvml: 'through NVML',
+  demo: 'from the demo recordings (not this host)',
+};
+
+/** "collecting every 1 s from nvidia-smi into /var/lib/…/nvidia_gpu.prom and /csv/train.csv; Ctrl-C stops it" */
+export function daemonBanner(plan: CollectPlan & { intervalMs: number }): string {
+  const every = plan.intervalMs % 1000 === 0 ? `${plan.intervalMs / 1000} s` : `${plan.intervalMs} ms`;
+  const files = [
+    join(plan.textfileDir, plan.fileName),
+    ...(plan.compat ?? []).map((name) => join(plan.textfileDir, compatFileName(plan.fileName, name))),
+    ...(plan.csv ? [join(plan.csv.dir, `${plan.csv.task}.csv`)] : []),
+  ];
+  const into = plan.dryRun ? 'printing each sample to stdout' : `into ${files.join(', ')}`;
+  return `collecting every ${every} ${SOURCE_WORDS[plan.source]}, ${into}; Ctrl-C stops it`;
+}
+
 /** `gpu-textfile collect`: once, or in daemon mode with --interval. Returns the exit status. */
 export async function runCollect(args: CollectArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const collectIo: CollectIo = { out: io.out, say: (line) => io.err.write(`gpu-textfile: ${line}\n`) };
@@ -100,6 +119,9 @@ export async function runCollect(args: CollectArgs, io = { out: process.stdout, 
     return 2;
   }
   if (plan.intervalMs === undefined) return runOneShot(plan, collectIo);
+  // A command that runs until stopped and prints nothing looks hung: on a terminal it says once what
+  // it does and how it ends. Under systemd or a pipe it says nothing (the journal is not for this).
+  if ((io.err as { isTTY?: boolean }).isTTY === true) collectIo.say(daemonBanner({ ...plan, intervalMs: plan.intervalMs }));
   const { runDaemon } = await import('../collect/daemon.js');
   return runDaemon({ ...plan, intervalMs: plan.intervalMs }, collectIo);
 }

@@ -97,6 +97,33 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
   },
 };
 
-/** The text after the option list: exit statuses and the variables. */
-export const epilogue = (command: string): string =>
-  `Exit status: ${COMMAND_HELP[command]?.exit ?? '0 done, 2 bad options'}.\n\n${ENVIRONMENT}`;
+/** `text` cut into lines of at most `width` columns at spaces (a longer word keeps its own line), each after `indent`. */
+export function wrapWords(text: string, width: number, indent = ''): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(indent + line);
+  return lines;
+}
+
+/**
+ * The text after the option list: the examples, each command on a line of its own however long
+ * (wrapped, it could not be pasted), what it does below it; then exit statuses and the variables.
+ */
+export function afterOptions(command: string, width: number): string {
+  const examples = (COMMAND_HELP[command]?.examples ?? []).flatMap(([example, what]) => [
+    `  ${example}`,
+    ...wrapWords(what, width, '      '),
+  ]);
+  return [
+    ...(examples.length > 0 ? ['Examples:', ...examples, ''] : []),
+    ...wrapWords(`Exit status: ${COMMAND_HELP[command]?.exit ?? '0 done, 2 bad options'}.`, width),
+    '',
+    ...wrapWords(ENVIRONMENT, width),
+  ].join('\n');
+}

@@ -22,6 +22,8 @@ const CSV = 'CSV trail:';
 const LONG = 'Daemon mode:';
 const HOST = 'Host:';
 const STORE = 'Time-series store:';
+const PULSE_SOURCE = 'Source:';
+const PULSE_SAMPLING = 'Sampling:';
 
 /** collect's options. */
 export const COLLECT_OPTIONS = {
@@ -45,7 +47,12 @@ export const COLLECT_OPTIONS = {
     describe:
       "Also write the same sample in a peer exporter's names, units and labels, each in a file of its own: dcgm (dcgm-exporter's up to 4.8.2, <file-name>_dcgm.prom), dcgm-4.8.3, dcgm-4.9 or dcgm-4.10 (its later generations, <file-name>_dcgm-4.9.prom), nvidia_gpu_exporter (utkuozdemir/nvidia_gpu_exporter's, <file-name>_nvidia_gpu_exporter.prom), or several as a comma list (docs/compat.md)",
   },
-  'dry-run': { type: 'boolean', group: OUTPUT, default: false, describe: 'Print the exposition to stdout; write nothing anywhere' },
+  'dry-run': {
+    type: 'boolean',
+    group: OUTPUT,
+    default: false,
+    describe: "Print the exposition to stdout (with --compat each file's, under '# ==> FILE <=='); write nothing anywhere",
+  },
   'nvidia-smi': {
     type: 'string',
     placeholder: 'PATH',
@@ -194,30 +201,38 @@ export const DOCTOR_OPTIONS = {
 
 /** pulse's options. */
 export const PULSE_OPTIONS = {
-  gpu: { type: 'string', placeholder: 'INDEX', default: '0', describe: 'GPU index (or UUID) to look at' },
-  seconds: { type: 'number', placeholder: 'N', default: 15, describe: 'How long to sample' },
+  gpu: { type: 'string', placeholder: 'INDEX', default: '0', group: PULSE_SAMPLING, describe: 'GPU index (or UUID) to look at' },
+  seconds: { type: 'number', placeholder: 'N', default: 15, group: PULSE_SAMPLING, describe: 'How long to sample' },
   interval: {
     type: 'string',
     placeholder: 'DURATION',
     default: '200ms',
+    group: PULSE_SAMPLING,
     describe: 'Sampling interval: faster sees shorter stalls (100ms to 500ms)',
   },
   from: {
     type: 'string',
     placeholder: 'FILE',
+    group: PULSE_SAMPLING,
     describe: 'Read a recording (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,… --format=csv -lms N) instead',
   },
   json: { type: 'boolean', default: false, describe: 'Print the verdict, evidence and next steps as JSON' },
-  'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', describe: 'nvidia-smi to run' },
+  // What to sample, then where the samples come from: a group each, as collect's options are.
   source: {
     type: 'string',
     placeholder: 'nvidia-smi|nvml|demo',
     default: 'nvidia-smi',
+    group: PULSE_SOURCE,
     describe:
       "nvml: sample through the NVIDIA library (in a reader process, under --timeout), with GPM's SM and tensor activity where the GPU has it; demo: replay a recorded H200 series for --seconds instead of sampling a GPU",
   },
-  'nvml-library': COLLECT_OPTIONS['nvml-library'],
-  timeout: { ...COLLECT_OPTIONS.timeout, describe: "With --source nvml: how long one sample's NVML calls may take (500ms, 10s)" },
+  'nvidia-smi': { type: 'string', placeholder: 'PATH', default: 'nvidia-smi', group: PULSE_SOURCE, describe: 'nvidia-smi to run' },
+  'nvml-library': { ...COLLECT_OPTIONS['nvml-library'], group: PULSE_SOURCE },
+  timeout: {
+    ...COLLECT_OPTIONS.timeout,
+    group: PULSE_SOURCE,
+    describe: "With --source nvml: how long one sample's NVML calls may take (500ms, 10s)",
+  },
 } as const satisfies OptionTable;
 
 /** report's options. */
@@ -245,9 +260,8 @@ export const REPORT_OPTIONS = {
   by: {
     type: 'string',
     placeholder: 'hour|day|task|gpu|job|host',
-    default: 'hour',
     describe:
-      "Rows per hour or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu), per job holding GPUs (job) or per host (host)",
+      "Rows per hour (the default) or per day (in this machine's time zone), or the summary per host x task (task), per GPU (gpu), per job holding GPUs (job) or per host (host); a table on a terminal lists the hourly rows only when --by asks",
   },
   format: {
     type: 'string',

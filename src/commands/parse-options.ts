@@ -36,6 +36,32 @@ export function envValues(table: OptionTable, env: NodeJS.ProcessEnv): Record<st
   return values;
 }
 
+/** Edits (insertions, deletions, substitutions) from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** The name of `names` closest to a mistyped one, if one is close (at most two edits, and fewer than its length). */
+export function closestName(typed: string, names: readonly string[]): string | undefined {
+  const [best] = names.map((name) => ({ name, d: editDistance(typed, name) })).sort((x, y) => x.d - y.d);
+  return best && best.d <= 2 && best.d < typed.length ? best.name : undefined;
+}
+
+/** "Unknown argument: dryrun. Did you mean --dry-run?", as yargs words it, with the option meant where one is close. */
+export function unknownOptions(names: readonly string[], table: OptionTable): string {
+  const meant = names.flatMap((name) => {
+    const near = closestName(name.replace(/^-+/, ''), Object.keys(table));
+    return near ? [`--${near}`] : [];
+  });
+  return `Unknown argument${names.length > 1 ? 's' : ''}: ${names.join(', ')}${meant.length > 0 ? `. Did you mean ${meant.join(', ')}?` : ''}`;
+}
+
 /**
  * Parses a command's arguments from its option table the way yargs does for these options: `--name
  * value`, `--name=value`, `--no-name` for booleans, repeatable arrays, defaults, and GPU_TEXTFILE_*
@@ -54,7 +80,7 @@ export function parseOptions<T extends OptionTable>(table: T, args: readonly str
       negated = true;
     }
     const spec = table[name];
-    if (!spec) return `Unknown argument: ${name}`;
+    if (!spec) return unknownOptions([name], table);
     let value: string | number | boolean | Error;
     if (spec.type === 'boolean') value = negated ? false : inline === undefined ? true : convert(name, 'boolean', inline);
     else {

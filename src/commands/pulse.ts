@@ -36,7 +36,7 @@ const WANTED = [
 /** Records `seconds` of one GPU with a single `nvidia-smi … -lms N`; returns the CSV text or why not. */
 async function record(args: PulseArgs, intervalMs: number, say: (line: string) => void): Promise<string | { error: string }> {
   const help = await runSmi(args.nvidiaSmi, ['--help-query-gpu'], { timeoutMs: 10_000 });
-  if (help.kind !== 'ok') return { error: classifyFailure(help, 'nvidia-smi --help-query-gpu').message };
+  if (help.kind !== 'ok') return { error: withoutGpu(classifyFailure(help, 'nvidia-smi --help-query-gpu')) };
   const known = parseHelpQueryGpu(help.stdout);
   const columns = WANTED.flatMap((names) => names.filter((n) => known.has(n)).slice(0, 1));
   say(`sampling GPU ${args.gpu} every ${intervalMs} ms for ${args.seconds} s…`);
@@ -54,7 +54,7 @@ async function record(args: PulseArgs, intervalMs: number, say: (line: string) =
   const outcome = await child.ended;
   await reading;
   if (lines.length < 2 && outcome.kind !== 'ok' && !(outcome.kind === 'killed'))
-    return { error: classifyFailure(outcome, 'nvidia-smi -lms').message };
+    return { error: withoutGpu(classifyFailure(outcome, 'nvidia-smi -lms')) };
   return lines.join('\n');
 }
 
@@ -187,12 +187,27 @@ async function replayDemo(args: PulseArgs, say: (line: string) => void): Promise
   return [header, ...rows.slice(0, Math.max(5, Math.round((args.seconds * 1000) / 200)))].join('\n');
 }
 
+/** Why there is no verdict: no samples of the GPU asked for (and which the data has), or too few. */
+function tooFewSamples(count: number, gpu: string, gpus: readonly string[]): string {
+  if (count > 0) return `only ${count} samples of GPU ${gpu}; need at least 5 (a longer --seconds?)`;
+  if (gpus.length === 0) return `no samples in the data; need at least 5`;
+  return `no samples of GPU ${gpu}: the data has GPU${gpus.length > 1 ? 's' : ''} ${gpus.join(', ')} only (--gpu names one)`;
+}
+
+/** On a host where nvidia-smi cannot be found: where to look, and how to see pulse at work without a GPU. */
+const withoutGpu = (failure: { reason: string; message: string }): string =>
+  failure.reason === 'nvidia_smi_not_found'
+    ? `${failure.message} (try: gpu-textfile doctor; to see pulse without a GPU: gpu-textfile pulse --source demo)`
+    : failure.message;
+
 /** `gpu-textfile pulse`: a short, fast look at one GPU that tells a data-starved job from a throttled or saturated one. */
 export async function runPulse(args: PulseArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const say = (line: string) => io.err.write(`gpu-textfile: ${line}\n`);
   const intervalMs = parseDuration(args.interval);
-  if (intervalMs === undefined || intervalMs < 20) {
-    say(`--interval: "${args.interval}" must be a duration of at least 20ms`);
+  // The range pulse's thresholds were worked out on (docs/pulse.md): under 100 ms nvidia-smi's own
+  // counters repeat, over 500 ms a job busy 30 % of each half second reads 0 %.
+  if (intervalMs === undefined || intervalMs < 100 || intervalMs > 500) {
+    say(`--interval: "${args.interval}" must be a duration from 100ms to 500ms`);
     return 2;
   }
   const timing = pulseTimingProblem(args);
@@ -234,7 +249,7 @@ export async function runPulse(args: PulseArgs, io = { out: process.stdout, err:
       : args.gpu;
   const samples = parsed.samples.filter((s) => s.gpu === gpu);
   if (samples.length < 5) {
-    say(`only ${samples.length} samples of GPU ${gpu} (GPUs in the data: ${gpus.join(', ') || 'none'}); need at least 5`);
+    say(tooFewSamples(samples.length, gpu, gpus));
     return 1;
   }
   const pulse = classifyPulse(samples);

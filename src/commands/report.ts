@@ -43,6 +43,8 @@ export function parseWhen(text: string, now: number): number | undefined {
   return Number.isNaN(time) ? undefined : time;
 }
 
+const isTerminal = (stream: NodeJS.WritableStream): boolean => (stream as { isTTY?: boolean }).isTTY === true;
+
 /** `gpu-textfile report`: answers from the CSV history. */
 export async function runReport(
   args: ReportArgs,
@@ -59,7 +61,8 @@ export async function runReport(
     say('--since and --until take a time (2026-11-28T06:00:00+01:00, 2026-11-28) or a span back from now (24h, 7d)');
     return 2;
   }
-  if (!isReportBy(args.by)) {
+  const by = args.by ?? 'hour';
+  if (!isReportBy(by)) {
     say(
       '--by must be hour or day (rows per period and GPU), task, gpu, job or host (the summary per host and task, per GPU, per job or per host)',
     );
@@ -88,7 +91,7 @@ export async function runReport(
     );
     return 2;
   }
-  const query: Omit<ReportQuery, 'csvDirs'> = { task: args.task, host: args.host, since, until, by: args.by };
+  const query: Omit<ReportQuery, 'csvDirs'> = { task: args.task, host: args.host, since, until, by };
   if (!args.demo) return reportOn(csvDirs, query, args, io);
   // The generated trail is the report's own: removed when it is done, whatever happened.
   const dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-demo-'));
@@ -169,7 +172,7 @@ async function reportFromStore(
       task: args.task,
       since,
       until,
-      by: args.by as ReportBy,
+      by: (args.by ?? 'hour') as ReportBy,
       concurrency: access.concurrency,
       recorded: false,
     },
@@ -213,7 +216,9 @@ async function printReport(
         ? reportCsvPieces(report)
         : args.format === 'html'
           ? [reportHtml(report, title)]
-          : reportTablePieces(report);
+          : // On a terminal the answer comes first: a week of a fleet by hour is tens of thousands of
+            // rows, which scroll the findings away. They are counted, and listed when --by asks.
+            reportTablePieces(report, { periodRows: args.by !== undefined || args.out !== undefined || !isTerminal(io.out) });
   if (args.out) {
     // A path the user names: replaced whole (a reader sees the old report or the new), never
     // written through a link another user planted (src/publish/named-output.ts).

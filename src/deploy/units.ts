@@ -65,9 +65,11 @@ const envLine = (name: string, value: EnvSetting) =>
 /** /etc/default/gpu-textfile: the chosen options as the variables every command reads. */
 export function renderEnvironmentFile(choices: InstallChoices): string {
   const lines = [
-    '# Options for gpu-textfile, written by `gpu-textfile install`. Every command option can be set here',
-    '# as GPU_TEXTFILE_<OPTION> (upper case, - as _), e.g. GPU_TEXTFILE_EXCLUDE_FIELDS, GPU_TEXTFILE_LABEL.',
+    // Said of the file, not of who wrote it: the packages ship this same text, and no install ran there.
+    '# Options for gpu-textfile, read by its systemd units and by every command run by hand. Every command',
+    '# option can be set here as GPU_TEXTFILE_<OPTION> (upper case, - as _), e.g. GPU_TEXTFILE_EXCLUDE_FIELDS.',
     '# A repeatable option takes a list: items separated by commas or spaces, GPU_TEXTFILE_LABEL="env=prod site=x".',
+    ...(choices.task ? [] : ["# GPU_TEXTFILE_TASK names the CSV trail's <task>.csv; unset, the units use this host's short name."]),
     envLine('textfile-dir', choices.textfileDir),
     ...(choices.csvDir ? [envLine('csv-dir', choices.csvDir)] : []),
     ...(choices.task ? [envLine('task', choices.task)] : []),

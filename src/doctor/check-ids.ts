@@ -4,13 +4,13 @@
  * option table can list them without loading them; a test holds it equal to what the checks report.
  */
 export const DOCTOR_CHECKS = [
+  'container',
   'pci-device',
   'kernel-module',
   'module-for-kernel',
   'nouveau',
   'device-nodes',
   'version-match',
-  'container',
   'hybrid-graphics',
   'persistence-mode',
   'stuck-nvidia-smi',

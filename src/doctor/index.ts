@@ -14,15 +14,18 @@ import { versionMatch } from './checks/version-match.js';
 import { FACT_SOURCES, type HostFacts } from './facts.js';
 import { result, VERDICTS, type Check, type CheckResult, type Verdict } from './types.js';
 
-/** The chain, in the order an expert walks it. */
+/**
+ * The chain, in the order an expert walks it: first whether this is a container, which changes what
+ * everything after means (a container started without the GPU sees neither its device nor its nodes).
+ */
 export const CHECKS: readonly Check[] = [
+  container,
   pciDevice,
   kernelModule,
   moduleForKernel,
   nouveau,
   deviceNodes,
   versionMatch,
-  container,
   hybridGraphics,
   persistenceMode,
   stuckNvidiaSmi,

@@ -3,11 +3,12 @@ import type { HostFacts } from './facts.js';
 /** The first root cause along the chain of checks. */
 export const VERDICTS = [
   'healthy',
+  // Before the rest: a container the runtime gave no GPU shows none of it, and `--gpus all` is the fix.
+  'container_without_gpu',
   'no_gpu_on_pci',
   'nouveau_active',
   'kernel_module_missing_for_running_kernel',
   'module_not_loaded',
-  'container_without_gpu',
   'device_nodes_missing',
   'device_permission_denied',
   'driver_library_mismatch',

@@ -135,7 +135,17 @@ export async function publishFailure(failure: Failure, target: PublishTarget, du
 export async function publish(collection: Collection, target: PublishTarget, now: Date, checkText = true): Promise<Published> {
   const { text, failure } = renderChecked(collection, target.labels, checkText, target.extraFamilies?.(), target.memo);
   if (target.dryRun) {
-    target.out.write(text);
+    // With --compat a run writes more than one file: each is printed under its name, as head(1)
+    // heads several files, in comment lines the text format allows (the peers' names used to be
+    // left out without a word).
+    const compat = target.compat ?? [];
+    if (compat.length === 0) target.out.write(text);
+    else
+      target.out.write(
+        [[target.fileName, text] as const, ...compat.map((output) => [output.fileName, render(output.families(collection))] as const)]
+          .map(([fileName, fileText]) => `# ==> ${fileName} <==\n${fileText}`)
+          .join(''),
+      );
     return { failure };
   }
   const written = publishTextfile(target.textfileDir, target.fileName, text);

@@ -11,7 +11,7 @@ import { sectionsOutOfRange } from './sidecar-ranges.js';
 import { applySegment } from './segment-apply.js';
 import { readSections, type ArchiveSections } from './sidecar-sections.js';
 import { archiveWindow, inRange, trailFiles } from './trail-files.js';
-import { idleGpu } from './idle-gpus.js';
+import { idleGpu, lowUseGpu } from './idle-gpus.js';
 import { imbalance } from './imbalance.js';
 import { JobAccount, type IntervalOf, type JobRow } from './jobs.js';
 import { memoryGrowth } from './memory-growth.js';
@@ -72,7 +72,7 @@ export function findings(aggregator: Aggregator): Finding[] {
     groups.set(key, [...(groups.get(key) ?? []), stats]);
   }
   return [
-    ...series.flatMap((s) => [memoryGrowth(s), idleGpu(s)]),
+    ...series.flatMap((s) => [memoryGrowth(s), idleGpu(s), lowUseGpu(s)]),
     ...[...groups.values()].map((group) => imbalance(group.filter((s) => s.gpu !== ''))),
     ...[...aggregator.hosts.values()].map((host) => hostGaps(host)),
     ...series.flatMap((s) => [collectionGaps(s), errorSamples(s)]),

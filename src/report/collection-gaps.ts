@@ -2,6 +2,15 @@ import type { HostStats, SeriesStats } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
 import type { GapTotals } from './timeline.js';
 
+/** 10815 -> "3 h 0 min", 750 -> "12 min 30 s", 45 -> "45 s": a gap as people say it. */
+export function gapDuration(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h > 0) return `${h} h ${m} min`;
+  return m > 0 ? `${m} min ${s} s` : `${s} s`;
+}
+
 function gapFinding(
   where: Pick<Finding, 'host' | 'task_id' | 'gpu_id' | 'gpu_uuid'>,
   who: string,
@@ -13,7 +22,7 @@ function gapFinding(
   return {
     kind: 'collection_gaps',
     ...where,
-    summary: `${who} ${totals.missing} samples in ${totals.gaps} gap(s), the longest ${seconds} s (collected every ${Math.round(interval / 1000)} s)`,
+    summary: `${who} ${totals.missing} samples in ${totals.gaps} gap(s), the longest ${gapDuration(seconds)} (collected every ${Math.round(interval / 1000)} s)`,
     missing_samples: totals.missing,
     gaps: totals.gaps,
     interval_seconds: Math.round(interval / 100) / 10,

@@ -1,5 +1,6 @@
 // report --demo: a generated week of one 4-GPU host's CSV trail, with a finding of every kind planted
-// in it, so the report (and its HTML page) can be seen before any history exists. The generator is
+// in it, and the jobs that held its GPUs, so the report (its --by job and HTML page too) can be seen
+// before any history exists. The generator is
 // the one the report's thresholds are tuned and tested on.
 import { writeHistory } from './history-generator.js';
 
@@ -20,5 +21,17 @@ export function writeDemoHistory(dir: string, now: number): number {
     // A 3-hour hole in the whole host's trail on day 3, and a GPU lost for 10 minutes on day 5.
     skip: (_gpu: number, h: number) => h >= 50 && h < 53,
     fail: (gpu: number, h: number) => (gpu === 3 && h >= 100 && h < 100 + 1 / 6 ? 'gpu_lost' : undefined),
+    jobs: demoJobs,
   });
+}
+
+/**
+ * Who holds each GPU, so that `--by job`, the held_idle finding and the HTML page's jobs table show
+ * without a GPU: alice's Slurm job trains on GPU 0 (its evaluation dips included), bob's inference
+ * container leaks on GPU 1, carol's interactive Slurm job holds GPU 2 idle all week, and a Triton unit
+ * waits on GPU 3. Each job holds a little less than its GPU has in use (the driver's own share).
+ */
+function demoJobs(gpu: number, _h: number, load: { util: number; memory: number }): string {
+  const who = ['slurm:4242:alice', 'container:3f4e9c1d2b7a:bob', 'slurm:4377:carol', 'unit:triton.service:triton'][gpu];
+  return who === undefined ? '-' : `${who}:${Math.max(0, load.memory - 512)}:${load.util}`;
 }

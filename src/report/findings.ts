@@ -1,6 +1,6 @@
 /** A finding: what kind, where, and the numbers that show it. */
 export interface Finding {
-  kind: 'memory_growth' | 'idle' | 'held_idle' | 'imbalance' | 'collection_gaps' | 'errors';
+  kind: 'memory_growth' | 'idle' | 'low_use' | 'held_idle' | 'imbalance' | 'collection_gaps' | 'errors';
   host: string;
   task_id: string;
   gpu_id: string;
@@ -30,6 +30,10 @@ export const FINDING_THRESHOLDS = {
   idleMinMemoryMib: 1024,
   /** for at least this many hours. */
   idleMinHours: 3,
+  /** Low use: hours averaging from the idle utilization up to under this (%), holding the idle memory, */
+  lowUseMaxUtilization: 15,
+  /** at least this many in all (a day: an inference GPU's quiet nights stay under it). */
+  lowUseMinHours: 24,
   /** Imbalance: GPUs of one host and task whose average utilization differs by this many points, */
   imbalanceMinSpread: 40,
   /** the busiest averaging at least this (%). */

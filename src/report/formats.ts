@@ -175,15 +175,22 @@ function* periodLinePieces(rows: Iterable<ReportRow>): Generator<string> {
   yield* inPieces(rows, (row) => `\n${line(periodRowCells(row))}`);
 }
 
-/** Aligned columns for a terminal: findings, the summary per host and task, then what `--by` asks for. */
-export function* reportTablePieces(report: Report): Generator<string> {
+/**
+ * Aligned columns for a terminal: findings, the summary per host and task, then what `--by` asks for;
+ * without `periodRows`, the hour or day rows are counted, not listed.
+ */
+export function* reportTablePieces(report: Report, { periodRows = true } = {}): Generator<string> {
   const found = report.findings.length
     ? report.findings.map(
         (f) => `  ${f.kind.padEnd(15)} ${f.host}${f.task_id ? `/${f.task_id}` : ''}${f.gpu_id ? ` GPU ${f.gpu_id}` : ''}: ${f.summary}`,
       )
     : ['  none'];
   yield `findings:\n${found.join('\n')}\n\nsummary:\n${summaryLines(report.summary, false).join('\n')}\n`;
-  if (report.by === 'hour' || report.by === 'day') {
+  if ((report.by === 'hour' || report.by === 'day') && !periodRows) {
+    let count = 0;
+    for (const _row of report.rows) count++;
+    if (count > 0) yield `\n${count} rows by ${report.by} not listed: --by ${report.by} lists them (--by gpu or --by job sums them up)\n`;
+  } else if (report.by === 'hour' || report.by === 'day') {
     yield '\n';
     yield* periodLinePieces(report.rows);
     yield '\n';

@@ -78,8 +78,11 @@ export interface HistoryOptions {
   fail?: (gpu: number, h: number) => string | undefined;
   /** Hours since the trail began at `start` (a trail written a day at a time). */
   hourOffset?: number;
-  /** The `jobs` cell of `gpu`'s sample at hour `h` (as csv.md writes it); without it, the trail has no jobs column. */
-  jobs?: (gpu: number, h: number) => string;
+  /**
+   * The `jobs` cell of `gpu`'s sample at hour `h` (as csv.md writes it), given that sample's load so
+   * that a job's memory and SM share can follow the GPU's; without it, the trail has no jobs column.
+   */
+  jobs?: (gpu: number, h: number, load: { util: number; memory: number }) => string;
 }
 
 /** The header of a generated trail: with the jobs column when its rows name jobs. */
@@ -127,7 +130,7 @@ export function generateRows({
       const power = (80 + 6 * u + 10 * rand()).toFixed(2);
       const temp = Math.round(30 + u * 0.4 + 2 * rand());
       rows.push(
-        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201${jobs ? `,${csvCell(jobs(gpu, h))}` : ''}`,
+        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201${jobs ? `,${csvCell(jobs(gpu, h, { util: u, memory: Math.round(memory) }))}` : ''}`,
       );
     });
   }

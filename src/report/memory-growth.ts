@@ -70,7 +70,7 @@ export function memoryGrowth(stats: SeriesStats, t = FINDING_THRESHOLDS): Findin
     task_id: stats.task,
     gpu_id: stats.gpu,
     gpu_uuid: stats.uuid,
-    summary: `memory used grows ${Math.round(mibPerDay)} MiB a day (${Math.round(start)} to ${Math.round(end)} MiB over ${Math.round(spanHours)} h, trend consistency ${tau.toFixed(2)}): a leak?`,
+    summary: `memory used grows ${Math.round(mibPerDay)} MiB a day, ${tau >= 0.8 ? 'steadily' : 'with ups and downs'} (${Math.round(start)} to ${Math.round(end)} MiB over ${Math.round(spanHours)} h): a leak?`,
     mib_per_day: Math.round(mibPerDay),
     fit_tau: Math.round(tau * 1000) / 1000,
     fit_r2: Math.round(r2 * 1000) / 1000,

@@ -11,8 +11,22 @@ import { setFlagsFromString } from 'node:v8';
  */
 export const DEFAULT_MARK = '(?:(?:\\b|_)[Ss]tep[\\s=:#]*|\\[(?=\\d+/\\d+\\]))(?<step>\\d+)';
 
-/** `name=0.31`, `name: 0.31`, `name 1e-4` is not: a value must follow = or :. */
+/** `name=0.31`, `name: 0.31`; `name 1e-4` is not (`epoch 2`, `rank 0`, `GPU 3` are no values): a value must follow = or :. */
 const NAMED_NUMBER = /(?:^|[^\w.])([A-Za-z_][\w.]{0,31})\s*[=:]\s*(-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.])/g;
+
+/**
+ * `loss 0.250`, one of the commonest forms, without = or :: taken for the names of what training logs
+ * report (a loss of any kind, the learning rate, accuracy, perplexity, the gradient's norm) and no
+ * other name, so `epoch 2` or `batch 32` stay no marks.
+ */
+const SPACED_METRIC =
+  /(?:^|[^\w.])((?:[A-Za-z][\w.]{0,26}_)?loss|lr|learning_rate|acc|accuracy|ppl|perplexity|grad_norm)\s+(-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.:=/])/gi;
+
+/** Every name=number and spaced metric of `line`, in the order they come, each name once. */
+function namedNumbers(line: string): RegExpMatchArray[] {
+  const all = [...line.matchAll(NAMED_NUMBER), ...line.matchAll(SPACED_METRIC)].sort((a, b) => a.index! - b.index!);
+  return all.filter((m, i) => all.findIndex((other) => other[1] === m[1]) === i);
+}
 
 /** At most this many marks per line, each value at most this long: the CSV cell stays small. */
 const MAX_MARKS = 8;
@@ -75,7 +89,8 @@ const cellValue = (text: string) =>
 
 /**
  * A line -> its mark, or undefined when the regex does not match. Marks are the regex's named groups
- * other than `step` when it has any; otherwise every `name=number` (or `name: number`) in the line.
+ * other than `step` when it has any; otherwise every `name=number` (or `name: number`, or a training
+ * metric's `loss 0.25`) in the line.
  */
 export function readMark(line: string, regex: RegExp): Mark | undefined {
   const match = regex.exec(line);
@@ -87,7 +102,7 @@ export function readMark(line: string, regex: RegExp): Mark | undefined {
   const pairs =
     named.length > 0 || Object.keys(groups).some((name) => name !== 'step')
       ? named.map(([name, value]): [string, string] => [name, cellValue(value!)])
-      : [...line.matchAll(NAMED_NUMBER)]
+      : namedNumbers(line)
           .filter((m) => !/(?:^|_)step$/i.test(m[1]!))
           .map((m): [string, string] => [m[1]!, cellValue(m[2]!)]);
   return { ...(step !== undefined ? { step } : {}), marks: pairs.slice(0, MAX_MARKS) };

@@ -125,6 +125,18 @@ async function until(check: () => boolean, what: string) {
 describe('daemonLoop', () => {
   afterEach(() => void vi.useRealTimers());
 
+  // Issue 39: a reader prints its first row as it starts; started at once, it sampled 213 ms after the
+  // one-shot, the same values twice. The samples are an interval apart from the first.
+  it('starts the reader an interval after the first one-shot, not at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const run = loop({ intervalMs: 1000 });
+    await vi.advanceTimersByTimeAsync(999);
+    expect([run.published.length, run.children.length]).toEqual([1, 0]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(run.children.length).toBe(1);
+    await run.stop();
+  });
+
   it('a child that needs a while for its first row gets --timeout for it, not three intervals', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const run = loop();
@@ -139,6 +151,8 @@ describe('daemonLoop', () => {
   it('once it has printed, three silent intervals (two seconds at least) are a stall; none at all within --timeout is one too', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const silent = loop();
+    // The reader starts an interval after the first one-shot.
+    await vi.advanceTimersByTimeAsync(200);
     await vi.advanceTimersByTimeAsync(9_999);
     expect(silent.children[0]?.stopped).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
@@ -155,7 +169,8 @@ describe('daemonLoop', () => {
       [200, MIN_STALL_MS],
     ];
     const stalled = stalls.map(([intervalMs]) => loop({ intervalMs }));
-    await vi.advanceTimersByTimeAsync(0);
+    // Both readers started (each an interval after its one-shot).
+    await vi.advanceTimersByTimeAsync(1000);
     for (const run of stalled) run.children[0]!.feed(...ROWS);
     let elapsed = 0;
     for (const [i, [, stallMs]] of [...stalls.entries()].sort((a, b) => a[1][1] - b[1][1])) {
@@ -229,7 +244,8 @@ describe('daemonLoop', () => {
     expect(run.published.every((c) => c.down.length === 1 && !c.health.failure)).toBe(true);
     expect(run.said).toEqual(['GPU 1 (GPU-1) did not answer']);
     lost = false;
-    await vi.advanceTimersByTimeAsync(200);
+    // The one-shot that finds every GPU, then the reader an interval after it.
+    await vi.advanceTimersByTimeAsync(400);
     expect(run.children.length).toBe(1);
     expect(run.said.at(-1)).toMatch(/^every GPU answers again/);
     await run.stop();
@@ -272,7 +288,7 @@ describe('daemonLoop', () => {
         return child;
       },
     });
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(200);
     run.children[0]!.feed(...ROWS);
     run.children[0]!.stream.stop();
     await vi.advanceTimersByTimeAsync(1000);
@@ -308,7 +324,7 @@ describe('sampleSeconds', () => {
   it('is what the published samples carry: from the query timestamp to the collection', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const run = loop();
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(200);
     // The first batch teaches how many rows make one; the second is published as its last row comes.
     run.children[0]!.feed(...rowsAt(Date.now()));
     await vi.advanceTimersByTimeAsync(200);

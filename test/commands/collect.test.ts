@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { ATTRIBUTED, attributionHost } from '../support/attribution-host.js';
-import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, eventually, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -121,6 +121,56 @@ describe('gpu-textfile collect', () => {
     expect(checkExposition(result.stdout).problems).toEqual([]);
     expect(result.stdout).toMatch(/^nvidia_gpu_power_draw_watts\{gpu="0",uuid="GPU-d9041e44[^}]*\} 76\.68$/m);
     expect([existsSync(d.textfile), existsSync(d.state), existsSync(d.csv)]).toEqual([false, false, false]);
+  });
+
+  // Issue 39: --compat used to be dropped from --dry-run without a word. Each file is printed under
+  // its name, as head(1) heads several, and each is the file a run without --dry-run writes.
+  it('--dry-run --compat prints every file the run would write, each under its name', async () => {
+    const d = await dirs();
+    const compat = ['--compat', 'dcgm,nvidia_gpu_exporter'];
+    const dry = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', ...compat), { FAKE_SMI_CAPTURE: H200 });
+    expect(dry.exitCode).toBe(0);
+    expect(existsSync(d.textfile)).toBe(false);
+    const sections = dry.stdout.split(/^# ==> (\S+) <==\n/m);
+    expect(sections[0]).toBe('');
+    const printed = new Map<string, string>();
+    for (let i = 1; i < sections.length; i += 2) printed.set(sections[i]!, sections[i + 1]!);
+    expect([...printed.keys()]).toEqual(['nvidia_gpu.prom', 'nvidia_gpu_dcgm.prom', 'nvidia_gpu_nvidia_gpu_exporter.prom']);
+    expect(checkExposition(dry.stdout).problems).toEqual([]);
+    const run = await runCli(collectArgs(d, FAKE_SMI, ...compat), { FAKE_SMI_CAPTURE: H200 });
+    expect(run.exitCode).toBe(0);
+    // The same text but for the run's own timing (its duration, when it succeeded).
+    const steady = (text: string) => text.split('\n').filter((line) => !/collector|_seconds|scrape/.test(line));
+    for (const [name, text] of printed) expect(steady(text)).toEqual(steady(await readFile(join(d.textfile, name), 'utf8')));
+  });
+
+  // Issue 39: `collect --interval 1s` ran on and printed nothing. On a terminal it says once what it
+  // does and how to stop it; into a pipe (systemd's journal) it says nothing at all.
+  it('--interval on a terminal says once what it does and how it stops; into a pipe, nothing', { timeout: 90_000 }, async () => {
+    const d = await dirs();
+    const args = ['collect', '--source', 'demo', '--interval', '1s', '--textfile-dir', d.textfile, '--state-dir', d.state];
+    const shell = `stty cols 200; exec timeout -s INT 4 ${process.execPath} ${CLI} ${args.join(' ')}`;
+    const terminal = await execa('script', ['-qec', shell, '/dev/null'], {
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      timeout: 60_000,
+    });
+    const lines = terminal.stdout
+      .replace(/\r/g, '')
+      .split('\n')
+      .filter((line) => line !== '');
+    expect(lines).toEqual([
+      `gpu-textfile: collecting every 1 s from the demo recordings (not this host), into ${join(d.textfile, 'nvidia_gpu.prom')}; Ctrl-C stops it`,
+    ]);
+    const piped = await execa(process.execPath, [CLI, ...args], {
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      timeout: 4000,
+      killSignal: 'SIGINT',
+    });
+    expect(piped.stderr).toBe('');
   });
 
   it('steady state: one --query-gpu and one --query-compute-apps call per run', async () => {

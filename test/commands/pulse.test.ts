@@ -96,3 +96,29 @@ describe('pulse --source nvml while a call hangs', () => {
     );
   });
 });
+
+// Issue 39: the documented interval range enforced, a message that does not read as "zero GPUs", and a
+// host without nvidia-smi pointed where collect points it.
+describe('pulse, said plainly', () => {
+  it.each(['5', '50ms', '1s'])('--interval %s is outside 100ms to 500ms: a usage error', async (interval) => {
+    const result = await runCli(['pulse', '--source', 'demo', '--interval', interval]);
+    expect([result.exitCode, result.stderr]).toEqual([
+      2,
+      `gpu-textfile: --interval: "${interval}" must be a duration from 100ms to 500ms\n`,
+    ]);
+  });
+
+  it('a GPU the data does not have: which GPUs it has', async () => {
+    const result = await runCli(['pulse', '--source', 'demo', '--gpu', '7', '--seconds', '1']);
+    expect([result.exitCode, result.stderr.split('\n').at(-2)]).toEqual([
+      1,
+      'gpu-textfile: no samples of GPU 7: the data has GPU 0 only (--gpu names one)',
+    ]);
+  });
+
+  it('without nvidia-smi: doctor and the demo, as collect says', async () => {
+    const result = await runCli(['pulse', '--nvidia-smi', '/nonexistent/nvidia-smi', '--seconds', '1']);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/ \(try: gpu-textfile doctor; to see pulse without a GPU: gpu-textfile pulse --source demo\)\n$/);
+  });
+});

@@ -155,3 +155,37 @@ describe('report --out onto the trail it reads', () => {
     expect(await readFile(out, 'utf8')).toContain('GPU-h');
   });
 });
+
+describe('report as a table on a terminal', () => {
+  // Issue 39: 672 hourly rows of a demo week (53,760 of a fleet) scrolled the findings away. On a
+  // terminal, without --by, the answer comes first and the rows are counted; --by lists them, and a
+  // pipe or --out gets every row as before.
+  const table = async (extra: Record<string, unknown>, terminal: boolean) => {
+    const dir = await tempDir();
+    writeHistory(dir, { days: 2, gpus: ['training', 'busy'] });
+    let out = '';
+    const stdout = new PassThrough().on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    if (terminal) Object.assign(stdout, { isTTY: true });
+    const args = { csvDir: [dir], format: 'table', ...extra } as Parameters<typeof runReport>[0];
+    expect(await runReport(args, { out: stdout, err: new PassThrough() })).toBe(0);
+    return out;
+  };
+  const HOURLY = /^period {2,}host/m;
+
+  it('leads with findings and summary, and counts the hourly rows it does not list', async () => {
+    const out = await table({}, true);
+    expect(out).toMatch(/^findings:\n/);
+    expect(out).toMatch(/\nsummary:\nhost /);
+    expect(out).not.toMatch(HOURLY);
+    expect(out.trimEnd().split('\n').at(-1)).toBe('96 rows by hour not listed: --by hour lists them (--by gpu or --by job sums them up)');
+  });
+
+  it('lists them when --by asks, and into a pipe', async () => {
+    const asked = await table({ by: 'hour' }, true);
+    expect(asked.split('\n').filter((line) => /^\d{4}-\d\d-\d\dT/.test(line))).toHaveLength(96);
+    expect(await table({}, false)).toBe(asked);
+    expect(await table({ by: 'day' }, true)).toMatch(/^period {2,}host/m);
+  });
+});

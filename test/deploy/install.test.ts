@@ -219,4 +219,13 @@ describe('install passes collect options on through /etc/default/gpu-textfile', 
       GPU_TEXTFILE_MAX_PROCESSES: '4',
     });
   });
+
+  // Issue 39: the packages ship this same text, where no `gpu-textfile install` ran, and no task: the
+  // units then name the trail after the host, as install's documented --task "$(hostname)" does.
+  it('says what it is, not who wrote it, and where the task comes from when it names none', () => {
+    const text = renderEnvironmentFile({ textfileDir: '/t', csvDir: '/x' });
+    expect(text).not.toMatch(/install/);
+    expect(text).toMatch(/^# GPU_TEXTFILE_TASK names the CSV trail's <task>\.csv; unset, the units use this host's short name\.$/m);
+    expect(renderEnvironmentFile({ textfileDir: '/t', csvDir: '/x', task: 'train' })).toMatch(/^GPU_TEXTFILE_TASK=train$/m);
+  });
 });

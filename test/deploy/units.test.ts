@@ -61,6 +61,7 @@ describe('systemd units', () => {
     // A GPU_TEXTFILE_INTERVAL meant for the daemon would turn each timer run into a daemon.
     expect(service).toMatch(/^EnvironmentFile=.*\n(#.*\n)*UnsetEnvironment=GPU_TEXTFILE_INTERVAL$/m);
     expect(service).toMatch(/^EnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
+    expect(service).toMatch(/^Environment=GPU_TEXTFILE_TASK=%l\nEnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
     // collect's code cache (src/launch/) in the directory systemd creates for the service.
     expect(service).toMatch(/^CacheDirectory=gpu-textfile$/m);
     expect(service).toMatch(/^Environment=NODE_COMPILE_CACHE=\/var\/cache\/gpu-textfile$/m);
@@ -82,6 +83,8 @@ describe('systemd units', () => {
     expect(daemon).toMatch(/^Type=simple$/m);
     expect(daemon).toMatch(/^Restart=always$/m);
     expect(daemon).toMatch(/^Environment=GPU_TEXTFILE_INTERVAL=15s\nEnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
+    // The task where the file names none: the host's short name, the file's own overriding it.
+    expect(daemon).toMatch(/^Environment=GPU_TEXTFILE_TASK=%l\n(?:.*\n)*EnvironmentFile=-\/etc\/default\/gpu-textfile$/m);
     // enable gives it a place in the boot (is-enabled says enabled, not static).
     expect(daemon).toMatch(/^\[Install\]\nWantedBy=multi-user\.target$/m);
     const verify = await execa(

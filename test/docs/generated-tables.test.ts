@@ -38,6 +38,28 @@ describe('docs', () => {
     }
   });
 
+  // Issue 39: the README linked a "Development" section that did not exist. A link's #anchor must be
+  // a heading of the file it names, as GitHub makes the anchor: lower case, punctuation dropped, spaces as -.
+  it('every #anchor of a link in the README and docs/ is a heading there', () => {
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-');
+    const anchorsOf = (file: string) => new Set([...read(file).matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) => slug(heading!)));
+    const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md'));
+    const broken: string[] = [];
+    for (const file of ['README.md', ...docs.map((name) => `docs/${name}`)]) {
+      const dir = file === 'README.md' ? '' : 'docs/';
+      for (const [, target, anchor] of read(file).matchAll(/\]\((?!https?:)([^)#\s]*)#([^)\s]+)\)/g)) {
+        const named = target === '' ? file : join(dir, target!);
+        if (named.endsWith('.md') && !anchorsOf(named).has(anchor!)) broken.push(`${file}: ${target}#${anchor}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it(".ci/run runs exactly the README's test command", () => {
     const command = /<!-- test-command -->\n```sh\n(.+)\n```/.exec(read('README.md'))?.[1];
     expect(command).toBeDefined();

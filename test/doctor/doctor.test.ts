@@ -263,3 +263,27 @@ describe('gpu-textfile doctor', () => {
     expect(log.evidence).toContain('Xid 48: double-bit (uncorrectable) ECC error: the process using that memory was killed');
   });
 });
+
+// Issue 39: in a container started without GPUs, doctor led with no_gpu_on_pci and "check the card is
+// seated"; the right check (the container's, --gpus all) came further down, and nvidia_smi said its
+// message twice.
+describe('in a container started without the GPU', () => {
+  it('the container check comes first and names the cause; no advice about seating a card; each message once', async () => {
+    const { healthyFacts } = await import('./checks/healthy-host.js');
+    const { diagnose, formatDiagnosis } = await import('../../src/doctor/index.js');
+    const facts = await healthyFacts();
+    const diagnosis = diagnose({
+      ...facts,
+      pci: [],
+      deviceNodes: facts.deviceNodes.map((node) => ({ ...node, exists: false })),
+      smi: { outcome: { kind: 'not-found', command: 'nvidia-smi' }, persistence: [] },
+    });
+    expect(diagnosis.checks[0]).toMatchObject({ id: 'container', status: 'fail' });
+    expect(diagnosis.verdict).toBe('container_without_gpu');
+    const text = formatDiagnosis(diagnosis);
+    expect(text).not.toMatch(/seated/);
+    expect(text).toMatch(/lspci -d 10de: on the host/);
+    const smiLines = text.split('\n').filter((line) => line.includes('nvidia-smi not found'));
+    expect(smiLines).toHaveLength(1);
+  });
+});

@@ -101,7 +101,9 @@ const HELD_OUT: HeldOut[] = [
       { hours: 3 * DAY, seed: 1006, host: 'n6', task: 'pair', gpus: [SHAPES.busy, SHAPES.starved] },
       { hours: 3 * DAY, seed: 1007, host: 'n6', task: 'close', gpus: [SHAPES.busy, SHAPES.slower] },
     ],
-    expected: ['imbalance n6/pair'],
+    // The starved GPU (12 % busy holding 40 GB for 3 days) is also a low_use finding of its own (issue
+    // 39 added that kind after these were held out; its thresholds were set on the demo and the tuning seeds).
+    expected: ['imbalance n6/pair', 'low_use n6/pair/1'],
   },
   {
     name: 'a GPU missing for an hour, and one lost for 5 minutes',

@@ -64,3 +64,51 @@ describe('idle stretches separated by a gap in the data', () => {
     expect(summary!.gpu_hours).toBeLessThanOrEqual(8.1);
   });
 });
+
+describe('what the idle finding says, beside the summary', () => {
+  // Issue 39: "idle for 115 h" beside a summary of 165 h idle holding memory read as a contradiction.
+  it('names the run in a row and the hours in all, which are the summary idle+mem hours', async () => {
+    const r = await report(13, 3, 9);
+    const [finding] = idle(r);
+    expect(finding!.summary).toMatch(/^idle for 4 h in a row \(7 h in all; 0\.0 % utilization\) while holding at least 30000 MiB$/);
+    const gpu0 = r.summaryByGpu.find((row) => row.gpu_id === '0');
+    expect(Math.round(gpu0!.idle_with_memory_hours!)).toBe(7);
+    expect(finding!.hours_in_all).toBeCloseTo(gpu0!.idle_with_memory_hours!, 0);
+  });
+});
+
+describe('a GPU a little busy for days while holding memory', () => {
+  const week = async (gpu0: Profile) => {
+    const dir = await tempDir();
+    const rows = generateRows({ start: START, hours: 72, intervalSeconds: 60, host: 'n1', task: 'job', gpus: [gpu0, 'training'] });
+    await writeFile(join(dir, 'job.csv'), `${HEADER}\n${rows.join('\n')}\n`);
+    const built = await buildReport({ csvDirs: [dir], by: 'task' });
+    if ('error' in built) throw new Error(built.error);
+    return built.findings.filter((f) => f.gpu_id === '0' && (f.kind === 'low_use' || f.kind === 'idle'));
+  };
+
+  it('9 % busy holding 49 GiB for 3 days is a low_use finding, not an idle one', async () => {
+    expect(await week(PROFILES.waiting)).toEqual([
+      expect.objectContaining({
+        kind: 'low_use',
+        hours: 72,
+        summary: expect.stringMatching(/^\d+\.\d % busy for 72 h in all while holding at least 5\d{4} MiB/),
+      }),
+    ]);
+  });
+
+  it('an inference GPU with quiet nights, a trainer and an idle GPU get no low_use finding', async () => {
+    expect(await week(PROFILES.inference)).toEqual([]);
+    expect(await week(PROFILES.training)).toEqual([]);
+    expect((await week(PROFILES.idleWithMemory)).map((f) => f.kind)).toEqual(['idle']);
+  });
+
+  it('a day less an hour of it is not enough', async () => {
+    const dir = await tempDir();
+    const rows = generateRows({ start: START, hours: 23, intervalSeconds: 60, host: 'n1', task: 'job', gpus: [PROFILES.waiting] });
+    await writeFile(join(dir, 'job.csv'), `${HEADER}\n${rows.join('\n')}\n`);
+    const built = await buildReport({ csvDirs: [dir], by: 'task' });
+    if ('error' in built) throw new Error(built.error);
+    expect(built.findings.filter((f) => f.kind === 'low_use')).toEqual([]);
+  });
+});

@@ -86,7 +86,7 @@ describe('a report from archives’ sidecars equals the report from their rows',
     const { fromSidecars } = await both({ csvDirs: [dir] }, 'task');
     expect(fromSidecars.fromSidecars).toBe(3);
     expect(new Set(fromSidecars.findings.map((f) => f.kind))).toEqual(
-      new Set(['memory_growth', 'idle', 'imbalance', 'collection_gaps', 'errors', 'held_idle']),
+      new Set(['memory_growth', 'idle', 'low_use', 'imbalance', 'collection_gaps', 'errors', 'held_idle']),
     );
     // Every job, and the time nothing was on GPU 3, from the sidecars' jobs sections.
     expect(new Set(fromSidecars.jobs.map((job) => `${job.job_kind}:${job.job_id}`))).toEqual(

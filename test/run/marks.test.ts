@@ -31,6 +31,42 @@ describe('the default --mark', () => {
   });
 });
 
+describe('a training metric without = or :', () => {
+  // Issue 39: `loss 0.250` is one of the commonest forms; it was left out.
+  it.each([
+    ['step 120 loss 0.250', [['loss', '0.250']]],
+    [
+      'Step: 7/500 | train_loss 1.03 | lr 3e-4 | acc 0.91',
+      [
+        ['train_loss', '1.03'],
+        ['lr', '3e-4'],
+        ['acc', '0.91'],
+      ],
+    ],
+    [
+      'step=9 val_loss 2.5 loss=2.25',
+      [
+        ['val_loss', '2.5'],
+        ['loss', '2.25'],
+      ],
+    ],
+    [
+      '[12/100] Loss 0.5 grad_norm 1.2 ppl 12.3',
+      [
+        ['Loss', '0.5'],
+        ['grad_norm', '1.2'],
+        ['ppl', '12.3'],
+      ],
+    ],
+  ])('%s', (line, marks) => expect(readMark(line, regex)?.marks).toEqual(marks));
+
+  // No other name is a value without = or :, nor is a number that runs on into a word or a ratio.
+  it.each(['step 3 epoch 2 batch 32 rank 0 GPU 3', 'step 3 closs 0.5', 'step 3 loss 0.5x', 'step 3 loss 4/10', 'step 3 lossy 0.5'])(
+    '%s has no spaced mark',
+    (line) => expect(readMark(line, regex)?.marks).toEqual([]),
+  );
+});
+
 describe('--mark REGEX', () => {
   it('named groups other than step are the marks; a step that is no whole number is left out', () => {
     const own = parseMarkRegex('it (?<step>\\d+) loss (?<loss>[\\d.]+)(?: acc (?<acc>[\\d.]+))?') as RegExp;

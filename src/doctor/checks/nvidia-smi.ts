@@ -33,8 +33,8 @@ export const nvidiaSmi: Check = (facts) => {
   if (smi.outcome.kind === 'ok')
     return result('nvidia_smi', 'ok', 'nvidia-smi answers', { evidence: smi.outcome.stdout.trim().split('\n').slice(0, 16) });
   const failure = classifyFailure(smi.outcome, 'nvidia-smi');
+  // The message is the summary's: said once, not again as its evidence.
   return result('nvidia_smi', 'fail', `${failure.reason}: ${failure.message}`, {
-    evidence: [failure.message],
     fix: FIX_FOR[failure.reason] ?? [
       "the checks above found no cause; the message above is nvidia-smi's own: search it with the driver version, or run sudo nvidia-bug-report.sh",
     ],

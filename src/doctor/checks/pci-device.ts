@@ -11,10 +11,13 @@ export const pciDevice: Check = (facts) => {
   if (nvidia.length === 0) {
     return result('pci_device', 'fail', 'no NVIDIA display device on the PCI bus', {
       evidence: facts.pci.map((d) => `${d.address} vendor ${d.vendor} class ${d.pciClass}`),
-      fix: [
-        'check the card is seated and powered (external power cables), and enabled in the firmware setup',
-        'in a VM: pass the GPU through to it (vfio-pci on the host)',
-      ],
+      // In a container the card is the host's business: what to check there is the container check's.
+      fix: facts.container
+        ? [`run lspci -d 10de: on the host: if it lists the GPU, this container (${facts.container}) was started without it`]
+        : [
+            'check the card is seated and powered (external power cables), and enabled in the firmware setup',
+            'in a VM: pass the GPU through to it (vfio-pci on the host)',
+          ],
       verdict: 'no_gpu_on_pci',
     });
   }

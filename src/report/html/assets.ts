@@ -14,16 +14,19 @@ ul.findings { list-style: none; padding: 0; margin: 0; } ul.findings li { paddin
 ul.findings li.memory_growth, ul.findings li.errors { border-color: #c62828; } ul.findings b { font-weight: 600; }
 p.finding { margin: .2em 0; font-size: .93em; } p.finding::before { content: "▲ "; color: #c07a00; }
 table.summary { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-table.summary th, table.summary td { padding: .35em .6em; border-bottom: 1px solid #e5e7eb; text-align: left; white-space: nowrap; }
-table.summary th { font-weight: 600; color: #4b5563; font-size: .9em; border-bottom: 2px solid #d1d5db; } .n { text-align: right !important; }
+table.summary th, table.summary td { padding: .35em .5em; border-bottom: 1px solid #e5e7eb; text-align: left; white-space: nowrap; }
+table.summary th { font-weight: 600; color: #4b5563; font-size: .9em; border-bottom: 2px solid #d1d5db; white-space: normal; vertical-align: bottom; } .n { text-align: right !important; }
+table.jobs { font-size: .92em; } table.jobs td { white-space: normal; } table.jobs th, table.jobs td { padding: .35em .4em; }
+.scroll { overflow-x: auto; }
 details { margin-top: .6em; } summary { cursor: pointer; color: #1f5fbf; }
-.charts { display: flex; flex-wrap: wrap; gap: .6em 1.2em; } figure { margin: 0; } figcaption { font-size: .88em; color: #374151; font-weight: 600; }
+.charts { display: flex; flex-wrap: wrap; gap: .6em 1.2em; } figure { margin: 0; } figure.chart { flex: 1 1 400px; min-width: 0; } svg.chart { width: 100%; height: auto; } figcaption { font-size: .88em; color: #374151; font-weight: 600; }
 .legend { font-size: .85em; color: #374151; margin: .2em 0 .4em; } .legend span { margin-right: 1em; white-space: nowrap; } .legend i { display: inline-block; width: 12px; height: 3px; vertical-align: middle; margin-right: .3em; }
 svg.chart { display: block; background: #fff; } svg.chart text { font-size: 10px; fill: #6b7280; } svg.chart text.major { fill: #374151; font-weight: 600; }
 .grid { stroke: #eceef1; } .grid.major { stroke: #d5d9de; } .axis { stroke: #9ca3af; } .cursor { stroke: #6b7280; stroke-dasharray: 3 2; }
 .line { fill: none; stroke-width: 1.6; stroke-linejoin: round; stroke-linecap: round; }
 rect.gap { fill: #9ca3af; } rect.failed { fill: #e53935; }
-.key { font-size: .82em; color: #6b7280; } .key i { display: inline-block; width: 12px; height: 10px; vertical-align: middle; margin: 0 .3em 0 .8em; }
+.key.severity i { width: 4px; height: 1em; } .key.severity i.act { background: #c62828; } .key.severity i.look { background: #d0a000; }
+.key { font-size: .82em; color: #6b7280; } .legend svg { vertical-align: middle; margin-right: .3em; } .key i { display: inline-block; width: 12px; height: 10px; vertical-align: middle; margin: 0 .3em 0 .8em; }
 .tip { position: absolute; pointer-events: none; background: rgba(24, 28, 36, .92); color: #fff; font-size: 12px; padding: .4em .6em; border-radius: 4px; line-height: 1.5; }
 .tip .t { color: #cbd5e1; } .tip i { display: inline-block; width: 9px; height: 9px; margin-right: .35em; }
 `;

@@ -6,6 +6,8 @@ import { escapeHtml } from './escape.js';
 export interface ChartLine {
   name: string;
   color: string;
+  /** A dash pattern (SVG stroke-dasharray): GPUs with the same values draw one line over another, told apart by it. */
+  dash?: string;
   values: readonly (number | undefined)[];
 }
 
@@ -109,7 +111,9 @@ export function chartSvg(spec: ChartSpec): string {
   const shade = (shares: readonly number[], kind: string) =>
     shadeRuns(shares).map(
       (r) =>
-        `<rect class="${kind}" x="${px(bucketX(r.from))}" y="${MARGIN.top}" width="${px(bucketX(r.to) - bucketX(r.from))}" height="${plotH}" fill-opacity="${(0.15 + 0.45 * r.share).toFixed(2)}"/>`,
+        // Failed samples are few (40 of an hour's 240 is one lost GPU for 10 minutes): shaded from a
+        // share that still shows, where a gap's grey may stay faint.
+        `<rect class="${kind}" x="${px(bucketX(r.from))}" y="${MARGIN.top}" width="${px(Math.max(2, bucketX(r.to) - bucketX(r.from)))}" height="${plotH}" fill-opacity="${((kind === 'failed' ? 0.5 : 0.15) + 0.45 * r.share).toFixed(2)}"/>`,
     );
   const yGrid = ticks.map(
     (v) =>
@@ -130,7 +134,7 @@ export function chartSvg(spec: ChartSpec): string {
   // Values sit in the middle of their bucket.
   const lines = spec.lines.map(
     (l) =>
-      `<path class="line" stroke="${l.color}" d="${segments(l.values, (i) => bucketX(i + 0.5), y)}"><title>${escapeHtml(l.name)}</title></path>`,
+      `<path class="line" stroke="${l.color}"${l.dash ? ` stroke-dasharray="${l.dash}"` : ''} d="${segments(l.values, (i) => bucketX(i + 0.5), y)}"><title>${escapeHtml(l.name)}</title></path>`,
   );
   const hover = {
     x0: grid.x0,
@@ -142,8 +146,9 @@ export function chartSvg(spec: ChartSpec): string {
     gaps: spec.gaps.map((s) => Math.round(s * 100) / 100),
     errors: spec.errors.map((s) => Math.round(s * 100) / 100),
   };
-  return `<figure class="chart" id="${spec.id}"><figcaption>${escapeHtml(spec.title)}</figcaption>
-<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(spec.title)}" data-chart="${escapeHtml(JSON.stringify(hover))}">
+  // The figure grows from its drawn width to fill the row; the SVG scales with it (its viewBox).
+  return `<figure class="chart" id="${spec.id}" style="flex-basis:${width}px"><figcaption>${escapeHtml(spec.title)}</figcaption>
+<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(spec.title)}" data-chart="${escapeHtml(JSON.stringify(hover))}">
 ${yGrid.join('')}
 ${xGrid.join('')}${xLabels.join('')}
 ${shade(spec.gaps, 'gap').join('')}${shade(spec.errors, 'failed').join('')}

@@ -34,10 +34,22 @@ function findingItem(f: Finding, anchor: string | undefined): string {
 }
 
 const legend = (lines: readonly ChartLine[]) =>
-  `<div class="legend">${lines.map((l) => `<span><i style="background:${l.color}"></i>${escapeHtml(l.name)}</span>`).join('')}</div>`;
+  `<div class="legend">${lines
+    .map(
+      (l) =>
+        `<span><svg width="22" height="6" aria-hidden="true"><line x1="1" x2="21" y1="3" y2="3" stroke="${l.color}" stroke-width="2.5"${l.dash ? ` stroke-dasharray="${l.dash}"` : ''}/></svg>${escapeHtml(l.name)}</span>`,
+    )
+    .join('')}</div>`;
+
+/** Dash patterns of the overview's lines, by GPU: two GPUs with the same values stay two lines. */
+const DASHES = ['', '7 3', '2 3', '9 3 2 3'];
+
+/** What the findings' colors mean. */
+const SEVERITY_KEY =
+  '<p class="key severity"><i class="act"></i>act on it: memory that grows, samples that failed<i class="look"></i>worth a look: GPUs held idle or little used, uneven, or gaps in the collection</p>';
 
 const KEY =
-  '<div class="key">shaded:<i style="background:#c9ccd1"></i>no samples (collection gap)<i style="background:#f3a5a3"></i>failed samples</div>';
+  '<div class="key">shaded:<i style="background:#c9ccd1"></i>no samples (collection gap)<i style="background:#ee7d7a"></i>failed samples</div>';
 
 /** A host's collector on the grid: its gaps, and the failed share of all its GPUs' samples. */
 function hostShading(host: HostStats, gpus: readonly SeriesStats[], grid: Grid): { gaps: number[]; errors: number[] } {
@@ -70,7 +82,12 @@ function hostSection(
   const color = (g: number) => PALETTE[g % PALETTE.length]!;
   const shading = hostShading(host, [...gpus, ...failedOnly], grid);
   const overviewLines = (value: Parameters<typeof values>[1]) =>
-    gpus.map((s, g) => ({ name: name(s), color: color(g), values: values(buckets[g]!, value) }));
+    gpus.map((s, g) => ({
+      name: name(s),
+      color: color(g),
+      dash: DASHES[g % DASHES.length] || undefined,
+      values: values(buckets[g]!, value),
+    }));
   const overview = [
     chartSvg({
       id: `${id}-utilization`,
@@ -166,7 +183,7 @@ export function reportHtml(report: Report, title: string): string {
 <h1>${escapeHtml(title)}</h1>
 <p class="meta">${escapeHtml(range)} · ${report.rowsRead.toLocaleString('en-US')} samples from ${report.files} files${skipped.length ? ` · ${escapeHtml(skipped.join(' · '))}` : ''}</p>
 <h2 id="findings">Findings</h2>
-<div class="panel">${findingsList}</div>
+<div class="panel">${findingsList}${report.findings.length ? SEVERITY_KEY : ''}</div>
 <h2 id="summary">Summary</h2>
 <div class="panel">${summaryHtml(report.summary, report.summaryByGpu, summaryAnchor)}</div>
 ${report.by === 'job' ? `<h2 id="jobs">Jobs</h2>\n<div class="panel">${jobsHtml(report.jobs)}</div>\n` : ''}${sections.join('\n')}

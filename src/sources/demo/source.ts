@@ -1,4 +1,4 @@
-import type { Failure, GpuSample, RowProblem } from '../../collection.js';
+import type { ComputeApp, Failure, GpuSample, RowProblem } from '../../collection.js';
 import { CLOCK_EVENT_REASON_BITS, fieldNames, type FieldSpec } from '../../fields/field-spec.js';
 import { parseComputeApps } from '../nvidia-smi/compute-apps.js';
 import { sampleFromCells } from '../nvidia-smi/rows.js';
@@ -21,13 +21,14 @@ export interface DemoOptions {
 /** When the capture was recorded: its counters grow from there. */
 const RECORDED_AT = Date.UTC(2026, 10, 29, 18, 22);
 const REASON_BITS = CLOCK_EVENT_REASON_BITS;
+const MIB = 1024 * 1024;
 
 interface Demo {
   /** The series' period: the -lms interval they were recorded with. */
   stepMs: number;
   gpus: Recorded;
   series: { names: string[]; byGpu: Map<string, string[][]> };
-  appsText: string;
+  apps: ComputeApp[];
 }
 
 function loadDemo(dir: string, host: DemoHostName): Demo {
@@ -43,7 +44,36 @@ function loadDemo(dir: string, host: DemoHostName): Demo {
   const appsText = apps.rows
     .map((row) => [col(row, 'gpu_uuid'), col(row, 'pid'), col(row, 'process_name'), col(row, 'used_gpu_memory')].join(', '))
     .join('\n');
-  return { stepMs: files.stepMs, gpus: parseRecorded(readRecording(dir, files.gpus)), series: { names, byGpu }, appsText };
+  const gpus = parseRecorded(readRecording(dir, files.gpus));
+  return { stepMs: files.stepMs, gpus, series: { names, byGpu }, apps: parseComputeApps(appsText).apps };
+}
+
+/** The series row of the GPU `captured` at `now`, as names -> cells (empty where the series has no row). */
+function movingAt(demo: Demo, captured: readonly string[], now: number): Map<string, string> {
+  const rows = demo.series.byGpu.get(captured[demo.gpus.names.indexOf('index')] ?? '') ?? [];
+  const row = rows[Math.floor(now / demo.stepMs) % Math.max(1, rows.length)] ?? [];
+  return new Map(demo.series.names.map((name, i) => [name, row[i]!]));
+}
+
+/**
+ * The recorded processes at `now`, each GPU's scaled to what its series says is used then: the
+ * processes were captured under one load and the series cycle through others (idle among them), and a
+ * process never holds more than its GPU has in use. One whose share rounds to nothing has ended.
+ */
+function appsAt(demo: Demo, now: number): ComputeApp[] {
+  const usedMib = new Map(
+    demo.gpus.rows.map((captured) => {
+      const used = movingAt(demo, captured, now).get('memory.used') ?? captured[demo.gpus.names.indexOf('memory.used')];
+      return [captured[demo.gpus.names.indexOf('uuid')] ?? '', Number(used)] as const;
+    }),
+  );
+  return demo.apps.flatMap((app) => {
+    const used = usedMib.get(app.uuid);
+    const held = demo.apps.filter((other) => other.uuid === app.uuid).reduce((sum, other) => sum + (other.memoryBytes ?? 0), 0);
+    if (app.memoryBytes === undefined || used === undefined || !Number.isFinite(used) || held <= used * MIB) return [app];
+    const memoryMib = Math.floor((app.memoryBytes / held) * used);
+    return memoryMib > 0 ? [{ ...app, memoryBytes: memoryMib * MIB }] : [];
+  });
 }
 
 const reasonsOf = (cell: string | undefined): bigint => (/^0x[0-9a-fA-F]+$/.test(cell ?? '') ? BigInt(cell!) : 0n);
@@ -52,8 +82,7 @@ const reasonsOf = (cell: string | undefined): bigint => (/^0x[0-9a-fA-F]+$/.test
 export function demoCells(demo: Demo, captured: readonly string[], fields: readonly FieldSpec[], now: number): string[] {
   const at = (name: string) => captured[demo.gpus.names.indexOf(name)];
   const rows = demo.series.byGpu.get(at('index') ?? '') ?? [];
-  const row = rows[Math.floor(now / demo.stepMs) % Math.max(1, rows.length)] ?? [];
-  const moving = new Map(demo.series.names.map((name, i) => [name, row[i]!]));
+  const moving = movingAt(demo, captured, now);
   const reasons = reasonsOf(moving.get('clocks_event_reasons.active'));
   const elapsedUs = Math.max(0, now - RECORDED_AT) * 1000;
   const cell = (field: FieldSpec): string => {
@@ -128,7 +157,7 @@ export function demoSource(options: DemoOptions): Source {
         const names = Object.fromEntries(query.fields.map((field) => [field.query, field.query]));
         return { kind: 'ok', samples, problems, lost: [], fields: [...query.fields], names, learned: false };
       },
-      processes: async () => ({ kind: 'ok', ...parseComputeApps(demo.appsText) }),
+      processes: async () => ({ kind: 'ok', apps: appsAt(demo, options.now()), skipped: 0 }),
     }),
     stream: (fields, _names, intervalMs) => demoStream(demo, fields, intervalMs, options.now),
   };

@@ -54,13 +54,13 @@ describe('findings on the page, in GiB', () => {
   const cases: [title: string, input: string, expected: string][] = [
     [
       'a range names its unit once',
-      'memory used grows 1400 MiB a day (6010 to 10220 MiB over 71 h, trend consistency 0.92): a leak?',
-      'memory used grows 1.4 GiB a day (5.9 to 10.0 GiB over 71 h, trend consistency 0.92): a leak?',
+      'memory used grows 1400 MiB a day, steadily (6010 to 10220 MiB over 71 h): a leak?',
+      'memory used grows 1.4 GiB a day, steadily (5.9 to 10.0 GiB over 71 h): a leak?',
     ],
     [
       'one amount',
-      'idle for 5 h (0.0 % utilization) while holding at least 30000 MiB',
-      'idle for 5 h (0.0 % utilization) while holding at least 29.3 GiB',
+      'idle for 5 h in a row (7 h in all; 0.0 % utilization) while holding at least 30000 MiB',
+      'idle for 5 h in a row (7 h in all; 0.0 % utilization) while holding at least 29.3 GiB',
     ],
     ['no memory in it', 'every GPU missed 12 samples', 'every GPU missed 12 samples'],
   ];

@@ -49,7 +49,8 @@ describe('the time axis as the browser lays it out', () => {
       const measured = await tab.$$eval('figure.chart', (figures) =>
         figures.map((figure) => {
           const svg = figure.querySelector('svg')!;
-          const width = Number(svg.getAttribute('width'));
+          // Labels are placed in the drawing's own units (its viewBox), whatever width the page gives it.
+          const width = svg.viewBox.baseVal.width;
           const labels = [...svg.querySelectorAll('text.tick.time')].map((text) => {
             const box = (text as SVGTextElement).getBBox();
             return { label: text.textContent ?? '', left: box.x, right: box.x + box.width };

@@ -90,16 +90,17 @@ describe('the HTML report in headless Chromium', () => {
       const findings = await tab.$$eval('ul.findings li', (items) =>
         items.map((li) => ({ text: li.textContent ?? '', kind: li.className, target: li.querySelector('a')?.getAttribute('href') ?? '' })),
       );
-      expect(findings.map((f) => f.kind).sort()).toEqual(['collection_gaps', 'imbalance', 'memory_growth']);
+      // The waiting GPU (5-13 % busy holding 49 GiB for three days) is a low_use finding of its own.
+      expect(findings.map((f) => f.kind).sort()).toEqual(['collection_gaps', 'imbalance', 'low_use', 'memory_growth']);
       expect(findings.find((f) => f.kind === 'collection_gaps')!.text).toContain('every GPU missed');
       for (const f of findings) expect(await tab.locator(f.target).count()).toBe(1);
       // In the page's unit, GiB, as its charts and table are: the leak's numbers are the JSON's MiB / 1024.
       const pageFindings = [...findings.map((f) => f.text), ...(await tab.$$eval('p.finding', (ps) => ps.map((p) => p.textContent ?? '')))];
       expect(pageFindings.filter((f) => f.includes('MiB'))).toEqual([]);
       const gib = (mib: number) => (mib / 1024).toFixed(1);
-      expect(findings.find((f) => f.kind === 'memory_growth')!.text).toContain(
-        `grows ${gib(growth.mib_per_day!)} GiB a day (${gib(growth.from_mib!)} to ${gib(growth.to_mib!)} GiB`,
-      );
+      const grows = findings.find((f) => f.kind === 'memory_growth')!.text;
+      expect(grows).toContain(`grows ${gib(growth.mib_per_day!)} GiB a day, `);
+      expect(grows).toContain(` (${gib(growth.from_mib!)} to ${gib(growth.to_mib!)} GiB`);
       expect(await tab.locator('p.finding.imbalance').count()).toBe(1);
 
       // Charts: 2 overview charts with every GPU, 3 per GPU; each line broken at the gap into two stretches.
@@ -197,4 +198,63 @@ describe('the HTML report of GPU ids that are not numbers', () => {
     const headings = [...reportHtml(report, 'order').matchAll(/<h3>GPU (\S+)/g)].map((m) => m[1]);
     expect(headings).toEqual(['0', '1', 'a']);
   });
+});
+
+// Issue 39: the jobs table overflowed a 1400-pixel screen (full ISO times), the summary was cut at 900,
+// the charts kept their drawn width, failed samples were shaded faintly, GPUs with the same values hid
+// one another, and nothing said what the findings' colors mean. Measured in the page, not by eye.
+describe('the demo report with its jobs at 1400 and 900 pixels', () => {
+  it('overflows nowhere, stretches its charts, and tells its lines and severities apart', async () => {
+    const dir = await tempDir();
+    const page = join(dir, 'report.html');
+    const result = await runCli(['report', '--demo', '--by', 'job', '--format', 'html', '--out', page], { TZ: 'UTC' }, 60_000);
+    expect(result.exitCode).toBe(0);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      for (const width of [1400, 900]) {
+        const tab = await browser.newPage({ viewport: { width, height: 900 } });
+        await tab.goto(pathToFileURL(page).href);
+        const shot = await tab.screenshot({ fullPage: true });
+        expect(shot.length).toBeGreaterThan(10_000);
+        const measured = await tab.evaluate(() => ({
+          page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+          // Each table against the panel it sits in: one that is wider runs out of it.
+          tables: [...document.querySelectorAll('table')]
+            .filter((table) => table.getClientRects().length > 0)
+            .map((table) => [table.className, table.scrollWidth, table.parentElement!.clientWidth] as const),
+          charts: [...document.querySelectorAll('figure.chart')].map((figure) => {
+            const svg = figure.querySelector('svg')!;
+            return [figure.id, svg.getBoundingClientRect().width, figure.getBoundingClientRect().width, svg.viewBox.baseVal.width] as const;
+          }),
+        }));
+        expect(measured.page[0], `page at ${width} px`).toBeLessThanOrEqual(measured.page[1]!);
+        expect(measured.tables.map(([name]) => name).sort()).toEqual(['summary', 'summary by-gpu', 'summary jobs']);
+        for (const [name, used, room] of measured.tables) expect(used, `${name} at ${width} px`).toBeLessThanOrEqual(room);
+        // Every chart fills its figure, and the figures fill the row: never narrower than drawn.
+        for (const [id, svgWidth, figureWidth, drawn] of measured.charts) {
+          expect(Math.abs(svgWidth - figureWidth), id).toBeLessThan(1);
+          expect(svgWidth, id).toBeGreaterThanOrEqual(drawn - 1);
+        }
+        if (width === 900) expect(measured.charts.find(([id]) => id === 'host-0-utilization')![1]).toBeGreaterThan(800);
+        await tab.close();
+      }
+      const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await tab.goto(pathToFileURL(page).href);
+      // The four GPUs of the overview: four dash patterns, so equal values still show as four lines.
+      const dashes = await tab.$$eval('#host-0-utilization path.line', (paths) =>
+        paths.map((p) => p.getAttribute('stroke-dasharray') ?? ''),
+      );
+      expect(new Set(dashes).size).toBe(4);
+      // GPU 3's 40 failed samples (10 minutes of an hour) shaded at half strength at least.
+      const failed = await tab.$$eval('#host-0-gpu-3-utilization rect.failed', (rects) =>
+        rects.map((r) => Number(r.getAttribute('fill-opacity'))),
+      );
+      expect(failed.length).toBeGreaterThan(0);
+      for (const opacity of failed) expect(opacity).toBeGreaterThanOrEqual(0.5);
+      // The findings' two colors said in words.
+      expect(await tab.locator('.key.severity').textContent()).toMatch(/act on it: .*worth a look: /);
+    } finally {
+      await browser.close();
+    }
+  }, 180_000);
 });

@@ -62,6 +62,37 @@ describe('the demo source', () => {
     expect(apps.kind === 'ok' ? apps.apps.map((app) => app.pid) : apps).toEqual([2006, 2008, 2007, 2008]);
   });
 
+  // Issue 39: the processes were captured under one load and the series cycle through others; a GPU
+  // that says 1 GB used never shows 7 GB of processes, and a job's peak never passes its GPU's.
+  it.each(['h200x2-load', 'h200x2-idle', 'h200'] as const)(
+    'never shows more process memory on a GPU of %s than the GPU has in use, over a minute',
+    async (host) => {
+      let seenProcesses = 0;
+      for (let t = 0; t < 60_000; t += 500) {
+        const source = demoSource({ dir: DIR, now: () => NOW + t, host }).reads();
+        const read = await source.gpus({ fields: FIELDS, knownGpus: [] });
+        const apps = await source.processes();
+        if (read.kind !== 'ok' || apps.kind !== 'ok') throw new Error('demo read failed');
+        for (const sample of read.samples) {
+          const held = apps.apps.filter((app) => app.uuid === sample.uuid).reduce((sum, app) => sum + (app.memoryBytes ?? 0), 0);
+          seenProcesses += held > 0 ? 1 : 0;
+          const used = value(read, sample.gpu, 'memory.used');
+          expect(used).toBeTypeOf('number');
+          expect(held).toBeLessThanOrEqual(used!);
+        }
+      }
+      if (host !== 'h200x2-idle') expect(seenProcesses).toBeGreaterThan(0);
+    },
+  );
+
+  it('shows a busy GPU busy: never 0 % at more than 200 W in the default host', async () => {
+    for (let t = 0; t < 120_000; t += 500) {
+      const read = await readAt(NOW + t);
+      for (const sample of read.samples)
+        if ((value(read, sample.gpu, 'power.draw') ?? 0) > 200) expect(value(read, sample.gpu, 'utilization.gpu')).toBeGreaterThan(0);
+    }
+  });
+
   // Three real recordings ship: two H200s under load, the same two idle, and one H200 of another driver.
   it.each([
     ['h200x2-load', 2, 'a GPU at full load'],
