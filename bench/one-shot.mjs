@@ -66,18 +66,24 @@ try {
   ];
   const target = {};
   if (gpu) {
-    // collect's own nvidia-smi calls, recorded by a shim that runs the real one.
+    // collect's own nvidia-smi calls, recorded by a shim that runs the real one: those of a run after
+    // the first (which also asks nvidia-smi for its fields and version, kept in the state directory).
     const log = join(work, 'smi-calls');
     const shim = join(work, 'nvidia-smi');
     writeFileSync(shim, `#!/bin/sh\nprintf '%s\\0' "$@" >> ${log}\nprintf '\\n' >> ${log}\nexec nvidia-smi "$@"\n`);
     chmodSync(shim, 0o755);
-    execFileSync(node, [launcher, 'collect', '--dry-run', '--nvidia-smi', shim], { env, stdio: 'ignore' });
+    const probe = ['collect', '--nvidia-smi', shim, '--textfile-dir', work, '--state-dir', join(work, 'probe-state')];
+    execFileSync(node, [launcher, ...probe], { env, stdio: 'ignore' });
+    writeFileSync(log, '');
+    execFileSync(node, [launcher, ...probe], { env, stdio: 'ignore' });
     const calls = readFileSync(log, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => line.split('\0').filter(Boolean));
-    calls.forEach((args, i) => rows.push({ key: `smi${i}`, label: `\`nvidia-smi ${args[0]}\` (collect's call ${i + 1})`, command: ['nvidia-smi', ...args], env }));
-    const fields = calls[0][0].replace(/^--query-gpu=/, '');
+    calls.forEach((args, i) =>
+      rows.push({ key: `smi${i}`, label: `\`nvidia-smi ${args[0].slice(0, 40)}…\` (collect's call ${i + 1}, its whole argv)`, command: ['nvidia-smi', ...args], env }),
+    );
+    const fields = calls.flat().find((arg) => arg.startsWith('--query-gpu=')).slice('--query-gpu='.length);
     const collect = (name) => ['collect', '--textfile-dir', join(work, name), '--state-dir', join(work, `${name}-state`)];
     for (const name of ['before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain']) execFileSync('mkdir', ['-p', join(work, name)]);
     rows.push(

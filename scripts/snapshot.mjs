@@ -3,6 +3,7 @@
 // skips loading and compiling it. scripts/package.mjs calls buildSnapshot() for the runtime it ships;
 // the tests run it alone:
 //   node scripts/snapshot.mjs --node PATH/bin/node --out FILE
+//   node scripts/snapshot.mjs --launcher        (prints bin/gpu-textfile, which starts from it)
 // A snapshot runs only on the very Node.js binary that built it (Node.js refuses any other with one
 // line and exit status 14), so it is built by running that binary: a package for a CPU this machine
 // cannot run gets none (bin/gpu-textfile then starts as usual).
@@ -29,11 +30,35 @@ const FIXED = '/tmp/.gpu-textfile-snapshot';
 const FILES = 'globalThis.__gpuTextfileFiles';
 
 /**
+ * bin/gpu-textfile: a shell script, not a link to node, that runs the bundle with the Node.js beside it
+ * from wherever the tree was unpacked or linked from (/usr/bin/gpu-textfile), from the startup snapshot
+ * where there is one. Node.js refuses a snapshot another build of it made (one line on stderr, exit
+ * status 14, before any of our code runs), and the program then starts as usual: so the shell waits
+ * for that node instead of exec'ing it. Only then: the exit status, or 128 + a signal's number, is
+ * passed on, and systemd stops the whole control group.
+ */
+export const LAUNCHER = `#!/bin/sh
+# gpu-textfile with its own Node.js (node/ beside bin/): no Node.js needed on the host.
+here=$(dirname "$(readlink -f "$0")")
+node="$here/../node/bin/node"
+script="$here/../dist/gpu-textfile.js"
+blob="$here/../dist/gpu-textfile.blob"
+# Started from the startup snapshot (docs/development.md, "Startup snapshot"), where this CPU's package has one;
+# one this Node.js refuses (exit 14: another runtime built it) means a normal start instead.
+if [ -f "$blob" ]; then
+  "$node" --snapshot-blob "$blob" "$script" "$@"
+  status=$?
+  [ "$status" -eq 14 ] || exit "$status"
+fi
+exec "$node" "$script" "$@"
+`;
+
+/**
  * The snapshot's one file: the CLI with src/launch/snapshot.ts. Its __dirname, __filename and
  * import.meta.url, and require() of its own files (dist/report.js, …), are the run-time ones; Node's
  * modules are required at build time, by the builder's own require().
  */
-async function bundle(into) {
+export async function bundle(into) {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const common = bundleOptions(version);
   await build({
@@ -83,11 +108,13 @@ export async function buildSnapshot(node, out) {
 }
 
 if (process.argv[1] === import.meta.filename) {
-  const { values } = parseArgs({ options: { node: { type: 'string' }, out: { type: 'string' } } });
-  if (!values.node || !values.out) {
-    console.error('usage: node scripts/snapshot.mjs --node PATH/bin/node --out FILE');
+  const { values } = parseArgs({ options: { node: { type: 'string' }, out: { type: 'string' }, launcher: { type: 'boolean' } } });
+  if (values.launcher) process.stdout.write(LAUNCHER);
+  else if (!values.node || !values.out) {
+    console.error('usage: node scripts/snapshot.mjs --node PATH/bin/node --out FILE   (or --launcher: print bin/gpu-textfile)');
     process.exit(2);
+  } else {
+    const { reproducible } = await buildSnapshot(values.node, values.out);
+    if (!reproducible) console.error('snapshot built without namespaces (no unshare): its bytes differ from build to build');
   }
-  const { reproducible } = await buildSnapshot(values.node, values.out);
-  if (!reproducible) console.error('snapshot built without namespaces (no unshare): its bytes differ from build to build');
 }

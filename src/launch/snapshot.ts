@@ -10,6 +10,16 @@ import { pathToFileURL } from 'node:url';
 import { startupSnapshot } from 'node:v8';
 import { main } from '../cli.js';
 import { start } from './start.js';
+// What the one-shot loads on first use (import() in the CLI), evaluated here, at build time, so that a
+// start from the snapshot finds it ready: the collect command, the nvidia-smi source with execa, the
+// publishing code and the watchdog. Their top level reads nothing of the host (the tests compare
+// every command's output through the snapshot with a normal start's).
+import '../collect/one-shot.js';
+import '../collect/watchdog.js';
+import '../commands/collect.js';
+import '../publish/publish.js';
+import '../sources/nvidia-smi/source.js';
+import '../sources/demo/source.js';
 
 /**
  * Where the program's files are at run time. The bundle built for the snapshot reads __dirname,

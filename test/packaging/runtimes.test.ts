@@ -1,7 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, FAKE_SMI, FIXTURES, ROOT, capture, cliEnv, tempDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 import { nodeRuntime, runtimes } from '../support/packaging-runtime.js';
@@ -12,9 +13,15 @@ const { version: VERSION, engines } = JSON.parse(await readFile(join(ROOT, 'pack
 };
 const { package: packaged, tested, unsupported } = await runtimes();
 
-/** The built program run by the Node.js in `runtime`; never rejects. */
-const runOn = (runtime: string, args: readonly string[], env: Record<string, string> = {}, cwd?: string) =>
-  execa(join(runtime, 'bin/node'), [CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false, cwd, timeout: 60_000 });
+/** The built program run by the Node.js in `runtime` (from the startup snapshot `blob`, when given); never rejects. */
+const runWith = (runtime: string, args: readonly string[], env: Record<string, string> = {}, cwd?: string, blob?: string) =>
+  execa(join(runtime, 'bin/node'), [...(blob ? ['--snapshot-blob', blob] : []), CLI, ...args], {
+    env: cliEnv(env),
+    extendEnv: false,
+    reject: false,
+    cwd,
+    timeout: 60_000,
+  });
 
 // Ubuntu 22.04's Node.js 12 and Ubuntu 24.04's / Debian 12's 18: the distributions most GPU hosts run.
 describe.each(unsupported)('on Node.js %s, which engines does not claim', (version) => {
@@ -37,7 +44,7 @@ describe.each(unsupported)('on Node.js %s, which engines does not claim', (versi
     ['completion'],
     [],
   ])('refuses %s in one line', async (...args) => {
-    const run = await runOn(runtime, args);
+    const run = await runWith(runtime, args);
     expect({ exit: run.exitCode, out: run.stdout, err: run.stderr }).toEqual({
       exit: 1,
       out: '',
@@ -46,12 +53,26 @@ describe.each(unsupported)('on Node.js %s, which engines does not claim', (versi
   });
 });
 
-// Each line engines claims, and the one the packages ship: every command through the built program.
-describe.each([...tested, packaged])('on Node.js %s', (version) => {
+// Each line engines claims, and the one the packages ship, also from its startup snapshot (built here
+// as `npm run package -- --snapshot` builds it; Node.js would refuse one it did not build, exit 14):
+// every command through the built program.
+describe.each([
+  ...[...tested, packaged].map((version) => ({ version, snapshot: false })),
+  { version: packaged, snapshot: true },
+])('on Node.js $version (from a startup snapshot: $snapshot)', ({ version, snapshot }) => {
   let runtime = '';
+  let blob: string | undefined;
   beforeAll(async () => {
     runtime = await nodeRuntime(version);
+    if (!snapshot) return;
+    blob = join(await mkdtemp(join(tmpdir(), 'gpu-textfile-snapshot-')), 'gpu-textfile.blob');
+    await execa(process.execPath, ['scripts/snapshot.mjs', '--node', join(runtime, 'bin/node'), '--out', blob], { cwd: ROOT, timeout: 300_000 });
   }, 300_000);
+  afterAll(async () => {
+    if (blob) await rm(join(blob, '..'), { recursive: true, force: true });
+  });
+  const runOn = (runtimeDir: string, args: readonly string[], env: Record<string, string> = {}, cwd?: string) =>
+    runWith(runtimeDir, args, env, cwd, blob);
 
   it('runs every command', async () => {
     const dir = await tempDir();
