@@ -7,8 +7,9 @@
 // Rows interleaved (interleave.py: one run of each per round), medians; no NODE_EXTRA_CA_CERTS, as
 // systemd starts the units. Needs python3.
 //   node bench/one-shot.mjs [--program DIR] [--rounds N] [--json FILE]
-// --program: an unpacked linux tarball of `npm run package` (default: builds this CPU's into a temp
-// directory); run it with any Node.js (on a GPU host with no Node.js: DIR/node/bin/node).
+// --program: an unpacked linux tarball of `npm run package -- --snapshot` (default: builds this CPU's
+// into a temp directory); run it with any Node.js (on a GPU host with no Node.js: DIR/node/bin/node).
+// The snapshot rows need the tarball's dist/gpu-textfile.blob (`--snapshot`); without one they are left out.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,12 +32,21 @@ const ms = (x) => x.toFixed(1);
 function programDir() {
   if (values.program) return resolve(values.program);
   const out = join(work, 'package');
-  execFileSync(process.execPath, [join(ROOT, 'scripts/package.mjs'), '--arch', process.arch, '--format', 'tar', '--out', out], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const [file] = execFileSync('sh', ['-c', `ls ${out}/*.tar.gz`]).toString().trim().split('\n');
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'scripts/package.mjs'), '--arch', process.arch, '--format', 'tar', '--snapshot', '--out', out],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  const [file] = execFileSync('sh', ['-c', `ls ${out}/*.tar.gz`])
+    .toString()
+    .trim()
+    .split('\n');
   execFileSync('tar', ['-xzf', file, '-C', work]);
-  return execFileSync('sh', ['-c', `ls -d ${work}/gpu-textfile-*-linux-*/`]).toString().trim();
+  return execFileSync('sh', ['-c', `ls -d ${work}/gpu-textfile-*-linux-*/`])
+    .toString()
+    .trim();
 }
 
 const answers = (command, args) => {
@@ -57,12 +67,19 @@ try {
   delete env.NODE_COMPILE_CACHE;
   env.GPU_TEXTFILE_DEFAULTS_FILE = '';
   const gpu = answers('nvidia-smi', ['-L']);
+  const snapshot = answers('test', ['-f', join(top, 'dist/gpu-textfile.blob')]);
+  if (!snapshot) console.log(`${top}: no dist/gpu-textfile.blob (built without --snapshot): the snapshot rows are left out\n`);
   // The floor of a start from a snapshot: the same Node.js from a snapshot that holds nothing of ours.
   writeFileSync(join(work, 'empty.js'), "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
   execFileSync(node, ['--snapshot-blob', join(work, 'empty.blob'), '--build-snapshot', join(work, 'empty.js')], { stdio: 'ignore' });
   const rows = [
     { key: 'node', label: '`node -e 0`, the bundled Node.js', command: [node, '-e', '0'], env },
-    { key: 'empty', label: 'the bundled Node.js from an empty startup snapshot (its own floor)', command: [node, '--snapshot-blob', join(work, 'empty.blob')], env },
+    {
+      key: 'empty',
+      label: 'the bundled Node.js from an empty startup snapshot (its own floor)',
+      command: [node, '--snapshot-blob', join(work, 'empty.blob')],
+      env,
+    },
   ];
   const target = {};
   if (gpu) {
@@ -80,30 +97,84 @@ try {
       .split('\n')
       .filter(Boolean)
       .map((line) => line.split('\0').filter(Boolean));
-    calls.forEach((args, i) =>
-      rows.push({ key: `smi${i}`, label: `\`nvidia-smi ${args[0].slice(0, 40)}…\` (collect's call ${i + 1}, its whole argv)`, command: ['nvidia-smi', ...args], env }),
-    );
-    const fields = calls.flat().find((arg) => arg.startsWith('--query-gpu=')).slice('--query-gpu='.length);
+    for (const [i, args] of calls.entries())
+      rows.push({
+        key: `smi${i}`,
+        label: `\`nvidia-smi ${args[0].slice(0, 40)}…\` (collect's call ${i + 1}, its whole argv)`,
+        command: ['nvidia-smi', ...args],
+        env,
+      });
+    const fields = calls
+      .flat()
+      .find((arg) => arg.startsWith('--query-gpu='))
+      .slice('--query-gpu='.length);
     const collect = (name) => ['collect', '--textfile-dir', join(work, name), '--state-dir', join(work, `${name}-state`)];
-    for (const name of ['before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain']) execFileSync('mkdir', ['-p', join(work, name)]);
+    for (const name of ['before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain'])
+      execFileSync('mkdir', ['-p', join(work, name)]);
     rows.push(
-      { key: 'bash', label: 'a bash script: one nvidia-smi call, a heredoc, mv (plain-collector.sh)', command: ['bash', join(ROOT, 'bench/plain-collector.sh'), 'nvidia-smi', fields, join(work, 'plain')], env },
-      { key: 'before', label: 'collect, packaged, no snapshot (as the units started it: code cache)', command: [node, launcher, ...collect('before')], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } },
-      { key: 'snapshot', label: '**collect, packaged, from its startup snapshot** (bin/gpu-textfile)', command: [join(top, 'bin/gpu-textfile'), ...collect('snapshot')], env },
-      { key: 'nvmlBefore', label: 'collect --source nvml, no snapshot (code cache), GPM window 100 ms', command: [node, launcher, ...collect('nvml-before'), '--source', 'nvml'], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } },
-      { key: 'nvml', label: 'collect --source nvml, snapshot, GPM window 100 ms (the default)', command: [join(top, 'bin/gpu-textfile'), ...collect('nvml'), '--source', 'nvml'], env },
-      { key: 'nvmlShort', label: 'collect --source nvml, snapshot, --gpm-window 10ms', command: [join(top, 'bin/gpu-textfile'), ...collect('nvml-short'), '--source', 'nvml', '--gpm-window', '10ms'], env },
+      {
+        key: 'bash',
+        label: 'a bash script: one nvidia-smi call, a heredoc, mv (plain-collector.sh)',
+        command: ['bash', join(ROOT, 'bench/plain-collector.sh'), 'nvidia-smi', fields, join(work, 'plain')],
+        env,
+      },
+      {
+        key: 'before',
+        label: 'collect, packaged, no snapshot (as the units started it: code cache)',
+        command: [node, launcher, ...collect('before')],
+        env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') },
+      },
+      {
+        key: 'snapshot',
+        label: '**collect, packaged, from its startup snapshot** (bin/gpu-textfile)',
+        command: [join(top, 'bin/gpu-textfile'), ...collect('snapshot')],
+        env,
+      },
+      {
+        key: 'nvmlBefore',
+        label: 'collect --source nvml, no snapshot (code cache), GPM window 100 ms',
+        command: [node, launcher, ...collect('nvml-before'), '--source', 'nvml'],
+        env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') },
+      },
+      {
+        key: 'nvml',
+        label: 'collect --source nvml, snapshot, GPM window 100 ms (the default)',
+        command: [join(top, 'bin/gpu-textfile'), ...collect('nvml'), '--source', 'nvml'],
+        env,
+      },
+      {
+        key: 'nvmlShort',
+        label: 'collect --source nvml, snapshot, --gpm-window 10ms',
+        command: [join(top, 'bin/gpu-textfile'), ...collect('nvml-short'), '--source', 'nvml', '--gpm-window', '10ms'],
+        env,
+      },
     );
   } else {
     const demo = ['collect', '--dry-run', '--source', 'demo'];
     rows.push(
-      { key: 'before', label: 'collect --dry-run --source demo, packaged, no snapshot (code cache)', command: [node, launcher, ...demo], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } },
-      { key: 'snapshot', label: '**collect --dry-run --source demo, packaged, from its startup snapshot**', command: [join(top, 'bin/gpu-textfile'), ...demo], env },
+      {
+        key: 'before',
+        label: 'collect --dry-run --source demo, packaged, no snapshot (code cache)',
+        command: [node, launcher, ...demo],
+        env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') },
+      },
+      {
+        key: 'snapshot',
+        label: '**collect --dry-run --source demo, packaged, from its startup snapshot**',
+        command: [join(top, 'bin/gpu-textfile'), ...demo],
+        env,
+      },
     );
   }
+  // Without a snapshot, bin/gpu-textfile starts as the npm route does: those rows would time that again.
+  if (!snapshot) rows.splice(0, rows.length, ...rows.filter((row) => !row.command[0].endsWith('bin/gpu-textfile') && row.key !== 'empty'));
   // The code cache written once, as the units' first run does.
-  for (const row of rows.filter((r) => r.env.NODE_COMPILE_CACHE)) execFileSync(row.command[0], row.command.slice(1), { env: row.env, stdio: 'ignore' });
-  const spec = JSON.stringify({ rounds: Number(values.rounds), rows: rows.map(({ label, command, env: e }) => ({ label, command, env: e })) });
+  for (const row of rows.filter((r) => r.env.NODE_COMPILE_CACHE))
+    execFileSync(row.command[0], row.command.slice(1), { env: row.env, stdio: 'ignore' });
+  const spec = JSON.stringify({
+    rounds: Number(values.rounds),
+    rows: rows.map(({ label, command, env: e }) => ({ label, command, env: e })),
+  });
   const results = JSON.parse(execFileSync('python3', [join(ROOT, 'bench/interleave.py')], { input: spec, maxBuffer: 1 << 26 }).toString());
   const m = {};
   console.log(`one-shot, ${values.rounds} rounds interleaved, medians (${gpu ? 'real nvidia-smi' : 'no GPU: the demo source'})\n`);
@@ -116,18 +187,51 @@ try {
   });
   console.log('\n| target | measured | bound | verdict |\n|---|---:|---:|---|');
   const say = (what, measured, bound, floor) =>
-    console.log(`| ${what} | ${ms(measured)} | ${ms(bound)}${floor ? ` (floor measured: ${floor})` : ''} | ${measured <= bound ? 'met' : 'not met'} |`);
+    console.log(
+      `| ${what} | ${ms(measured)} | ${ms(bound)}${floor ? ` (floor measured: ${floor})` : ''} | ${measured <= bound ? 'met' : 'not met'} |`,
+    );
+  const main = m.snapshot ?? m.before;
   if (gpu) {
     const longer = Math.max(...rows.filter((r) => r.key.startsWith('smi')).map((r) => m[r.key].wall));
     target.wall = m.node.wall + longer + 20;
-    say('packaged one-shot wall <= `node -e 0` + the longer nvidia-smi call + 20 ms', m.snapshot.wall, target.wall);
-    say('packaged one-shot CPU <= 2.5 x the bash script\'s', m.snapshot.cpu, 2.5 * m.bash.cpu, `node -e 0 alone: ${ms(m.node.cpu)} ms CPU`);
-    say('`--source nvml` one-shot, GPM window (100 ms) apart, wall <= the nvidia-smi one-shot\'s', m.nvml.wall - 100, m.snapshot.wall);
-    say('the same at --gpm-window 10ms, its window apart', m.nvmlShort.wall - 10, m.snapshot.wall);
+    for (const [key, what] of [
+      ['before', 'no snapshot (code cache)'],
+      ['snapshot', 'from its snapshot'],
+    ]) {
+      if (!m[key]) continue;
+      say(`packaged one-shot, ${what}: wall <= \`node -e 0\` + the longer nvidia-smi call + 20 ms`, m[key].wall, target.wall);
+      say(
+        `packaged one-shot, ${what}: CPU <= 2.5 x the bash script's`,
+        m[key].cpu,
+        2.5 * m.bash.cpu,
+        `\`node -e 0\` alone ${ms(m.node.cpu)} ms CPU`,
+      );
+    }
+    say(
+      "`--source nvml` one-shot (code cache), its GPM window (100 ms) apart: wall <= the nvidia-smi one-shot's",
+      m.nvmlBefore.wall - 100,
+      m.before.wall,
+    );
+    if (m.nvml) say('the same from the snapshot', m.nvml.wall - 100, main.wall);
+    if (m.nvmlShort) say('the same from the snapshot at --gpm-window 10ms, its window apart', m.nvmlShort.wall - 10, main.wall);
   } else {
-    say('`collect --dry-run --source demo` wall <= `node -e 0` + 20 ms', m.snapshot.wall, m.node.wall + 20);
+    for (const [key, what] of [
+      ['before', 'no snapshot (code cache)'],
+      ['snapshot', 'from its snapshot'],
+    ])
+      if (m[key])
+        say(
+          `\`collect --dry-run --source demo\`, ${what}: wall <= \`node -e 0\` + 20 ms`,
+          m[key].wall,
+          m.node.wall + 20,
+          m.empty ? `a start from an empty snapshot ${ms(m.empty.wall)} ms` : undefined,
+        );
   }
-  if (values.json) writeFileSync(values.json, JSON.stringify({ rows: rows.map((r, i) => ({ ...r, env: undefined, ...results[i] })), medians: m }, null, 1));
+  if (values.json)
+    writeFileSync(
+      values.json,
+      JSON.stringify({ rows: rows.map((r, i) => ({ ...r, env: undefined, ...results[i] })), medians: m }, null, 1),
+    );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

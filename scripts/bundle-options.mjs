@@ -51,4 +51,3 @@ export const bundleOptions = (version) => ({
   banner: { js: "var __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
-

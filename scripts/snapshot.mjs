@@ -95,10 +95,14 @@ export async function buildSnapshot(node, out) {
     } catch {
       // No unshare, or no user namespaces for this user: the same snapshot, its bytes not reproducible.
       reproducible = false;
-      execFileSync(join(work, 'node'), ['--predictable', '--no-warnings', '--snapshot-blob', 'gpu-textfile.blob', '--build-snapshot', 'snapshot.js'], {
-        cwd: work,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
+      execFileSync(
+        join(work, 'node'),
+        ['--predictable', '--no-warnings', '--snapshot-blob', 'gpu-textfile.blob', '--build-snapshot', 'snapshot.js'],
+        {
+          cwd: work,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      );
     }
     copyFileSync(join(work, 'gpu-textfile.blob'), out);
     return { reproducible };

@@ -66,7 +66,9 @@ describe('the startup snapshot', () => {
     expect(demo.stdout).toMatch(/^nvidia_gpu_up\{source="demo",gpu="1",/m);
     // One start, from the snapshot, with the launcher's path first (where the program finds dist/).
     const starts = (await readFile(join(top, 'node/starts'), 'utf8')).trim().split('\n');
-    expect(starts).toEqual([`--snapshot-blob ${top}/bin/../dist/gpu-textfile.blob ${top}/bin/../dist/gpu-textfile.js collect --dry-run --source demo`]);
+    expect(starts).toEqual([
+      `--snapshot-blob ${top}/bin/../dist/gpu-textfile.blob ${top}/bin/../dist/gpu-textfile.js collect --dry-run --source demo`,
+    ]);
   }, 120_000);
 
   it('built by another Node.js is refused in one line, and the program starts as usual', async () => {
@@ -77,13 +79,18 @@ describe('the startup snapshot', () => {
       const started = await run(top, args);
       expect({ args, exit: started.exitCode }).toEqual({ args, exit: 0 });
       expect(started.stderr).toMatch(
-        new RegExp(`^Failed to load the startup snapshot because it was built with ?Node\\.js version ${tested[tested.length - 1]!.replace(/\./g, '\\.')} and the current Node\\.js version is v${packaged.replace(/\./g, '\\.')}\\.$`),
+        new RegExp(
+          `^Failed to load the startup snapshot because it was built with ?Node\\.js version ${tested[tested.length - 1]!.replace(/\./g, '\\.')} and the current Node\\.js version is v${packaged.replace(/\./g, '\\.')}\\.$`,
+        ),
       );
     }
     expect((await run(top, ['--version'])).stdout).toBe(VERSION);
     // Each start tried the snapshot, then started without it.
     const starts = (await readFile(join(top, 'node/starts'), 'utf8')).trim().split('\n');
-    expect(starts.slice(0, 2)).toEqual([`--snapshot-blob ${top}/bin/../dist/gpu-textfile.blob ${top}/bin/../dist/gpu-textfile.js --version`, `${top}/bin/../dist/gpu-textfile.js --version`]);
+    expect(starts.slice(0, 2)).toEqual([
+      `--snapshot-blob ${top}/bin/../dist/gpu-textfile.blob ${top}/bin/../dist/gpu-textfile.js --version`,
+      `${top}/bin/../dist/gpu-textfile.js --version`,
+    ]);
   }, 300_000);
 
   it('without one, bin/gpu-textfile starts as the npm route does', async () => {
