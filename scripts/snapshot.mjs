@@ -34,8 +34,9 @@ const FILES = 'globalThis.__gpuTextfileFiles';
  * from wherever the tree was unpacked or linked from (/usr/bin/gpu-textfile), from the startup snapshot
  * where there is one. Node.js refuses a snapshot another build of it made (one line on stderr, exit
  * status 14, before any of our code runs), and the program then starts as usual: so the shell waits
- * for that node instead of exec'ing it. Only then: the exit status, or 128 + a signal's number, is
- * passed on, and systemd stops the whole control group.
+ * for that node instead of exec'ing it (the exit status, or 128 + a signal's number, is passed on;
+ * systemd stops the whole control group). Exit status 14 is Node's alone for every command but run,
+ * which passes its job's on: run starts without the snapshot.
  */
 export const LAUNCHER = `#!/bin/sh
 # gpu-textfile with its own Node.js (node/ beside bin/): no Node.js needed on the host.
@@ -44,8 +45,9 @@ node="$here/../node/bin/node"
 script="$here/../dist/gpu-textfile.js"
 blob="$here/../dist/gpu-textfile.blob"
 # Started from the startup snapshot (docs/development.md, "Startup snapshot"), where this CPU's package has one;
-# one this Node.js refuses (exit 14: another runtime built it) means a normal start instead.
-if [ -f "$blob" ]; then
+# one this Node.js refuses (exit 14: another runtime built it) means a normal start instead. Not for run,
+# whose exit status is its job's (14 too, and the job must not run twice), and whose start is nothing beside a job.
+if [ -f "$blob" ] && [ "\${1:-}" != run ]; then
   "$node" --snapshot-blob "$blob" "$script" "$@"
   status=$?
   [ "$status" -eq 14 ] || exit "$status"

@@ -71,6 +71,27 @@ describe('the startup snapshot', () => {
     ]);
   }, 120_000);
 
+  it("is not used by run, whose exit status is its job's: a job that exits 14 runs once", async () => {
+    const top = await programTree(runtime, blob);
+    const job = await run(top, [
+      'run',
+      '--source',
+      'demo',
+      '--interval',
+      '200ms',
+      '--',
+      'sh',
+      '-c',
+      `echo ran >> '${top}/job-runs'; exit 14`,
+    ]);
+    expect({ exit: job.exitCode, runs: await readFile(join(top, 'job-runs'), 'utf8') }).toEqual({ exit: 14, runs: 'ran\n' });
+    const starts = (await readFile(join(top, 'node/starts'), 'utf8')).trim().split('\n');
+    expect(starts[0]).toBe(
+      `${top}/bin/../dist/gpu-textfile.js run --source demo --interval 200ms -- sh -c echo ran >> '${top}/job-runs'; exit 14`,
+    );
+    expect(starts.every((start) => !start.includes('--snapshot-blob'))).toBe(true);
+  }, 120_000);
+
   it('built by another Node.js is refused in one line, and the program starts as usual', async () => {
     const foreign = join(dir, 'other.blob');
     await buildSnapshot(other, foreign);
