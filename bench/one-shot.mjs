@@ -224,7 +224,7 @@ try {
           `\`collect --dry-run --source demo\`, ${what}: wall <= \`node -e 0\` + 20 ms`,
           m[key].wall,
           m.node.wall + 20,
-          m.empty ? `a start from an empty snapshot ${ms(m.empty.wall)} ms` : undefined,
+          key === 'snapshot' && m.empty ? `a start from an empty snapshot ${ms(m.empty.wall)} ms` : undefined,
         );
   }
   if (values.json)
