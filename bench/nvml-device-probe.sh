@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/nvml-device.sh's lean fallback for a GPU host that gets only the main checkout: the nvidia-smi
+# The lean NVML recorder (once the fallback of bench/nvml-device.sh, retired in issue 41) for a GPU host that gets only the main checkout: the nvidia-smi
 # source from that checkout's dist/ (unchanged by the NVML work), the NVML source from nvml-probe.mjs
 # (bench/nvml-probe.ts bundled) beside this script, koffi from node_modules. Results in $OUT/nvml/.
 set -u

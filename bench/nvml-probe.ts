@@ -1,5 +1,5 @@
 // The NVML source's pipeline without the CLI around it, for GPU hosts that can be sent only a small
-// file (bench/nvml-device.sh's fallback): NVML read -> collection -> exposition, as collect builds it.
+// file (bench/nvml-device-probe.sh bundles it): NVML read -> collection -> exposition, as collect builds it.
 //   node nvml-probe.js oneshot KOFFI_DIR [GPM_WINDOW_MS] [no-gpm]   prints the exposition
 //   node nvml-probe.js daemon KOFFI_DIR SECONDS [no-gpm]            samples every 250 ms; prints CPU per sample (all threads)
 //   node nvml-probe.js calls KOFFI_DIR RUNS                          each NVML call's cost (bench/nvml-calls-table.mjs)

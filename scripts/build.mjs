@@ -5,65 +5,18 @@
 //   included but evaluated on first use.
 // - one file for every other command, yargs and the failure-path doctor, required when they run.
 import { build } from 'esbuild';
+import { bundleOptions, SEPARATE, separateFiles, YARGS } from './bundle-options.mjs';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolve } from 'node:path';
-
-/** Modules imported dynamically that stay out of cli.js: source path -> output name. */
-const SEPARATE = {
-  'src/commands/archive.ts': 'archive',
-  'src/commands/doctor.ts': 'doctor',
-  'src/commands/report.ts': 'report',
-  'src/commands/export.ts': 'export',
-  'src/commands/pulse.ts': 'pulse',
-  'src/commands/install.ts': 'install',
-  'src/doctor/quick.ts': 'doctor-quick',
-  // NVML through koffi: loaded by collect --source nvml only.
-  'src/sources/nvml/source.ts': 'nvml',
-};
-/** yargs, whose only export is its default: see the footer below. */
-const YARGS = 'node_modules/yargs/index.mjs';
-const outputOf = new Map([...Object.entries(SEPARATE), [YARGS, 'yargs']].map(([source, name]) => [resolve(source), `./${name}.js`]));
-
-/** A dynamic import of a separate module becomes a require() of its own file. */
-const separateFiles = {
-  name: 'separate-files',
-  setup(bundle) {
-    bundle.onResolve({ filter: /.*/ }, async (args) => {
-      if (args.kind !== 'dynamic-import' || args.pluginData?.resolving) return undefined;
-      const resolved = await bundle.resolve(args.path, {
-        kind: args.kind,
-        resolveDir: args.resolveDir,
-        importer: args.importer,
-        pluginData: { resolving: true },
-      });
-      const output = outputOf.get(resolved.path);
-      return output ? { path: output, external: true } : undefined;
-    });
-  },
-};
 
 const { version, engines } = JSON.parse(readFileSync('package.json', 'utf8'));
 // src/launch/runtime-check.ts compares the running Node.js with this range, number by number.
 if (!/^>=\d+(\.\d+){0,2}$/.test(engines.node)) throw new Error(`engines.node ${engines.node}: only ">=X.Y.Z" is checked at run time`);
 
-const common = {
-  outdir: 'dist',
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  // import() becomes require(): the launcher runs cli.js as a script, which has no module loader for it.
-  supported: { 'dynamic-import': false },
-  // yargs finds its files from import.meta.url, which CommonJS lacks; and package.json from the
-  // working directory: the version is set here instead, so --version answers from anywhere.
-  define: { 'import.meta.url': '__importMetaUrl', PACKAGE_VERSION: JSON.stringify(version) },
-  banner: { js: "var __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-  logLevel: 'warning',
-};
+const common = bundleOptions(version);
 
 rmSync('dist', { recursive: true, force: true });
 await build({

@@ -1,14 +1,8 @@
 // `npm run package`: gpu-textfile with its own Node.js, for hosts whose distribution ships a Node.js it
-// cannot use (Ubuntu 22.04: 12, Ubuntu 24.04 and Debian 12: 18). For linux-x64 and linux-arm64, into
-// package/ (not in git):
-// - gpu-textfile-VERSION-linux-ARCH.tar.gz: bin/gpu-textfile, the runtime in node/, dist/, systemd/, docs/;
-// - gpu-textfile_VERSION_ARCH.deb (dpkg-deb) and gpu-textfile-VERSION-1.ARCH.rpm (rpmbuild).
+// cannot use (Ubuntu 22.04: 12, Ubuntu 24.04 and Debian 12: 18). Its options are in USAGE below
+// (`npm run package -- --help`); docs/development.md, "Packages", says what each artefact holds.
 // The runtime is the npm registry's node-linux-ARCH package, pinned in package.json's runtimes.package:
 // the same bytes nodejs.org ships, fetched (or taken from npm's cache, offline) like any other package.
-// Options: --arch x64|arm64 (repeatable; default both), --format tar|deb|rpm (repeatable; default all),
-// --version V (the packages' version; default package.json's: a test builds an upgrade with it),
-// --out DIR (default package), --fast (gzip instead of xz: for the tests), --extra-setting NAME=VALUE
-// (a line added to /etc/default/gpu-textfile: a test builds an upgrade whose defaults changed).
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -28,19 +22,50 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { configUnits, debControl, debScripts, generator, rpmSpec } from './package-meta.mjs';
+import { buildSnapshot, LAUNCHER } from './snapshot.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-const { values } = parseArgs({
-  options: {
-    arch: { type: 'string', multiple: true, default: ['x64', 'arm64'] },
-    format: { type: 'string', multiple: true, default: ['tar', 'deb', 'rpm'] },
-    version: { type: 'string', default: pkg.version },
-    out: { type: 'string', default: join(ROOT, 'package') },
-    fast: { type: 'boolean', default: false },
-    'extra-setting': { type: 'string', multiple: true, default: [] },
-  },
-});
+const USAGE = `usage: npm run package [-- OPTIONS]   (or: node scripts/package.mjs [OPTIONS], after npm run build)
+Builds gpu-textfile with its own Node.js ${pkg.runtimes.package} into package/: for each CPU, a tarball
+(gpu-textfile-VERSION-linux-ARCH.tar.gz), a .deb and an .rpm. Takes minutes; each step is said as it starts.
+  --arch x64|arm64          a CPU to build for; repeat for both (default: x64 and arm64)
+  --format tar|deb|rpm      an artefact to build; repeat for several (default: all three)
+  --version V               the packages' version (default: package.json's, ${pkg.version})
+  --out DIR                 where the artefacts go (default: package/)
+  --fast                    gzip instead of xz for the .deb and .rpm: quicker, larger (the tests use it)
+  --extra-setting NAME=VALUE  a line added to /etc/default/gpu-textfile (a test builds an upgrade with it)
+  --snapshot                also ship a V8 startup snapshot that bin/gpu-textfile starts from (slower than
+                            the code cache on Node.js 24: docs/development.md, "Startup snapshot")
+  -h, --help                this text
+Needs the registry (or npm's cache) for the runtime, dpkg-deb, rpmbuild and binutils' strip for each CPU
+(scripts/setup-test-host.sh installs them). A startup snapshot is built by running the packaged Node.js,
+so only for this machine's CPU (${process.arch}); a package for another CPU starts without one.`;
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      help: { type: 'boolean', short: 'h', default: false },
+      snapshot: { type: 'boolean', default: false },
+      arch: { type: 'string', multiple: true, default: ['x64', 'arm64'] },
+      format: { type: 'string', multiple: true, default: ['tar', 'deb', 'rpm'] },
+      version: { type: 'string', default: pkg.version },
+      out: { type: 'string', default: join(ROOT, 'package') },
+      fast: { type: 'boolean', default: false },
+      'extra-setting': { type: 'string', multiple: true, default: [] },
+    },
+  });
+} catch (error) {
+  console.error(`package: ${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+const { values } = parsed;
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+/** A step said as it starts, so that minutes of xz or rpmbuild are not silence. */
+const step = (text) => console.log(`package: ${text}`);
 const VERSION = values.version;
 const NODE = pkg.runtimes.package;
 const OUT = resolve(values.out);
@@ -98,16 +123,42 @@ function runtime(arch) {
   return dir;
 }
 
-/** The program's tree: what /usr/lib/gpu-textfile holds, and the tarball's top directory. */
-function program(arch, into) {
-  mkdirSync(join(into, 'node/bin'), { recursive: true });
+/** The runtime's binary for `arch`, stripped, and its startup snapshot when this machine can run it: built once per CPU. */
+const runtimeBuilds = new Map();
+async function builtRuntime(arch) {
+  if (runtimeBuilds.has(arch)) return runtimeBuilds.get(arch);
+  const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-runtime-'));
+  step(`${arch}: Node.js ${NODE} (the registry's node-linux-${arch}), stripped`);
   const node = runtime(arch);
-  cpSync(join(node, 'bin/node'), join(into, 'node/bin/node'));
+  const binary = join(work, 'node');
+  cpSync(join(node, 'bin/node'), binary);
   // The registry's binary carries its symbol table (17 MiB of 121): stripped, as Debian policy asks of
   // a binary package, and as Debian's own nodejs is.
-  run(STRIP[arch], ['--strip-unneeded', join(into, 'node/bin/node')]);
-  cpSync(join(node, 'LICENSE'), join(into, 'node/LICENSE'));
+  run(STRIP[arch], ['--strip-unneeded', binary]);
+  let blob;
+  // Only when asked: measured on an H200 host, a start from it was 22 ms slower than from the code
+  // cache the units use (docs/development.md, "Startup snapshot").
+  if (values.snapshot && arch !== process.arch)
+    step(`${arch}: no startup snapshot (only the Node.js that runs one can build it; this machine is ${process.arch})`);
+  else if (values.snapshot) {
+    step(`${arch}: startup snapshot (node --build-snapshot, a few seconds)`);
+    blob = join(work, 'gpu-textfile.blob');
+    const { reproducible } = await buildSnapshot(binary, blob);
+    if (!reproducible) step(`${arch}: built without namespaces (no unshare): the snapshot's bytes differ from build to build`);
+  }
+  const built = { dir: node, binary, blob, work };
+  runtimeBuilds.set(arch, built);
+  return built;
+}
+
+/** The program's tree: what /usr/lib/gpu-textfile holds, and the tarball's top directory. */
+async function program(arch, into) {
+  const built = await builtRuntime(arch);
+  mkdirSync(join(into, 'node/bin'), { recursive: true });
+  cpSync(built.binary, join(into, 'node/bin/node'));
+  cpSync(join(built.dir, 'LICENSE'), join(into, 'node/LICENSE'));
   cpSync(join(ROOT, 'dist'), join(into, 'dist'), { recursive: true });
+  if (built.blob) cpSync(built.blob, join(into, 'dist/gpu-textfile.blob'));
   // bin/gpu-textfile runs it with the Node.js beside it: its `#!/usr/bin/env node` would find another,
   // or none. The line becomes a comment (line numbers in stack traces stay), the file not executable.
   const launcher = join(into, 'dist/gpu-textfile.js');
@@ -120,12 +171,7 @@ function program(arch, into) {
   chmodSync(join(into, `dist/koffi/linux_${arch}/koffi.node`), 0o644);
   for (const part of ['systemd', 'docs']) cpSync(join(ROOT, part), join(into, part), { recursive: true });
   mkdirSync(join(into, 'bin'));
-  // A shell script, not a link to node: `gpu-textfile` runs the bundle with the Node.js beside it, from
-  // wherever the tree was unpacked or linked from (/usr/bin/gpu-textfile).
-  writeFileSync(
-    join(into, 'bin/gpu-textfile'),
-    '#!/bin/sh\n# gpu-textfile with its own Node.js (node/ beside bin/): no Node.js needed on the host.\nhere=$(dirname "$(readlink -f "$0")")\nexec "$here/../node/bin/node" "$here/../dist/gpu-textfile.js" "$@"\n',
-  );
+  writeFileSync(join(into, 'bin/gpu-textfile'), LAUNCHER);
   chmodSync(join(into, 'bin/gpu-textfile'), 0o755);
 }
 
@@ -156,7 +202,7 @@ async function rendered(textfileDir) {
 
 /** The file tree a system package installs, under `root`. */
 async function systemTree(arch, root, textfileDir) {
-  program(arch, join(root, LIB.slice(1)));
+  await program(arch, join(root, LIB.slice(1)));
   mkdirSync(join(root, 'usr/bin'), { recursive: true });
   symlinkSync('../lib/gpu-textfile/bin/gpu-textfile', join(root, 'usr/bin/gpu-textfile'));
   const { units, environment } = await rendered(textfileDir);
@@ -180,11 +226,11 @@ async function systemTree(arch, root, textfileDir) {
   );
 }
 
-function tarball(arch) {
+async function tarball(arch) {
   const name = `gpu-textfile-${VERSION}-linux-${arch}`;
   const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-tar-'));
   try {
-    program(arch, join(work, name));
+    await program(arch, join(work, name));
     for (const file of ['README.md', 'LICENSE']) cpSync(join(ROOT, file), join(work, name, file));
     const file = join(OUT, `${name}.tar.gz`);
     run('tar', ['-czf', file, '--owner=0', '--group=0', '--numeric-owner', '-C', work, name]);
@@ -276,13 +322,29 @@ async function rpm(arch) {
 }
 
 // dist/ as `npm run build` made it: `npm run package` builds first.
-if (!existsSync(join(ROOT, 'dist/gpu-textfile.js'))) throw new Error('no dist/: run npm run build first (npm run package does)');
-mkdirSync(OUT, { recursive: true });
+if (!existsSync(join(ROOT, 'dist/gpu-textfile.js'))) {
+  console.error('package: no dist/: run npm run build first (npm run package does)');
+  process.exit(2);
+}
 const makers = { tar: tarball, deb, rpm };
-for (const arch of values.arch) {
-  if (!DEB_ARCH[arch]) throw new Error(`--arch ${arch}: x64 or arm64`);
-  for (const format of values.format) {
-    if (!makers[format]) throw new Error(`--format ${format}: tar, deb or rpm`);
-    console.log(await makers[format](arch));
+for (const [option, list, known] of [
+  ['--arch', values.arch, Object.keys(DEB_ARCH)],
+  ['--format', values.format, Object.keys(makers)],
+])
+  for (const item of list)
+    if (!known.includes(item)) {
+      console.error(`package: ${option} ${item}: one of ${known.join(', ')}\n${USAGE}`);
+      process.exit(2);
+    }
+mkdirSync(OUT, { recursive: true });
+const NAMES = { tar: 'tarball', deb: '.deb', rpm: '.rpm' };
+try {
+  for (const arch of values.arch) {
+    for (const format of values.format) {
+      step(`${arch}: ${NAMES[format]}${format === 'tar' || values.fast ? '' : ' (xz: a minute or more)'}`);
+      console.log(await makers[format](arch));
+    }
   }
+} finally {
+  for (const { work } of runtimeBuilds.values()) rmSync(work, { recursive: true, force: true });
 }

@@ -24,6 +24,8 @@ const SRC = join(ROOT, 'src');
  * collect, for doctor's quick diagnosis) call them, and they may use what lies below.
  */
 const LAYERS: readonly (readonly string[])[] = [
+  // The packaged program's startup snapshot: its entry point holds the whole CLI (scripts/snapshot.mjs).
+  ['launch/snapshot'],
   ['cli'],
   ['commands'],
   // `run -- CMD`: drives the daemon mode's loop (collect) for one job, and reads pulse and the sources below it.

