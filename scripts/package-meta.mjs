@@ -27,6 +27,11 @@ const quoted = (units) => units.map((unit) => `'${unit}'`).join(' ');
 
 /** The program's default for the name the scripts read from /etc/default/gpu-textfile. */
 const DEFAULT_FILE_NAME = 'nvidia_gpu.prom';
+/**
+ * The --compat names (src/compat/compat-file.ts's COMPAT_NAMES; test/packaging/package-meta.test.ts
+ * holds the two equal): each writes <name>_<compat>.prom, which a remove must take away too.
+ */
+export const COMPAT_FILE_SUFFIXES = ['dcgm', 'dcgm-4.8.3', 'dcgm-4.9', 'dcgm-4.10', 'nvidia_gpu_exporter'];
 
 /**
  * sh that prints one setting of /etc/default/gpu-textfile as systemd's EnvironmentFile= reads a plain
@@ -58,7 +63,7 @@ const removeProms = (defaultDir) => `${SETTING}
 	case "$name" in */*|.*) name=${DEFAULT_FILE_NAME} ;; ?*.prom) ;; *) name=${DEFAULT_FILE_NAME} ;; esac
 	for dir in "$(setting GPU_TEXTFILE_TEXTFILE_DIR ${defaultDir})" ${defaultDir}; do
 		case "$dir" in /*) ;; *) continue ;; esac
-		for file in "$name" "\${name%.prom}_dcgm.prom" "\${name%.prom}_nvidia_gpu_exporter.prom"; do
+		for file in "$name"${COMPAT_FILE_SUFFIXES.map((suffix) => ` "\${name%.prom}_${suffix}.prom"`).join('')}; do
 			rm -f "$dir/$file" || true
 		done
 	done`;
