@@ -22,6 +22,7 @@ const STEPS = [
   { name: 'report-history', run: ['bench/report-history.mjs'], when: 'long' },
   { name: 'export', run: ['bench/export.mjs', '/tmp/gpu-textfile-bench-export', '8', '1', '7', '30'], when: 'long' },
   { name: 'report-store', run: ['bench/report-store.mjs'], when: 'long' },
+  { name: 'report-store-client', run: ['bench/report-store-client.mjs'], when: 'long' },
 ];
 
 const { values, positionals } = parseArgs({
