@@ -4,11 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, cliEnv, ROOT, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 
 // `--source demo` end to end: the built CLI, no nvidia-smi anywhere on PATH, the real promtool and node_exporter.
 const NO_SMI = { PATH: '/usr/bin:/bin' };
+/** A time at which the demo's replayed series are busy and its processes hold memory. */
+const BUSY_MOMENT = 1_764_440_520_000;
 
 const seriesValue = (text: string, name: string, gpu: string) =>
   checkExposition(text).samples.find((s) => s.name === name && s.labels.gpu === gpu)?.value;
@@ -28,9 +30,11 @@ describe('collect --source demo', () => {
     const dir = await tempDir();
     const exporter = await startNodeExporter(join(dir, 'textfile'));
     onTestFinished(() => exporter.stop());
+    // At a moment of the demo's busy phase: its processes end while its replayed series is idle (the
+    // demo never shows a process holding more than its GPU has in use), so the time is fixed.
     const result = await runCli(
       ['collect', '--source', 'demo', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state')],
-      NO_SMI,
+      { ...NO_SMI, NODE_OPTIONS: `--import=${join(ROOT, 'test/support/fake-clock.mjs')}`, FAKE_CLOCK_START_MS: String(BUSY_MOMENT) },
     );
     expect({ exit: result.exitCode, err: result.stderr }).toEqual({ exit: 0, err: '' });
     const scraped = checkExposition(await exporter.scrape()).samples;
