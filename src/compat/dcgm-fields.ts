@@ -1,8 +1,10 @@
 // dcgm-exporter's fields we fill, and its generations (--compat dcgm, dcgm-4.8.3, dcgm-4.9, dcgm-4.10):
 // which names, units and labels each writes. The legacy names, types and HELP texts are dcgm-exporter's
 // etc/default-counters.csv at 4.5.3-4.8.2 (and dcp-metrics-included.csv for SM_ACTIVE/SM_OCCUPANCY);
-// 4.9.0 renamed them to DCGM 4.7's, eleven in base units, and 4.10.0 the PCIe rates. Where each name
-// comes from: test/fixtures/compat/ and docs/compat.md.
+// 4.9.0 renamed them to DCGM 4.7's, eleven in base units, and 4.10.0 the PCIe rates. dcgm-exporter's
+// 4.9.0/4.10.0 files were not reachable: each new name was checked against DCGM 4.6's headers, and six
+// (the three utilization and three framebuffer ratio/byte names) are in none of them, nor is the 4.10.0
+// PCIe spelling. Row by row: test/fixtures/compat/dcgm-exporter-4.9-4.10-names.csv and docs/compat.md.
 
 /** One dcgm-exporter field we can fill: from which of our fields (by query), and the factor from our base unit to its unit. */
 export interface DcgmField {
@@ -92,6 +94,8 @@ export const DCGM_FIELDS: readonly DcgmField[] = [
     help: 'GPU utilization (in %).',
     query: 'utilization.gpu',
     scale: 100,
+    // DCGM 4.6 has this name for field 203 itself (integer %); 0-1 follows 4.9.0's notes and DCGM 4.7 as
+    // surveyed (a new field 1613, a double). Not checked against dcgm-exporter 4.9.0's output.
     dcgm47: v47('DCGM_FI_DEV_GPU_UTIL_RATIO', 'GPU utilization (0-1).'),
   },
   {
@@ -100,6 +104,8 @@ export const DCGM_FIELDS: readonly DcgmField[] = [
     help: 'Memory utilization (in %).',
     query: 'utilization.memory',
     scale: 100,
+    // This and the next five 4.9.0 names are in no DCGM header reachable (4.6.1's stop at field 1612):
+    // from a survey of DCGM 4.7's reference only, unverified.
     dcgm47: v47('DCGM_FI_DEV_MEMORY_UTIL_RATIO', 'Memory utilization (0-1).'),
   },
   {
@@ -216,6 +222,7 @@ export const DCGM_FIELDS: readonly DcgmField[] = [
     help: 'The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second.',
     query: 'nvml.pcie.throughput.transmit',
     scale: 1,
+    // 4.10.0's spelling from its release notes only (in no DCGM header reachable): unverified.
     dcgm410: 'DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND',
   },
   {

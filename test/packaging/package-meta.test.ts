@@ -11,7 +11,9 @@ describe('the remove scripts', () => {
   });
 
   it("remove each --compat generation's file", () => {
-    const postrm = Object.values(debScripts(['gpu-textfile.timer'], ['gpu-textfile.service'], '/var/lib/prometheus/node-exporter')).join('\n');
+    const postrm = Object.values(debScripts(['gpu-textfile.timer'], ['gpu-textfile.service'], '/var/lib/prometheus/node-exporter')).join(
+      '\n',
+    );
     for (const name of COMPAT_NAMES) expect(postrm).toContain(`"\${name%.prom}_${name}.prom"`);
   });
 });
