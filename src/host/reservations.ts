@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseCgroup } from './cgroup.js';
 import { listDirsIfAny, processFile, readHeadIfAny, readTextIfAny, unreadable, type Host } from './host.js';
 import { jobOf, type JobKind } from './job.js';
-import { parsePasswd, parseStatusUid } from './processes.js';
+import { parsePasswd, parseStatusUid } from './owners.js';
 import {
   containerGpus,
   parseDevicesList,

@@ -248,6 +248,12 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
       "the processes of --query-compute-apps grouped by job: slurm_job, else pod_uid, else container_id (12 characters), else systemd_unit from /proc/PID/cgroup, else the command (job_kind process); user of the job's largest process; the 8 with the most memory per GPU (docs/jobs.md)",
     ),
     row(FIXED_FAMILIES.jobs, 'the processes of --query-compute-apps grouped by job (docs/jobs.md)'),
+    row(
+      FIXED_FAMILIES.reservationInfo,
+      "every Slurm job, pod and container cgroup under /sys/fs/cgroup, running on a GPU or not: SLURM_JOB_GPUS and SLURM_STEP_GPUS (device minors), UUIDs in CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES from a few of its processes' /proc/PID/environ; cgroup v1's devices.list; the 8 first by kind and id per GPU (docs/jobs.md)",
+    ),
+    row(FIXED_FAMILIES.reservations, 'the job cgroups whose reservation names the GPU (docs/jobs.md)'),
+    row(FIXED_FAMILIES.reservationUnknown, "job cgroups none of whose processes' environ could be read whole (docs/jobs.md)"),
     ...[FIXED_FAMILIES.migMemoryUsed, FIXED_FAMILIES.migMemoryTotal, FIXED_FAMILIES.migMemoryFree].map((family) =>
       row(family, 'NVML only, MIG enabled: nvmlDeviceGetMemoryInfo_v2 on each MIG device handle; mig_profile from its name'),
     ),

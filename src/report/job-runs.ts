@@ -1,8 +1,55 @@
 import { FINDING_THRESHOLDS } from './findings.js';
-import type { JobHour, SeriesCounter } from './jobs.js';
+import type { JobKind } from '../host/job.js';
 
 // How a job's idle runs on one GPU join across hours and files (src/report/jobs.ts): the pieces
 // of its account that one pass over every row would have made in one go.
+
+/** One job on one GPU of one host and task, within one hour. Plain data: it goes to JSON as it is. */
+export interface JobHour {
+  host: string;
+  task: string;
+  gpu: string;
+  uuid: string;
+  kind: JobKind | 'none';
+  id: string;
+  user: string;
+  first: number;
+  last: number;
+  samples: number;
+  utilSum: number;
+  utilN: number;
+  /** The job's own SM utilisation (its processes', NVML only), summed over the samples that had it. */
+  smSum: number;
+  smN: number;
+  /** The job's share of the board's power, summed (W) over the samples with a power reading. */
+  powerShareSum: number;
+  powerN: number;
+  /** Of those, the samples whose share came from per-process SM utilisation (the rest: split by time). */
+  smSplit: number;
+  memMax?: number;
+  /** Samples under the idle utilization while the job held the GPU. */
+  idle: number;
+  /** Idle samples in a row: from the hour's first sample of the job (while `leadOpen`), at the end, the longest. */
+  lead: number;
+  leadOpen: boolean;
+  tail: number;
+  best: number;
+  /** The GPU's row counter at the job's last sample here, to tell a run broken by an absence. */
+  lastSeq: number;
+  /**
+   * The time of the GPU's row before the job's first sample in this hour, where this account saw
+   * one: the job's previous sample (another hour's `last`) if it held the GPU throughout. null after
+   * a gap in collection; absent where this account saw no row before (another file: joined by time).
+   */
+  after?: number | null;
+}
+
+/** A GPU series' row counter: rows seen, the last row's time, the spacing before it. */
+export interface SeriesCounter {
+  n: number;
+  time: number;
+  step: number;
+}
 
 /** The larger of two, either unknown. */
 export const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));

@@ -6,7 +6,7 @@ import type { RowJobs } from '../csvlog/jobs-cell.js';
 import { HOUR, periodStart } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
 import { printable } from './printable.js';
-import { chain, firstAfter, maxOf, mergeHour } from './job-runs.js';
+import { chain, firstAfter, maxOf, mergeHour, type JobHour, type SeriesCounter } from './job-runs.js';
 import type { RowReserved } from '../csvlog/jobs-cell.js';
 
 // Per-job accounting over the CSV trail's `jobs` column (docs/jobs.md). The state is per local hour
@@ -16,53 +16,6 @@ import type { RowReserved } from '../csvlog/jobs-cell.js';
 
 /** A job, or `none`: rows whose processes were read and nothing was on the GPU. */
 export type AccountKind = JobKind | 'none';
-
-/** One job on one GPU of one host and task, within one hour. Plain data: it goes to JSON as it is. */
-export interface JobHour {
-  host: string;
-  task: string;
-  gpu: string;
-  uuid: string;
-  kind: AccountKind;
-  id: string;
-  user: string;
-  first: number;
-  last: number;
-  samples: number;
-  utilSum: number;
-  utilN: number;
-  /** The job's own SM utilisation (its processes', NVML only), summed over the samples that had it. */
-  smSum: number;
-  smN: number;
-  /** The job's share of the board's power, summed (W) over the samples with a power reading. */
-  powerShareSum: number;
-  powerN: number;
-  /** Of those, the samples whose share came from per-process SM utilisation (the rest: split by time). */
-  smSplit: number;
-  memMax?: number;
-  /** Samples under the idle utilization while the job held the GPU. */
-  idle: number;
-  /** Idle samples in a row: from the hour's first sample of the job (while `leadOpen`), at the end, the longest. */
-  lead: number;
-  leadOpen: boolean;
-  tail: number;
-  best: number;
-  /** The GPU's row counter at the job's last sample here, to tell a run broken by an absence. */
-  lastSeq: number;
-  /**
-   * The time of the GPU's row before the job's first sample in this hour, where this account saw
-   * one: the job's previous sample (another hour's `last`) if it held the GPU throughout. null after
-   * a gap in collection; absent where this account saw no row before (another file: joined by time).
-   */
-  after?: number | null;
-}
-
-/** A GPU series' row counter: rows seen, the last row's time, the spacing before it. */
-export interface SeriesCounter {
-  n: number;
-  time: number;
-  step: number;
-}
 
 /** What toJSON gives and fromJSON takes. */
 export interface JobAccountJson {

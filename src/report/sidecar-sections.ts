@@ -4,7 +4,8 @@ import type { Sections } from '../csvlog/sidecar.js';
 import { segmentFromJson, segmentOf, segmentToJson, type HoursSegment } from './segment.js';
 import type { HistoryRow } from '../csvlog/read.js';
 import { FINDING_THRESHOLDS } from './findings.js';
-import { JobAccount, type JobHour } from './jobs.js';
+import { JobAccount } from './jobs.js';
+import type { JobHour } from './job-runs.js';
 
 /**
  * The sections the report keeps in an archive's sidecar, and the one loop over the archive's rows

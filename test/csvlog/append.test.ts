@@ -140,8 +140,9 @@ describe('the jobs column', () => {
   const sample = (gpu: string, uuid: string) => ({ gpu, uuid, readings: new Map<string, Reading>([['utilization.gpu', number('5')]]) });
   const base = { fields: [], down: [], health: { durationSeconds: 0 } } as const;
 
-  it('is last, and names each GPU’s jobs; "-" where the processes were read and none was on it', () => {
-    expect(CSV_HEADER.at(-1)).toBe('jobs');
+  it('is last but `reserved`, and names each GPU’s jobs; "-" where the processes were read and none was on it', () => {
+    // `reserved` came after it, last in turn (test/csvlog/jobs-cell.test.ts).
+    expect(CSV_HEADER.slice(-2)).toEqual(['jobs', 'reserved']);
     const collection: Collection = {
       ...base,
       samples: [sample('0', 'GPU-a'), sample('1', 'GPU-b')],
