@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { closeSync, constants, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCgroup } from './cgroup.js';
 import { listDirsIfAny, processFile, readHeadIfAny, readTextIfAny, unreadable, type Host } from './host.js';
@@ -206,4 +206,21 @@ function gpuMinors(host: Host): Record<string, number> {
     if (info) minors[info.uuid] = info.minor;
   }
   return minors;
+}
+
+/**
+ * Whether this process may read another process's environ (`pid`, by default 1: root's, with every
+ * capability, so only a reader with CAP_SYS_PTRACE may): `absent` where there is no such file (a test
+ * tree, a pid namespace of its own), `denied` where the kernel refuses (no CAP_SYS_PTRACE,
+ * `ProtectProc=invisible`, hidepid). Opened, never read: doctor's question is the permission.
+ */
+export function environAccess(host: Host, pid = 1): 'readable' | 'denied' | 'absent' {
+  try {
+    closeSync(openSync(processFile(host, pid, 'environ'), constants.O_RDONLY | constants.O_NONBLOCK));
+    return 'readable';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') return 'denied';
+    return unreadable(error) ?? 'absent';
+  }
 }
