@@ -126,11 +126,12 @@ export function listIfAny(dir: string): string[] {
  * The first `maxBytes` of a host file (a /proc environ: NUL-separated, not text), and whether it
  * went on past them; undefined when it cannot be read, or is not a regular file.
  */
-export function readHeadIfAny(path: string, maxBytes: number): { bytes: Buffer; cut: boolean } | undefined {
+export function readHeadIfAny(path: string, maxBytes: number, into?: Buffer): { bytes: Buffer; cut: boolean } | undefined {
   const opened = openIfSync(path, (stats) => stats.isFile());
   if (!opened) return undefined;
   try {
-    const buffer = Buffer.allocUnsafe(maxBytes + 1);
+    // A caller reading many (a job's environs) passes one buffer for all: the bytes are theirs until the next read.
+    const buffer = into && into.length >= maxBytes + 1 ? into.subarray(0, maxBytes + 1) : Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
     for (let n: number; length < buffer.length && (n = readSync(opened.fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
     return { bytes: buffer.subarray(0, Math.min(length, maxBytes)), cut: length > maxBytes };

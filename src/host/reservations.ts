@@ -41,6 +41,15 @@ const V1_HIERARCHIES = ['devices', 'freezer'];
 
 const JOB_KINDS: readonly JobKind[] = ['slurm', 'pod', 'container'];
 
+/**
+ * The directories a job's cgroup can lie below, by name (the slices and folders of cgroup.ts's
+ * table): the walk enters no other. A busy host's hundred units in system.slice are listed, not
+ * entered, and a user's delegated subtree (user.slice/…/user@UID.service), where any name can be made
+ * and none is a job, is never walked.
+ */
+const MAY_HOLD_JOBS =
+  /^(?:system\.slice|machine\.slice|kubepods(?:-(?:besteffort|burstable))?(?:\.slice)?|besteffort|burstable|slurm[^/]*|uid_\d{1,10}|(?:[\w.-]+_)?slurmstepd\.scope|docker)$/;
+
 /** What was read of one job, kept while its cgroup directory is the same one (same inode). */
 interface Remembered {
   ino: number;
@@ -75,7 +84,7 @@ export function readReservations(host: Host, memory = new ReservationMemory()): 
   const found = new Map<string, JobDir>();
   for (const hierarchy of roots) for (const job of jobDirs(hierarchy)) mergeJob(found, job, hierarchy);
   const users = parsePasswd(readTextIfAny(host.etcPasswd) ?? '');
-  const budget = { environs: RESERVATION_BOUNDS.processesPerCollection, read: 0 };
+  const budget = { environs: RESERVATION_BOUNDS.processesPerCollection, read: 0, buffer: Buffer.allocUnsafe(RESERVATION_BOUNDS.environBytes + 1) };
   const jobs: ReservedJob[] = [];
   let unknown = 0;
   const next = new Map<string, Remembered>();
@@ -113,7 +122,7 @@ function* jobDirs(hierarchy: string): Generator<{ kind: JobKind; id: string; rel
         // The same table as a process's cgroup: a directory is a job's where a process in it would be that job's.
         const job = jobOf({ uuid: '', name: '', user: '', attribution: parseCgroup(`0::${path}`) });
         if (job && JOB_KINDS.includes(job.kind)) yield { ...job, rel: path };
-        else below.push(path);
+        else if (MAY_HOLD_JOBS.test(name)) below.push(path);
       }
     }
     level = below;
@@ -165,7 +174,7 @@ function readJob(
   job: JobDir,
   devicesRoot: string | undefined,
   users: Map<string, string>,
-  budget: { environs: number; read: number },
+  budget: { environs: number; read: number; buffer: Buffer },
 ): ReservedJob | 'empty' | 'unknown' {
   const pids = pidsOf(job.dirs[0]!, RESERVATION_BOUNDS.processesPerJob);
   if (pids.length === 0) return 'empty';
@@ -179,7 +188,7 @@ function readJob(
     if (gpus !== undefined && user !== undefined) break;
     if (budget.environs <= 0) break;
     budget.environs--;
-    const environ = readHeadIfAny(processFile(host, pid, 'environ'), RESERVATION_BOUNDS.environBytes);
+    const environ = readHeadIfAny(processFile(host, pid, 'environ'), RESERVATION_BOUNDS.environBytes, budget.buffer);
     if (environ === undefined) continue;
     budget.read++;
     const vars = parseEnviron(environ.bytes);
