@@ -84,6 +84,28 @@ describe('the deployment, booted under systemd', () => {
     expect(sampleValue(text, `node_textfile_mtime_seconds{file="${TEXTFILE}"}`)).toBeGreaterThanOrEqual(Math.floor(last.start));
   });
 
+  it('reads the jobs\' reserved GPUs as the hardened unit runs: a job of a process without capabilities is named, another user\'s is unknown', async () => {
+    // Two Slurm-shaped jobs (cgroup v2, the container's own delegated tree), each a `sleep` given GPU 0
+    // as Slurm gives it: job 4343 runs as root stripped of every capability, job 4242 as nobody. The
+    // unit (root, CapabilityBoundingSet= empty) may open the first's environ (same uid, no capability
+    // it lacks) and not the second's (another uid: CAP_SYS_PTRACE): unknown, never "not reserved".
+    const scope = '/sys/fs/cgroup/system.slice/slurmstepd.scope';
+    const start = (job: number, user: string) =>
+      box().sh(
+        `mkdir -p ${scope}/job_${job}/step_batch/user/task_0 && ` +
+          `(setsid setpriv ${user} --inh-caps=-all --bounding-set=-all env SLURM_JOB_ID=${job} SLURM_JOB_GPUS=0 CUDA_VISIBLE_DEVICES=0 sleep 600 </dev/null >/dev/null 2>&1 & ` +
+          `echo $! > ${scope}/job_${job}/step_batch/user/task_0/cgroup.procs)`,
+      );
+    await start(4343, '');
+    await start(4242, '--reuid=65534 --regid=65534 --clear-groups');
+    const since = now();
+    await nextRun(since, 'a run of the collector after the jobs started');
+    const text = await scrape(box());
+    expect(sampleValue(text, 'nvidia_gpu_reservation_info{gpu="0",job_id="4343",job_kind="slurm",user="root",uuid="GPU-00000000-0000-0000-0000-000000000000"}')).toBe(1);
+    expect(sampleValue(text, 'nvidia_gpu_reservation_unknown_jobs')).toBe(1);
+    expect(text).not.toContain('job_id="4242"');
+  }, 180_000);
+
   it('the archive timer is on, and its service rotates the CSV trail', async () => {
     expect(await box().sh('systemctl is-active gpu-textfile-archive.timer')).toBe('active');
     const before = now();
