@@ -129,7 +129,13 @@ export function parseReservedCell(cell: string | undefined): RowReserved | undef
     const [kind, rawId, rawUser] = parts as [JobKind, string, string];
     const id = decode(rawId ?? '');
     const user = decode(rawUser ?? '');
-    const named = parts.length === 3 && KINDS.includes(kind) && id && user !== undefined && id.length <= MAX_JOB_ID_CHARS && user.length <= MAX_USER_CHARS;
+    const named =
+      parts.length === 3 &&
+      KINDS.includes(kind) &&
+      id &&
+      user !== undefined &&
+      id.length <= MAX_JOB_ID_CHARS &&
+      user.length <= MAX_USER_CHARS;
     if (!named || out.jobs.length >= MAX_JOBS_PER_GPU) out.dropped++;
     else out.jobs.push({ kind, id, user });
   }

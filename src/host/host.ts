@@ -133,7 +133,8 @@ export function readHeadIfAny(path: string, maxBytes: number, into?: Buffer): { 
     // A caller reading many (a job's environs) passes one buffer for all: the bytes are theirs until the next read.
     const buffer = into && into.length >= maxBytes + 1 ? into.subarray(0, maxBytes + 1) : Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
-    for (let n: number; length < buffer.length && (n = readSync(opened.fd, buffer, length, buffer.length - length, null)) > 0; ) length += n;
+    for (let n: number; length < buffer.length && (n = readSync(opened.fd, buffer, length, buffer.length - length, null)) > 0; )
+      length += n;
     return { bytes: buffer.subarray(0, Math.min(length, maxBytes)), cut: length > maxBytes };
   } catch (error) {
     return unreadable(error);
@@ -148,7 +149,8 @@ export function listDirsIfAny(dir: string, max = LIST_CAP): string[] {
   try {
     const handle = opendirSync(dir);
     try {
-      for (let entry = handle.readSync(); entry && names.length < max; entry = handle.readSync()) if (entry.isDirectory()) names.push(entry.name);
+      for (let entry = handle.readSync(); entry && names.length < max; entry = handle.readSync())
+        if (entry.isDirectory()) names.push(entry.name);
     } finally {
       handle.closeSync();
     }

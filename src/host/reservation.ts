@@ -19,15 +19,16 @@ import { cut, MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type JobKind }
 //   devices of major 195, minors 0-253 (254 is nvidia-modeset, 255 nvidiactl).
 
 /** One GPU named by a job: by device minor (Slurm), nvidia-smi index, GPU UUID, MIG UUID, or every GPU. */
-export type GpuRef =
-  | { minor: number }
-  | { index: number }
-  | { uuid: string }
-  | { mig: string }
-  | { all: true };
+export type GpuRef = { minor: number } | { index: number } | { uuid: string } | { mig: string } | { all: true };
 
 /** The variables read from a process's environment; nothing else of it is kept. */
-export const GPU_VARIABLES = ['SLURM_JOB_GPUS', 'SLURM_STEP_GPUS', 'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'NVIDIA_VISIBLE_DEVICES'] as const;
+export const GPU_VARIABLES = [
+  'SLURM_JOB_GPUS',
+  'SLURM_STEP_GPUS',
+  'CUDA_VISIBLE_DEVICES',
+  'GPU_DEVICE_ORDINAL',
+  'NVIDIA_VISIBLE_DEVICES',
+] as const;
 export type GpuVariable = (typeof GPU_VARIABLES)[number];
 
 /** A value longer than this is no list of a host's GPUs (a UUID is 40 characters; 64 GPUs with commas fit). */
@@ -44,7 +45,11 @@ export function parseEnviron(environ: Buffer): Partial<Record<GpuVariable, strin
     if (end < 0) end = environ.length;
     // Only names we look for are decoded: the rest of a hostile environment is never a string.
     for (const name of GPU_VARIABLES) {
-      if (end - start <= name.length || environ[start + name.length] !== 0x3d || environ.toString('latin1', start, start + name.length) !== name)
+      if (
+        end - start <= name.length ||
+        environ[start + name.length] !== 0x3d ||
+        environ.toString('latin1', start, start + name.length) !== name
+      )
         continue;
       if (end - start - name.length - 1 <= MAX_VALUE_CHARS) found[name] = environ.toString('utf8', start + name.length + 1, end);
     }

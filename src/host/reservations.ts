@@ -84,7 +84,11 @@ export function readReservations(host: Host, memory = new ReservationMemory()): 
   const found = new Map<string, JobDir>();
   for (const hierarchy of roots) for (const job of jobDirs(hierarchy)) mergeJob(found, job, hierarchy);
   const users = parsePasswd(readTextIfAny(host.etcPasswd) ?? '');
-  const budget = { environs: RESERVATION_BOUNDS.processesPerCollection, read: 0, buffer: Buffer.allocUnsafe(RESERVATION_BOUNDS.environBytes + 1) };
+  const budget = {
+    environs: RESERVATION_BOUNDS.processesPerCollection,
+    read: 0,
+    buffer: Buffer.allocUnsafe(RESERVATION_BOUNDS.environBytes + 1),
+  };
   const jobs: ReservedJob[] = [];
   let unknown = 0;
   const next = new Map<string, Remembered>();
@@ -185,20 +189,24 @@ function readJob(
   let user: string | undefined;
   let readWhole = false;
   for (const pid of pids) {
-    if (gpus !== undefined && user !== undefined) break;
+    // devices.list said, and the user is known: no environ is needed.
+    if (devices !== undefined && gpus !== undefined && user !== undefined) break;
     if (budget.environs <= 0) break;
     budget.environs--;
+    // The user is the owner of the process that carried the job's variables (slurmstepd is root's),
+    // else of the first one: status is world-readable where environ may not be (devices.list says).
+    const owner = () => {
+      const uid = parseStatusUid(readTextIfAny(processFile(host, pid, 'status')) ?? '');
+      return uid === undefined ? undefined : (users.get(uid) ?? uid);
+    };
+    if (user === undefined) user = owner();
     const environ = readHeadIfAny(processFile(host, pid, 'environ'), RESERVATION_BOUNDS.environBytes, budget.buffer);
     if (environ === undefined) continue;
     budget.read++;
     const vars = parseEnviron(environ.bytes);
     const refs = job.kind === 'slurm' ? slurmGpus(vars) : containerGpus(vars);
     if (!environ.cut) readWhole = true;
-    // The user is the one of the process that carried the job's variables (slurmstepd is root's).
-    if (refs !== undefined || user === undefined) {
-      const uid = parseStatusUid(readTextIfAny(processFile(host, pid, 'status')) ?? '');
-      if (uid !== undefined) user = users.get(uid) ?? uid;
-    }
+    if (refs !== undefined) user = owner() ?? user;
     if (refs !== undefined && gpus === undefined) gpus = refs;
     if (refs !== undefined) break;
   }

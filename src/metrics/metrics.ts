@@ -98,7 +98,8 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
     ),
   );
   if (collection.processes) families.push(...processFamilies(collection.processes.apps, samples, gpuLabels));
-  if (collection.processes?.reservations) families.push(...reservationFamilies(collection.processes.reservations, samples, gpuLabels, constantWith));
+  if (collection.processes?.reservations)
+    families.push(...reservationFamilies(collection.processes.reservations, samples, gpuLabels, constantWith));
   families.push(...migFamilies(samples, gpuLabels));
   if (collection.xid) families.push(xidFamily(collection.xid.series, constantWith));
   families.push(...healthFamilies(collection, constant, constantWith));

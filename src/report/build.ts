@@ -183,7 +183,11 @@ export function reportOf(
     summaryByGpu: summaryByGpu(aggregator),
     summaryByHost: summaryByHost(aggregator),
     jobs: reserved ? withReservations(jobAccount.rows(intervalOf), reserved, intervalOf) : jobAccount.rows(intervalOf),
-    findings: [...findings(aggregator), ...jobAccount.heldIdle(intervalOf), ...(reserved?.heldIdle(intervalOf, accounts.reservedIdleMinMs) ?? [])],
+    findings: [
+      ...findings(aggregator),
+      ...jobAccount.heldIdle(intervalOf),
+      ...(reserved?.heldIdle(intervalOf, accounts.reservedIdleMinMs) ?? []),
+    ],
     aggregator,
     jobAccount,
     ...sources,

@@ -10,7 +10,8 @@ import type { IntervalOf, JobAccount, JobRow } from './jobs.js';
  * reserved its GPUs, and that reserved none, says so (none, 0); elsewhere they are absent (not known).
  */
 export function withReservations(held: readonly JobRow[], reserved: JobAccount, intervalOf: IntervalOf): JobRow[] {
-  const key = (r: Pick<JobRow, 'host' | 'task_id' | 'job_kind' | 'job_id'>) => `${r.host}\u0000${r.task_id}\u0000${r.job_kind}\u0000${r.job_id}`;
+  const key = (r: Pick<JobRow, 'host' | 'task_id' | 'job_kind' | 'job_id'>) =>
+    `${r.host}\u0000${r.task_id}\u0000${r.job_kind}\u0000${r.job_id}`;
   const byJob = new Map(reserved.rows(intervalOf).map((r) => [key(r), r]));
   const known = reserved.tasksSeen();
   const out = held.map((row): JobRow => {
@@ -41,6 +42,9 @@ export function withReservations(held: readonly JobRow[], reserved: JobAccount, 
     });
   return out.sort(
     (a, b) =>
-      a.host.localeCompare(b.host) || a.task_id.localeCompare(b.task_id) || a.first_seen.localeCompare(b.first_seen) || a.job_id.localeCompare(b.job_id),
+      a.host.localeCompare(b.host) ||
+      a.task_id.localeCompare(b.task_id) ||
+      a.first_seen.localeCompare(b.first_seen) ||
+      a.job_id.localeCompare(b.job_id),
   );
 }

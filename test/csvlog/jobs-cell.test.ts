@@ -90,7 +90,9 @@ describe('the reserved cell', () => {
   it('writes kind:id:user entries, +N not named, ?N unknown; "-" for read and none; "" for not read', () => {
     expect(reservedCell(undefined)).toBe('');
     expect(reservedCell({ jobs: [], dropped: 0, unknown: 0 })).toBe('-');
-    expect(reservedCell({ jobs, dropped: 2, unknown: 1 })).toBe('slurm:4242:alice pod:7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6:a%20b%3Ac +2 ?1');
+    expect(reservedCell({ jobs, dropped: 2, unknown: 1 })).toBe(
+      'slurm:4242:alice pod:7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6:a%20b%3Ac +2 ?1',
+    );
     // Only unknown: the GPU is not said to be free.
     expect(reservedCell({ jobs: [], dropped: 0, unknown: 3 })).toBe('?3');
   });
@@ -103,6 +105,10 @@ describe('the reserved cell', () => {
     ])
       expect(parseReservedCell(reservedCell(found))).toEqual(found);
     expect(parseReservedCell('')).toBeUndefined();
-    expect(parseReservedCell('slurm:1:a gpu:x:y mig:1:2:3 slurm:%zz:a')).toEqual({ jobs: [{ kind: 'slurm', id: '1', user: 'a' }], dropped: 3, unknown: 0 });
+    expect(parseReservedCell('slurm:1:a gpu:x:y mig:1:2:3 slurm:%zz:a')).toEqual({
+      jobs: [{ kind: 'slurm', id: '1', user: 'a' }],
+      dropped: 3,
+      unknown: 0,
+    });
   });
 });

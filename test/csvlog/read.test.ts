@@ -497,10 +497,7 @@ describe('the jobs column, read back', () => {
   it('a file before the column reads as before (jobs not known); a file with it by name, quoted cells too', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'old.csv'), `${OLD_HEADER}\n${row(0)}\n${row(1)}\n`);
-    await writeFile(
-      join(dir, 'new.csv'),
-      `${JOBS_HEADER}\n${row(2)},-\n${row(3)},"process:a,b:u::"\n${row(4)},slurm:7:alice:10:\n`,
-    );
+    await writeFile(join(dir, 'new.csv'), `${JOBS_HEADER}\n${row(2)},-\n${row(3)},"process:a,b:u::"\n${row(4)},slurm:7:alice:10:\n`);
     await writeFile(join(dir, 'job.csv'), `${OLD_HEADER},step,marks\n${row(5)},7,loss=0.3\n`);
     const odd: OddRows = { count: 0, examples: [] };
     const rows: HistoryRow[] = [];

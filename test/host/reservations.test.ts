@@ -9,7 +9,11 @@ import { tempDir } from '../support/helpers.js';
 // Host trees as Slurm, Docker and the kubelet lay them out (cgroup names: src/host/cgroup.ts's
 // sources; variables: src/host/reservation.ts's), built per test under a temporary root.
 
-const UUID = ['GPU-11111111-1111-1111-1111-111111111111', 'GPU-22222222-2222-2222-2222-222222222222', 'GPU-33333333-3333-3333-3333-333333333333'];
+const UUID = [
+  'GPU-11111111-1111-1111-1111-111111111111',
+  'GPU-22222222-2222-2222-2222-222222222222',
+  'GPU-33333333-3333-3333-3333-333333333333',
+];
 const MIG = 'MIG-44444444-4444-4444-4444-444444444444';
 const GPUS: GpuIdentity[] = [
   { gpu: '0', uuid: UUID[0]! },
@@ -35,7 +39,13 @@ async function put(path: string, content: string | Buffer): Promise<void> {
 
 /** A process: its environ (NAME=value, NUL-separated) and its owner. */
 async function proc(pid: number, env: Record<string, string> | Buffer, uid = 1000): Promise<void> {
-  const bytes = Buffer.isBuffer(env) ? env : Buffer.from(`${Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join('')}`);
+  const bytes = Buffer.isBuffer(env)
+    ? env
+    : Buffer.from(
+        `${Object.entries(env)
+          .map(([k, v]) => `${k}=${v}\0`)
+          .join('')}`,
+      );
   await put(`proc/${pid}/environ`, bytes);
   await put(`proc/${pid}/status`, `Name:\tx\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\n`);
 }
@@ -75,7 +85,7 @@ describe('Slurm under cgroup v2', () => {
     expect(onGpus().byGpu).toEqual([[], ['slurm 102 alice'], []]);
   });
 
-  it('a job id is the cgroup\'s, never the environment\'s; a Slurm-like cgroup a user made is no job', async () => {
+  it("a job id is the cgroup's, never the environment's; a Slurm-like cgroup a user made is no job", async () => {
     await v2();
     await procs(`${V2_SLURM}/job_103/step_batch/user/task_0`, 801);
     await proc(801, { SLURM_JOB_ID: '999', SLURM_JOB_GPUS: '0' }, 1001);
@@ -131,7 +141,10 @@ describe('hostile environs and processes that go', () => {
   it('huge: a variable past the bytes read is not seen, and the job is unknown, not "reserved nothing"', async () => {
     await v2();
     await procs(`${V2_SLURM}/job_300/step_batch/user/task_0`, 1401);
-    await proc(1401, Buffer.concat([Buffer.from(`BIG=${'x'.repeat(RESERVATION_BOUNDS.environBytes)}\0`), Buffer.from('SLURM_JOB_GPUS=0\0')]));
+    await proc(
+      1401,
+      Buffer.concat([Buffer.from(`BIG=${'x'.repeat(RESERVATION_BOUNDS.environBytes)}\0`), Buffer.from('SLURM_JOB_GPUS=0\0')]),
+    );
     const { byGpu, read } = onGpus();
     expect(byGpu).toEqual([[], [], []]);
     expect(read.unknown).toBe(1);

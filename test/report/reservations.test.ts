@@ -27,7 +27,12 @@ function trail(): string {
   let csv = csvLine(CSV_HEADER);
   for (let i = 0; i < lines.length; i += 2) {
     const [gpu, id, util, used, power] = lines[i + 1]!.split(', ');
-    const values: Record<string, string> = { utilization_percent: util!, memory_used_mib: used!, memory_total_mib: '143771', power_draw_w: power! };
+    const values: Record<string, string> = {
+      utilization_percent: util!,
+      memory_used_mib: used!,
+      memory_total_mib: '143771',
+      power_draw_w: power!,
+    };
     csv += csvLine([
       localIsoTime(new Date(lines[i]!)),
       'h200',

@@ -30,7 +30,10 @@ describe('environ', () => {
       await rm(join(root, 'proc/4343/environ'));
       await mkdir(join(root, 'proc/4343/environ'));
       const check = environ(await read());
-      expect([check.status, check.summary]).toEqual(['warn', 'the reserved GPUs of 1 of 1 job(s) cannot be read: their environ does not open here']);
+      expect([check.status, check.summary]).toEqual([
+        'warn',
+        'the reserved GPUs of 1 of 1 job(s) cannot be read: their environ does not open here',
+      ]);
       expect(check.fix[0]).toContain('CapabilityBoundingSet=CAP_SYS_PTRACE');
     } finally {
       await rm(root, { recursive: true, force: true });
