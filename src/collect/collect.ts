@@ -46,7 +46,9 @@ export async function queryProcesses(
   const apps = describeProcesses(kept, options.host, options.memory);
   // Read with the processes, at their cadence: a job's reservation is part of who holds the GPU.
   if (!options.reservations) return { processes: { apps, dropped, skipped: read.skipped } };
-  const { environsRead: _, ...reservations } = readReservations(options.host, options.reservations);
+  const found = readReservations(options.host, options.reservations);
+  if (!found) return { processes: { apps, dropped, skipped: read.skipped } };
+  const { environsRead: _, ...reservations } = found;
   return { processes: { apps, dropped, skipped: read.skipped, reservations } };
 }
 

@@ -264,7 +264,7 @@ export async function readHostFacts(host: Host, signal: AbortSignal): Promise<Ga
     stuckNvidiaSmi: readStuckNvidiaSmi(host),
     environ: Promise.resolve().then(() => {
       const read = readReservations(host);
-      return { jobs: read.jobs.length + read.unknown, unknown: read.unknown, pid1: environAccess(host) };
+      return { jobs: read ? read.jobs.length + read.unknown : 0, unknown: read?.unknown ?? 0, pid1: environAccess(host) };
     }),
   };
   const facts: Record<string, unknown> = {};

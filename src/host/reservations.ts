@@ -74,13 +74,16 @@ interface JobDir {
 }
 
 /**
- * The reservations of the host now. `memory` (the daemon's, or a one-shot's own) keeps what was read
+ * The reservations of the host now; undefined where no cgroup tree can be read. `memory` (the daemon's, or a one-shot's own) keeps what was read
  * of each job while its cgroup lives. `environsRead` counts the environs read this time (the bench).
  */
-export function readReservations(host: Host, memory = new ReservationMemory()): Reservations & { environsRead: number } {
+export function readReservations(host: Host, memory = new ReservationMemory()): (Reservations & { environsRead: number }) | undefined {
   const root = join(host.sys, 'fs/cgroup');
   const unified = readTextIfAny(join(root, 'cgroup.controllers')) !== undefined;
-  const roots = unified ? [root] : V1_HIERARCHIES.map((name) => join(root, name));
+  const roots = unified ? [root] : V1_HIERARCHIES.map((name) => join(root, name)).filter((dir) => inodeOf(dir) !== undefined);
+  // No cgroup tree here (a container without the host's /sys, a test tree): reservations are not
+  // known, which is not "none reserved".
+  if (roots.length === 0) return undefined;
   const found = new Map<string, JobDir>();
   for (const hierarchy of roots) for (const job of jobDirs(hierarchy)) mergeJob(found, job, hierarchy);
   const users = parsePasswd(readTextIfAny(host.etcPasswd) ?? '');

@@ -54,7 +54,7 @@ const v2 = () => put('sys/fs/cgroup/cgroup.controllers', 'cpu memory pids\n');
 const procs = (dir: string, ...pids: number[]) => put(`${dir}/cgroup.procs`, pids.map((p) => `${p}\n`).join(''));
 /** Per GPU, the jobs that reserved it, as `kind id user`. */
 const onGpus = (memory?: ReservationMemory) => {
-  const read = readReservations(hostAt(root), memory);
+  const read = readReservations(hostAt(root), memory) ?? expect.fail('the cgroup tree was not read');
   return { read, byGpu: GPUS.map((gpu) => reservedOnGpu(read, gpu).jobs.map((j) => `${j.kind} ${j.id} ${j.user}`)) };
 };
 
@@ -205,6 +205,13 @@ describe('the daemon reads a job once while its cgroup lives', () => {
     expect(onGpus(memory).read.unknown).toBe(1);
     await proc(1801, { SLURM_JOB_GPUS: '2' });
     expect(onGpus(memory).byGpu[2]).toEqual(['slurm 401 alice']);
+  });
+});
+
+describe('no cgroup tree', () => {
+  it('is not known, not "none reserved": a host root without /sys/fs/cgroup', async () => {
+    await procs(`${V2_SLURM}/job_100/step_batch/user/task_0`, 501).then(() => rm(join(root, 'sys'), { recursive: true }));
+    expect(readReservations(hostAt(root))).toBeUndefined();
   });
 });
 

@@ -22,7 +22,7 @@ const host = hostAt(join(RECORDED, 'host'));
 function trail(): string {
   const [uuid, pid, name, mib] = readFileSync(join(RECORDED, 'compute-apps.csv'), 'utf8').trim().split(', ');
   const apps = describeProcesses([{ uuid: uuid!, pid: Number(pid), name: name!, memoryBytes: Number(mib) * 1048576 }], host);
-  const reservations = readReservations(host);
+  const reservations = readReservations(host) ?? expect.fail('the recorded cgroup tree was not read');
   const lines = readFileSync(join(RECORDED, 'gpu-samples.txt'), 'utf8').trim().split('\n');
   let csv = csvLine(CSV_HEADER);
   for (let i = 0; i < lines.length; i += 2) {
@@ -63,7 +63,7 @@ async function report(csv: string, reservedIdleMinMs?: number): Promise<Report> 
 
 describe('the H200 recording: a GPU reserved by a job that runs nothing on it', () => {
   it('the reader names GPU 0 reserved by both jobs, by the minor the driver gives it', () => {
-    const read = readReservations(host);
+    const read = readReservations(host) ?? expect.fail('the recorded cgroup tree was not read');
     expect(read.unknown).toBe(0);
     expect(read.minors).toEqual({ 'GPU-f66492b7-212a-5b4a-3f3e-880b9b43bb81': 0 });
     expect(reservedOnGpu(read, { gpu: '0', uuid: 'GPU-f66492b7-212a-5b4a-3f3e-880b9b43bb81' }).jobs).toEqual([
