@@ -17,6 +17,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const STEPS = [
   { name: 'one-shot', run: ['bench/one-shot.mjs'], when: 'always' },
   { name: 'sample', run: ['bench/run.mjs', '--no-report'], when: 'always' },
+  { name: 'reservations', run: ['bench/reservations.mjs'], when: 'always' },
   { name: 'nvml', run: ['bench/nvml.mjs'], when: 'gpu' },
   { name: 'nvml-calls', run: ['bench/nvml-calls.mjs'], when: 'gpu' },
   { name: 'report-history', run: ['bench/report-history.mjs'], when: 'long' },

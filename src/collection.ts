@@ -1,5 +1,6 @@
 import type { FieldSpec } from './fields/field-spec.js';
 import type { Attribution } from './host/cgroup.js';
+import type { Reservations } from './host/reservation.js';
 import type { XidSeries } from './xid/count.js';
 
 // The data model every stage speaks: what a source read (samples per GPU, processes, or a failure)
@@ -150,7 +151,11 @@ export interface Collection {
   samples: readonly GpuSample[];
   /** GPUs known to exist that gave no sample this time. */
   down: readonly { gpu: string; uuid: string; reason: FailureReason }[];
-  processes?: { apps: readonly ProcessSample[]; dropped: number; skipped: number };
+  /**
+   * The processes, and (read with them, where asked) which GPUs each job on the host reserved,
+   * whether or not it runs anything on them (src/host/reservations.ts).
+   */
+  processes?: { apps: readonly ProcessSample[]; dropped: number; skipped: number; reservations?: Reservations };
   /**
    * Xid errors counted from the kernel log, and whether it could be read this time; absent when not
    * looked at (the demo source). Kept on a failed collection too: they come from the kernel, not the

@@ -2,6 +2,7 @@ import { textReading, toCollection, failedCollection, type Collection, type GpuS
 import type { FieldSpec } from '../fields/field-spec.js';
 import type { Host } from '../host/host.js';
 import { largestProcesses, describeProcesses, type ProcessMemory } from '../host/processes.js';
+import { readReservations, type ReservationMemory } from '../host/reservations.js';
 import type { GpuRead, SourceReads } from '../sources/source.js';
 import { rememberStuck, stillStuck, stuckMessage } from './stuck.js';
 import type { CollectorState } from './state.js';
@@ -23,6 +24,8 @@ export interface CollectInput {
   now: () => number;
   /** The kernel log's Xid counter; none with the demo source. */
   xid?: XidWatch;
+  /** Where what was read of each job's reserved GPUs is kept; none with the demo source (its GPUs are not this host's). */
+  reservations?: ReservationMemory;
 }
 
 export interface CollectOutput {
@@ -35,12 +38,18 @@ export interface CollectOutput {
 /** One read of the processes -> processes with their owners and what they run for, or why they are left out. */
 export async function queryProcesses(
   reads: SourceReads,
-  options: { maxProcesses?: number; host: Host; memory?: ProcessMemory },
+  options: { maxProcesses?: number; host: Host; memory?: ProcessMemory; reservations?: ReservationMemory },
 ): Promise<{ processes?: Collection['processes']; warning?: string }> {
   const read = await reads.processes();
   if (read.kind !== 'ok') return { warning: `processes left out: ${read.failure.message}` };
   const { kept, dropped } = largestProcesses(read.apps, options.maxProcesses);
-  return { processes: { apps: describeProcesses(kept, options.host, options.memory), dropped, skipped: read.skipped } };
+  const apps = describeProcesses(kept, options.host, options.memory);
+  // Read with the processes, at their cadence: a job's reservation is part of who holds the GPU.
+  if (!options.reservations) return { processes: { apps, dropped, skipped: read.skipped } };
+  const found = readReservations(options.host, options.reservations);
+  if (!found) return { processes: { apps, dropped, skipped: read.skipped } };
+  const { environsRead: _, ...reservations } = found;
+  return { processes: { apps, dropped, skipped: read.skipped, reservations } };
 }
 
 /** A sample as the state and the Xid counts know a GPU: enough to find it by its PCI address. */

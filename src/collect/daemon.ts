@@ -5,6 +5,7 @@ import { openSource } from '../sources/sources.js';
 import { readState, writeState } from './state.js';
 import type { XidEvents, XidPoll } from '../xid/watch.js';
 import { ProcessMemory } from '../host/processes.js';
+import { ReservationMemory } from '../host/reservations.js';
 import { keptXid, knownGpu, queryProcesses } from './collect.js';
 import { withCollectLock } from './lock.js';
 import { collectOnce, publishTargetOf, stateToKeep, xidWatchFor } from './one-shot.js';
@@ -71,6 +72,8 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
   let lastLook: { at: number; poll: XidPoll } | undefined;
   const withXid = keptXid();
   const processMemory = new ProcessMemory();
+  // Each job's reserved GPUs, read once while its cgroup lives; none for the demo's GPUs, not this host's.
+  const reservations = plan.source === 'demo' ? undefined : new ReservationMemory();
   const saveState = async (next: typeof state) => {
     const keep = plan.dryRun ? undefined : stateToKeep(plan.source, saved, next);
     if (!keep) return;
@@ -85,14 +88,14 @@ async function publishEvery(plan: CollectPlan & { intervalMs: number }, { say, o
       startupGraceMs: plan.timeoutMs,
       processesIntervalMs: plan.processes ? plan.processesIntervalMs : undefined,
       oneShot: async (current, previous) => {
-        const result = await collectOnce(plan, current, previous, source, xid);
+        const result = await collectOnce(plan, current, previous, source, xid, reservations);
         // The streamed samples' nvidia_gpu_info carries it too; a new driver breaks the stream, and
         // the next one-shot learns its version.
         if (result.collection.samples.length > 0) cudaVersion = result.collection.cudaVersion;
         return result;
       },
       // A pid gone from /proc that NVML still lists keeps the job it was seen with (src/host/processes.ts).
-      queryProcesses: () => queryProcesses(source.reads(), { ...plan, memory: processMemory }),
+      queryProcesses: () => queryProcesses(source.reads(), { ...plan, memory: processMemory, reservations }),
       stream: (fields, names) => {
         reader = source.stream(fields, names, plan.intervalMs);
         return reader;

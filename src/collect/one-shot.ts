@@ -7,6 +7,7 @@ import type { Source } from '../sources/source.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState, type CollectorState } from './state.js';
 import { watchXids, type XidWatch } from '../xid/watch.js';
+import { ReservationMemory } from '../host/reservations.js';
 import { collect, type CollectOutput } from './collect.js';
 import { withCollectLock } from './lock.js';
 import { publishTargetFrom, targetPlanOf } from './publish-target.js';
@@ -48,6 +49,7 @@ export async function collectOnce(
   previousSuccessSeconds: number | undefined,
   source?: Source,
   xid?: XidWatch,
+  reservations?: ReservationMemory,
 ): Promise<CollectOutput> {
   const output = await collect({
     reads: (source ?? (await openSource(plan.source, plan))).reads(),
@@ -59,6 +61,7 @@ export async function collectOnce(
     host: plan.host,
     now: Date.now,
     xid,
+    reservations: plan.source === 'demo' ? undefined : (reservations ?? new ReservationMemory()),
   });
   if (!output.collection.health.failure) return output;
   const { withDiagnosis } = await import('../doctor/quick.js');

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Collection, GpuSample } from '../collection.js';
 import { CSV_FIELDS, CSV_HEADER, csvLine, IDENTITY_COLUMNS, localIsoTime } from './columns.js';
 import { jobsOnGpu } from '../host/job.js';
-import { jobsCell } from './jobs-cell.js';
+import { jobsCell, reservedCell } from './jobs-cell.js';
+import { reservedOnGpu } from '../host/reservation.js';
 import { isLockError, withFileLock } from '../locks/file-lock.js';
 import { describeFileError, isFileError, openNoFollow, pinDir, showPinned, writeAll, type PinnedDir } from '../files/safe-fs.js';
 import { FILE_STEPS, type FileSteps } from '../files/file-steps.js';
@@ -31,7 +32,7 @@ const shownOrEmpty = (sample: GpuSample, query: string): string => {
 };
 
 // The field columns and the jobs column, empty: a failed or lost GPU's row says nothing of either.
-const emptyValues = (): string[] => [...CSV_FIELDS.map(() => ''), ''];
+const emptyValues = (): string[] => [...CSV_FIELDS.map(() => ''), '', ''];
 
 /**
  * A collection -> CSV lines: one per GPU. Values stay in nvidia-smi's units; a missing value is an
@@ -65,6 +66,7 @@ function csvRowCells(collection: Collection, context: RowContext, knownGpus: rea
       ...head(sample.gpu, sample.uuid, shownOrEmpty(sample, 'name'), 'ok'),
       ...CSV_FIELDS.map((field) => shownOrEmpty(sample, field.query)),
       jobsCell(collection.processes && jobsOnGpu(collection.processes.apps, sample.uuid)),
+      reservedCell(collection.processes?.reservations && reservedOnGpu(collection.processes.reservations, sample)),
       ...extra,
     ]),
     ...collection.down.map((gpu) => [...head(gpu.gpu, gpu.uuid, '', gpu.reason), ...emptyValues(), ...extra]),

@@ -13,7 +13,13 @@ export const CSV_FIELDS: readonly FieldSpec[] = FIELDS.filter((field) => field.c
  */
 export const JOBS_COLUMN = 'jobs';
 
-export const CSV_HEADER: readonly string[] = [...IDENTITY_COLUMNS, ...CSV_FIELDS.map((field) => field.csv!), JOBS_COLUMN];
+/**
+ * Beside `jobs`: the jobs that reserved the GPU, running on it or not (jobs-cell.ts). Files written
+ * before it have no such column: they read as not known, as an empty cell does.
+ */
+export const RESERVED_COLUMN = 'reserved';
+
+export const CSV_HEADER: readonly string[] = [...IDENTITY_COLUMNS, ...CSV_FIELDS.map((field) => field.csv!), JOBS_COLUMN, RESERVED_COLUMN];
 
 export type IdentityColumn = (typeof IDENTITY_COLUMNS)[number];
 

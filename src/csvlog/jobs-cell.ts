@@ -1,4 +1,5 @@
 import { cut, MAX_JOB_ID_CHARS, MAX_JOBS_PER_GPU, MAX_USER_CHARS, type GpuJob, type JobKind } from '../host/job.js';
+import type { ReservingJob } from '../host/reservation.js';
 
 // The `jobs` cell of a CSV row: who held the GPU at that sample (docs/csv.md, docs/jobs.md).
 //   slurm:4242:alice:81920:45 container:3f4e9c1d2b7a:bob:1024: +2
@@ -85,6 +86,58 @@ export function parseJobsCell(cell: string | undefined): RowJobs | undefined {
       ...(memoryMiB !== undefined ? { memoryMiB } : {}),
       ...(smPercent !== undefined ? { smPercent: Math.min(100, smPercent) } : {}),
     });
+  }
+  return out;
+}
+
+// The `reserved` cell: the jobs that reserved the GPU at that sample, whether or not they ran on it.
+//   slurm:4242:alice pod:7a0e3a4b-…:root ?1
+// Entries as the jobs cell's, without memory and SM (kind:id:user, encoded alike); `+N`: N more not
+// named; `?N`: N jobs on the host whose reservation could not be read (they may hold this GPU);
+// `-`: read, and no job reserved it; empty: not known (not read, or a file written before the column).
+
+/** A reserved cell read back: the jobs named, the count not named, and the jobs whose reservation is unknown. */
+export interface RowReserved {
+  jobs: ReservingJob[];
+  dropped: number;
+  unknown: number;
+}
+
+/** The jobs that reserved one GPU -> the cell; undefined (not read) -> ''. */
+export function reservedCell(found: RowReserved | undefined): string {
+  if (found === undefined) return '';
+  const entries = found.jobs
+    .slice(0, MAX_JOBS_PER_GPU)
+    .map((job) => `${job.kind}:${encode(cut(job.id, MAX_JOB_ID_CHARS))}:${encode(cut(job.user, MAX_USER_CHARS))}`);
+  const dropped = found.dropped + Math.max(0, found.jobs.length - MAX_JOBS_PER_GPU);
+  const all = [...entries, ...(dropped > 0 ? [`+${dropped}`] : []), ...(found.unknown > 0 ? [`?${found.unknown}`] : [])];
+  return all.length === 0 ? NO_JOB : all.join(' ');
+}
+
+/** The cell -> the jobs; undefined for an empty cell (not known). An entry that does not parse is counted in `dropped`. */
+export function parseReservedCell(cell: string | undefined): RowReserved | undefined {
+  if (cell === undefined || cell === '') return undefined;
+  const out: RowReserved = { jobs: [], dropped: 0, unknown: 0 };
+  if (cell === NO_JOB) return out;
+  for (const entry of cell.split(' ')) {
+    if (entry === '') continue;
+    if (entry.startsWith('+') || entry.startsWith('?')) {
+      out[entry.startsWith('+') ? 'dropped' : 'unknown'] += count(entry.slice(1)) ?? 0;
+      continue;
+    }
+    const parts = entry.split(':');
+    const [kind, rawId, rawUser] = parts as [JobKind, string, string];
+    const id = decode(rawId ?? '');
+    const user = decode(rawUser ?? '');
+    const named =
+      parts.length === 3 &&
+      KINDS.includes(kind) &&
+      id &&
+      user !== undefined &&
+      id.length <= MAX_JOB_ID_CHARS &&
+      user.length <= MAX_USER_CHARS;
+    if (!named || out.jobs.length >= MAX_JOBS_PER_GPU) out.dropped++;
+    else out.jobs.push({ kind, id, user });
   }
   return out;
 }

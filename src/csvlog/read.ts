@@ -3,8 +3,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { CSV_HEADER, csvColumnOf, JOBS_COLUMN, type IdentityColumn } from './columns.js';
-import { parseJobsCell, type RowJobs } from './jobs-cell.js';
+import { CSV_HEADER, csvColumnOf, JOBS_COLUMN, RESERVED_COLUMN, type IdentityColumn } from './columns.js';
+import { parseJobsCell, parseReservedCell, type RowJobs, type RowReserved } from './jobs-cell.js';
 import { liveTask, parseArchiveName } from './paths.js';
 
 /** One row of the CSV trail, read back. Values in nvidia-smi's units; absent when the cell was empty. */
@@ -23,6 +23,8 @@ export interface HistoryRow {
   temperatureC?: number;
   /** Who held the GPU (the `jobs` column); absent where the row does not say (an older file, processes not read). */
   jobs?: RowJobs;
+  /** Who reserved the GPU (the `reserved` column), running on it or not; absent where the row does not say. */
+  reserved?: RowReserved;
 }
 
 /** A history file, in the order its rows were written relative to the others. */
@@ -321,6 +323,7 @@ function rowParser(
       powerW: index(VALUE_COLUMNS.powerW),
       temperatureC: index(VALUE_COLUMNS.temperatureC),
       jobs: index(JOBS_COLUMN),
+      reserved: index(RESERVED_COLUMN),
     };
   };
   let index = at();
@@ -379,6 +382,8 @@ function rowParser(
       temperatureC: cells.number(index.temperatureC),
     };
     if (jobsText) row.jobs = parseJobsCell(jobsText);
+    const reservedText = cells.text(index.reserved);
+    if (reservedText) row.reserved = parseReservedCell(reservedText);
     return row;
   };
 }

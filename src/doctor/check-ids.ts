@@ -14,6 +14,7 @@ export const DOCTOR_CHECKS = [
   'hybrid-graphics',
   'persistence-mode',
   'stuck-nvidia-smi',
+  'environ',
   'nvidia-smi',
   'kernel-log',
 ] as const;

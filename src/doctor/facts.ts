@@ -1,3 +1,4 @@
+import { environAccess, readReservations } from '../host/reservations.js';
 import { exists, linkName, list, listEntries, readIfExists, readWritable, SYSTEM_HOST, type Host } from '../host/host.js';
 import type { SmiOutcome } from '../sources/nvidia-smi/run.js';
 import { parseProcessStat } from '../host/process-stat.js';
@@ -44,6 +45,8 @@ export interface HostFacts {
   stuckNvidiaSmi: SleepingProcess[];
   smi?: { outcome: SmiOutcome; persistence: string[] };
   kernelLog?: string;
+  /** The job cgroups found, of them those whose reserved GPUs could not be read, and whether /proc/1/environ opens here. */
+  environ: { jobs: number; unknown: number; pid1: 'readable' | 'denied' | 'absent' };
 }
 
 export const NVIDIA_VENDOR = '0x10de';
@@ -204,6 +207,7 @@ export const FACT_SOURCES: Readonly<Record<FileFact | 'kernelLog', string>> = {
   container: join(SYSTEM_HOST.proc, '1/cgroup'),
   primeProfile: '/etc/prime-discrete',
   stuckNvidiaSmi: join(SYSTEM_HOST.proc, '*/stat'),
+  environ: join(SYSTEM_HOST.proc, '*/environ'),
   kernelLog: join(SYSTEM_HOST.dev, 'kmsg'),
 };
 
@@ -222,6 +226,7 @@ const UNREAD: Pick<HostFacts, FileFact> = {
   container: undefined,
   primeProfile: undefined,
   stuckNvidiaSmi: [],
+  environ: { jobs: 0, unknown: 0, pid1: 'absent' },
 };
 
 /** Facts, and the names of those not read before the deadline. */
@@ -257,6 +262,10 @@ export async function readHostFacts(host: Host, signal: AbortSignal): Promise<Ga
     container: detectContainer(host),
     primeProfile: readIfExists(host, 'etc/prime-discrete').then((t) => t?.trim()),
     stuckNvidiaSmi: readStuckNvidiaSmi(host),
+    environ: Promise.resolve().then(() => {
+      const read = readReservations(host);
+      return { jobs: read ? read.jobs.length + read.unknown : 0, unknown: read?.unknown ?? 0, pid1: environAccess(host) };
+    }),
   };
   const facts: Record<string, unknown> = {};
   const unfinished: string[] = [];

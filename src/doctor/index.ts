@@ -1,5 +1,6 @@
 import { DOCTOR_CHECKS } from './check-ids.js';
 import { container } from './checks/container.js';
+import { environ } from './checks/environ.js';
 import { deviceNodes } from './checks/device-nodes.js';
 import { hybridGraphics } from './checks/hybrid-graphics.js';
 import { kernelLog } from './checks/kernel-log.js';
@@ -29,6 +30,7 @@ export const CHECKS: readonly Check[] = [
   hybridGraphics,
   persistenceMode,
   stuckNvidiaSmi,
+  environ,
   nvidiaSmi,
   kernelLog,
 ];

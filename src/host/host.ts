@@ -1,4 +1,4 @@
-import { closeSync, constants, type Dirent, fstatSync, opendirSync, openSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, type Dirent, fstatSync, opendirSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { access, open, opendir, readlink, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { readBoundedFd } from '../files/bounded-read.js';
@@ -120,6 +120,45 @@ export function listIfAny(dir: string): string[] {
     return [];
   }
   return names.sort();
+}
+
+/**
+ * The first `maxBytes` of a host file (a /proc environ: NUL-separated, not text), and whether it
+ * went on past them; undefined when it cannot be read, or is not a regular file.
+ */
+export function readHeadIfAny(path: string, maxBytes: number, into?: Buffer): { bytes: Buffer; cut: boolean } | undefined {
+  const opened = openIfSync(path, (stats) => stats.isFile());
+  if (!opened) return undefined;
+  try {
+    // A caller reading many (a job's environs) passes one buffer for all: the bytes are theirs until the next read.
+    const buffer = into && into.length >= maxBytes + 1 ? into.subarray(0, maxBytes + 1) : Buffer.allocUnsafe(maxBytes + 1);
+    let length = 0;
+    for (let n: number; length < buffer.length && (n = readSync(opened.fd, buffer, length, buffer.length - length, null)) > 0; )
+      length += n;
+    return { bytes: buffer.subarray(0, Math.min(length, maxBytes)), cut: length > maxBytes };
+  } catch (error) {
+    return unreadable(error);
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+/** The sub-directories of a host directory (at most `max`, not sorted: in the directory's order); none when it cannot be read. */
+export function listDirsIfAny(dir: string, max = LIST_CAP): string[] {
+  const names: string[] = [];
+  try {
+    const handle = opendirSync(dir);
+    try {
+      for (let entry = handle.readSync(); entry && names.length < max; entry = handle.readSync())
+        if (entry.isDirectory()) names.push(entry.name);
+    } finally {
+      handle.closeSync();
+    }
+  } catch (error) {
+    unreadable(error);
+    return [];
+  }
+  return names;
 }
 
 // Asynchronous readers, for doctor: its checks run side by side under one deadline.

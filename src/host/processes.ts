@@ -2,19 +2,7 @@ import { parseCgroup } from './cgroup.js';
 import type { ComputeApp, ProcessSample } from '../collection.js';
 import { processFile, readTextIfAny, type Host } from './host.js';
 import { commandUnread } from './job.js';
-
-/** /etc/passwd -> uid -> name. */
-export function parsePasswd(text: string): Map<string, string> {
-  const users = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    const [name, , uid] = line.split(':');
-    if (name && uid && /^\d+$/.test(uid) && !users.has(uid)) users.set(uid, name);
-  }
-  return users;
-}
-
-/** /proc/PID/status -> real uid ("Uid:\t1000\t1000\t1000\t1000"). */
-export const parseStatusUid = (text: string): string | undefined => /^Uid:\s+(\d+)/m.exec(text)?.[1];
+import { parsePasswd, parseStatusUid } from './owners.js';
 
 /** /proc/PID/stat -> the process's start time (field 22, clock ticks since boot): with the pid, one process. */
 export const parseStartTicks = (stat: string): string | undefined =>

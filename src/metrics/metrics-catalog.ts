@@ -59,6 +59,24 @@ export const FIXED_FAMILIES = {
     'Number of jobs whose processes hold the GPU (named in nvidia_gpu_holder_info, at most 8 of them).',
     ['gpu', 'uuid'],
   ),
+  reservationInfo: fixed(
+    'nvidia_gpu_reservation_info',
+    'gauge',
+    "A job that reserved the GPU (its Slurm job, pod or container, read from its processes' environment or its cgroup), whether or not it runs anything on it, in its labels; the value is always 1.",
+    ['gpu', 'uuid', 'job_kind', 'job_id', 'user'],
+  ),
+  reservations: fixed(
+    'nvidia_gpu_reservations',
+    'gauge',
+    'Number of jobs that reserved the GPU (named in nvidia_gpu_reservation_info, at most 8 of them).',
+    ['gpu', 'uuid'],
+  ),
+  reservationUnknown: fixed(
+    'nvidia_gpu_reservation_unknown_jobs',
+    'gauge',
+    "Jobs on the host whose reserved GPUs could not be read (no process's environment readable): any GPU may be reserved by them.",
+    [],
+  ),
   migMemoryUsed: fixed('nvidia_gpu_mig_memory_used_bytes', 'gauge', 'Memory in use in a MIG device, in bytes.', MIG_LABELS),
   migMemoryTotal: fixed('nvidia_gpu_mig_memory_total_bytes', 'gauge', 'Memory of a MIG device (its GPU instance), in bytes.', MIG_LABELS),
   migMemoryFree: fixed('nvidia_gpu_mig_memory_free_bytes', 'gauge', 'Memory free in a MIG device, in bytes.', MIG_LABELS),
@@ -230,6 +248,12 @@ export function metricCatalog(): { name: string; type: string; help: string; lab
       "the processes of --query-compute-apps grouped by job: slurm_job, else pod_uid, else container_id (12 characters), else systemd_unit from /proc/PID/cgroup, else the command (job_kind process); user of the job's largest process; the 8 with the most memory per GPU (docs/jobs.md)",
     ),
     row(FIXED_FAMILIES.jobs, 'the processes of --query-compute-apps grouped by job (docs/jobs.md)'),
+    row(
+      FIXED_FAMILIES.reservationInfo,
+      "every Slurm job, pod and container cgroup under /sys/fs/cgroup, running on a GPU or not: SLURM_JOB_GPUS and SLURM_STEP_GPUS (device minors), UUIDs in CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES from a few of its processes' /proc/PID/environ; cgroup v1's devices.list; the 8 first by kind and id per GPU (docs/jobs.md)",
+    ),
+    row(FIXED_FAMILIES.reservations, 'the job cgroups whose reservation names the GPU (docs/jobs.md)'),
+    row(FIXED_FAMILIES.reservationUnknown, "job cgroups none of whose processes' environ could be read whole (docs/jobs.md)"),
     ...[FIXED_FAMILIES.migMemoryUsed, FIXED_FAMILIES.migMemoryTotal, FIXED_FAMILIES.migMemoryFree].map((family) =>
       row(family, 'NVML only, MIG enabled: nvmlDeviceGetMemoryInfo_v2 on each MIG device handle; mig_profile from its name'),
     ),

@@ -1,5 +1,6 @@
 import { ATTRIBUTION_LABELS } from '../host/cgroup.js';
 import { jobsOnGpu } from '../host/job.js';
+import { reservedOnGpu, type Reservations } from '../host/reservation.js';
 import { textReading, type Collection, type GpuSample, type ProcessSample } from '../collection.js';
 import type { FieldSpec } from '../fields/field-spec.js';
 import type { MetricFamily, MetricSample } from '../exposition/families.js';
@@ -97,6 +98,8 @@ export function buildFamilies(collection: Collection, constant: Labels = [], arr
     ),
   );
   if (collection.processes) families.push(...processFamilies(collection.processes.apps, samples, gpuLabels));
+  if (collection.processes?.reservations)
+    families.push(...reservationFamilies(collection.processes.reservations, samples, gpuLabels, constantWith));
   families.push(...migFamilies(samples, gpuLabels));
   if (collection.xid) families.push(xidFamily(collection.xid.series, constantWith));
   families.push(...healthFamilies(collection, constant, constantWith));
@@ -175,6 +178,39 @@ function jobFamilies(apps: readonly ProcessSample[], samples: readonly GpuSample
       FIXED_FAMILIES.jobs,
       perGpu.map(({ sample, jobs, dropped }) => ({ labels: gpuLabels(sample), value: jobs.length + dropped })),
     ),
+  ];
+}
+
+/**
+ * The jobs that reserved each GPU, as the holders are written (an info series per job and GPU, at
+ * most MAX_JOBS_PER_GPU), how many there were, and how many jobs' reservations could not be read.
+ */
+function reservationFamilies(
+  reservations: Reservations,
+  samples: readonly GpuSample[],
+  gpuLabels: GpuLabels['gpuLabels'],
+  constantWith: GpuLabels['constantWith'],
+): MetricFamily[] {
+  const perGpu = samples.map((sample) => ({ sample, ...reservedOnGpu(reservations, sample) }));
+  return [
+    family(
+      FIXED_FAMILIES.reservationInfo,
+      perGpu.flatMap(({ sample, jobs }) =>
+        jobs.map((job) => ({
+          labels: gpuLabels.with(sample, 'reservation', [
+            ['job_kind', job.kind],
+            ['job_id', job.id],
+            ['user', job.user],
+          ]),
+          value: 1,
+        })),
+      ),
+    ),
+    family(
+      FIXED_FAMILIES.reservations,
+      perGpu.map(({ sample, jobs, dropped }) => ({ labels: gpuLabels(sample), value: jobs.length + dropped })),
+    ),
+    family(FIXED_FAMILIES.reservationUnknown, [{ labels: constantWith('reservation', []), value: reservations.unknown }]),
   ];
 }
 

@@ -15,6 +15,7 @@ import { idleGpu, lowUseGpu } from './idle-gpus.js';
 import { imbalance } from './imbalance.js';
 import { JobAccount, type IntervalOf, type JobRow } from './jobs.js';
 import { memoryGrowth } from './memory-growth.js';
+import { withReservations } from './reservations.js';
 import { summaryByGpu, summaryByHost, summaryByTask, type SummaryRow } from './summary.js';
 
 /** Rows per hour or day of each GPU, or the summary per host and task, per GPU, per job or per host. */
@@ -30,6 +31,8 @@ export interface ReportQuery {
   by: ReportBy;
   /** Read every archive's rows, sidecar or not: the report sidecars must equal (the tests, the bench). */
   rowsOnly?: boolean;
+  /** The reserved-idle finding's run, HELD_IDLE_MIN_MS unless given (tests shorten it: no CLI option). */
+  reservedIdleMinMs?: number;
 }
 
 export interface Report {
@@ -94,6 +97,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
   }
   const aggregator = new Aggregator();
   const jobAccount = new JobAccount();
+  const reservations = new JobAccount(undefined, 'reserved');
   const oddRows: OddRows = { count: 0, examples: [] };
   const badFiles: BadFile[] = [];
   const keep = (host: string, task: string) =>
@@ -119,6 +123,7 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
     ) {
       if (!outside) {
         jobAccount.merge(sections.jobs.only(keep));
+        reservations.merge(sections.reserved.only(keep));
         for (const host of segment.hosts) if (keep(host.host, host.task)) trails.add(host.host, host.task, trail);
       }
       rowsRead += segment.rows;
@@ -134,11 +139,12 @@ export async function buildReport(query: ReportQuery): Promise<Report | { error:
           trails.add(row.host, row.task, trail);
           aggregator.add(row);
           jobAccount.add(row);
+          reservations.add(row);
         }
     }
   }
   aggregator.finish();
-  return reportOf(aggregator, jobAccount, query.by, {
+  return reportOf(aggregator, { held: jobAccount, reserved: reservations, reservedIdleMinMs: query.reservedIdleMinMs }, query.by, {
     files: files.length,
     fromSidecars,
     badFiles,
@@ -159,7 +165,13 @@ export type ReportSources = Pick<
  * The report of per-hour state, however it was filled: the trail's rows and sidecars here, a
  * store's hourly answers in store/. Nothing from here on knows which.
  */
-export function reportOf(aggregator: Aggregator, jobAccount: JobAccount, by: ReportBy, sources: ReportSources): Report {
+export function reportOf(
+  aggregator: Aggregator,
+  accounts: { held: JobAccount; reserved?: JobAccount; reservedIdleMinMs?: number },
+  by: ReportBy,
+  sources: ReportSources,
+): Report {
+  const { held: jobAccount, reserved } = accounts;
   const intervalOf: IntervalOf = (host, task, gpu, uuid) => {
     const stats = aggregator.series.get(`${host}\u0000${task}\u0000${gpu}\u0000${uuid}`);
     return stats && aggregator.intervalOf(stats);
@@ -170,8 +182,12 @@ export function reportOf(aggregator: Aggregator, jobAccount: JobAccount, by: Rep
     summary: summaryByTask(aggregator),
     summaryByGpu: summaryByGpu(aggregator),
     summaryByHost: summaryByHost(aggregator),
-    jobs: jobAccount.rows(intervalOf),
-    findings: [...findings(aggregator), ...jobAccount.heldIdle(intervalOf)],
+    jobs: reserved ? withReservations(jobAccount.rows(intervalOf), reserved, intervalOf) : jobAccount.rows(intervalOf),
+    findings: [
+      ...findings(aggregator),
+      ...jobAccount.heldIdle(intervalOf),
+      ...(reserved?.heldIdle(intervalOf, accounts.reservedIdleMinMs) ?? []),
+    ],
     aggregator,
     jobAccount,
     ...sources,

@@ -1,6 +1,6 @@
 /** A finding: what kind, where, and the numbers that show it. */
 export interface Finding {
-  kind: 'memory_growth' | 'idle' | 'low_use' | 'held_idle' | 'imbalance' | 'collection_gaps' | 'errors';
+  kind: 'memory_growth' | 'idle' | 'low_use' | 'held_idle' | 'reserved_idle' | 'imbalance' | 'collection_gaps' | 'errors';
   host: string;
   task_id: string;
   gpu_id: string;

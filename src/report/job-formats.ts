@@ -19,11 +19,18 @@ export const JOB_COLUMNS = [
   'peak_memory_mib',
   'first_seen',
   'last_seen',
+  // Last, so that a reader of the columns before finds them where they were.
+  'reserved_gpus',
+  'reserved_gpu_hours',
+  'reserved_idle_gpu_hours',
 ] as const;
 
 /** A job's CSV cells: its GPUs space-separated, an unknown value empty. */
 export const jobCells = (row: JobRow): string[] =>
-  JOB_COLUMNS.map((column) => (column === 'gpus' ? row.gpus.join(' ') : String(row[column] ?? '')));
+  JOB_COLUMNS.map((column) => {
+    const value = row[column];
+    return Array.isArray(value) ? value.join(' ') : String(value ?? '');
+  });
 
 const fixed = (x: number | undefined, digits: number) => (x === undefined ? '' : x.toFixed(digits));
 
@@ -45,6 +52,9 @@ export function jobLines(
     'gpu ids',
     'hours',
     'GPU-h',
+    // Beside what it used: what it reserved (the trail's `reserved` column), empty where not known.
+    'reserved ids',
+    'reserved GPU-h',
     'busy %',
     'SM %',
     'idle GPU-h',
@@ -62,6 +72,8 @@ export function jobLines(
     r.gpus.join(' '),
     fixed(r.hours, 2),
     fixed(r.gpu_hours, 2),
+    r.reserved_gpus?.join(' ') ?? '',
+    fixed(r.reserved_gpu_hours, 2),
     fixed(r.busy_percent, 1),
     fixed(r.sm_percent, 1),
     fixed(r.idle_gpu_hours, 2),

@@ -1,9 +1,13 @@
 import { localIsoTime } from '../csvlog/columns.js';
 import type { HistoryRow } from '../csvlog/read.js';
-import type { JobKind } from '../host/job.js';
+import type { GpuJob, JobKind } from '../host/job.js';
+import type { ReservingJob } from '../host/reservation.js';
+import type { RowJobs } from '../csvlog/jobs-cell.js';
 import { HOUR, periodStart } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
 import { printable } from './printable.js';
+import { chain, firstAfter, maxOf, mergeHour, type JobHour, type SeriesCounter } from './job-runs.js';
+import type { RowReserved } from '../csvlog/jobs-cell.js';
 
 // Per-job accounting over the CSV trail's `jobs` column (docs/jobs.md). The state is per local hour
 // and plain data (numbers and strings in Maps), so that a day's hours can be saved as JSON beside its
@@ -12,53 +16,6 @@ import { printable } from './printable.js';
 
 /** A job, or `none`: rows whose processes were read and nothing was on the GPU. */
 export type AccountKind = JobKind | 'none';
-
-/** One job on one GPU of one host and task, within one hour. Plain data: it goes to JSON as it is. */
-export interface JobHour {
-  host: string;
-  task: string;
-  gpu: string;
-  uuid: string;
-  kind: AccountKind;
-  id: string;
-  user: string;
-  first: number;
-  last: number;
-  samples: number;
-  utilSum: number;
-  utilN: number;
-  /** The job's own SM utilisation (its processes', NVML only), summed over the samples that had it. */
-  smSum: number;
-  smN: number;
-  /** The job's share of the board's power, summed (W) over the samples with a power reading. */
-  powerShareSum: number;
-  powerN: number;
-  /** Of those, the samples whose share came from per-process SM utilisation (the rest: split by time). */
-  smSplit: number;
-  memMax?: number;
-  /** Samples under the idle utilization while the job held the GPU. */
-  idle: number;
-  /** Idle samples in a row: from the hour's first sample of the job (while `leadOpen`), at the end, the longest. */
-  lead: number;
-  leadOpen: boolean;
-  tail: number;
-  best: number;
-  /** The GPU's row counter at the job's last sample here, to tell a run broken by an absence. */
-  lastSeq: number;
-  /**
-   * The time of the GPU's row before the job's first sample in this hour, where this account saw
-   * one: the job's previous sample (another hour's `last`) if it held the GPU throughout. null after
-   * a gap in collection; absent where this account saw no row before (another file: joined by time).
-   */
-  after?: number | null;
-}
-
-/** A GPU series' row counter: rows seen, the last row's time, the spacing before it. */
-export interface SeriesCounter {
-  n: number;
-  time: number;
-  step: number;
-}
 
 /** What toJSON gives and fromJSON takes. */
 export interface JobAccountJson {
@@ -90,6 +47,12 @@ export interface JobRow {
   peak_memory_mib?: number;
   first_seen: string;
   last_seen: string;
+  /** The GPUs it reserved (the trail's `reserved` column), running on them or not; absent where the trail does not say. */
+  reserved_gpus?: string[];
+  /** GPU-hours reserved, added over its GPUs: beside gpu_hours, the GPU-hours it used. */
+  reserved_gpu_hours?: number;
+  /** Of those, the GPU-hours it ran nothing on, or kept under the idle utilization. */
+  reserved_idle_gpu_hours?: number;
 }
 
 /** The collection interval (ms) of a GPU series, as the Aggregator learned it. */
@@ -112,46 +75,6 @@ const own = (text: string): string => Buffer.from(text, 'utf8').toString('utf8')
 const hourKey = (series: string, kind: AccountKind, id: string, user: string): string =>
   `${series}\u0000${kind}\u0000${id}${kind === 'process' ? `\u0000${user}` : ''}`;
 
-const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
-
-/** Two idle runs of one job on one GPU, `a` before `b`, as one summary (their runs join when `join`). */
-function chain(a: JobHour, b: JobHour, join: boolean): Pick<JobHour, 'lead' | 'leadOpen' | 'tail' | 'best'> {
-  const middle = join ? a.tail + b.lead : b.lead;
-  return {
-    lead: a.leadOpen && join ? a.lead + b.lead : a.lead,
-    leadOpen: a.leadOpen && join && b.leadOpen,
-    tail: b.leadOpen ? middle : b.tail,
-    best: Math.max(a.best, b.best, middle),
-  };
-}
-
-/** What `after` one pass would have given a job's hour whose first sample, at `first`, followed the row `before` counts last. */
-const firstAfter = (before: SeriesCounter, first: number): number | null =>
-  before.step > 0 && first - before.time > FINDING_THRESHOLDS.gapIntervals * before.step ? null : before.time;
-
-/** `from` added into `into` (the same job, GPU and hour; `from` read from other rows). */
-function mergeHour(into: JobHour, from: JobHour): void {
-  const [a, b] = into.first <= from.first ? [{ ...into }, from] : [from, { ...into }];
-  // Where `b`'s account saw the row before the job came, the run goes on only from `a`'s last sample.
-  Object.assign(into, chain(a, b, b.after === undefined || b.after === a.last));
-  into.user = a.user || b.user;
-  if (a.after === undefined) delete into.after;
-  else into.after = a.after;
-  into.first = Math.min(into.first, from.first);
-  into.last = Math.max(into.last, from.last);
-  into.samples += from.samples;
-  into.utilSum += from.utilSum;
-  into.utilN += from.utilN;
-  into.smSum += from.smSum;
-  into.smN += from.smN;
-  into.powerShareSum += from.powerShareSum;
-  into.powerN += from.powerN;
-  into.smSplit += from.smSplit;
-  into.memMax = maxOf(into.memMax, from.memMax);
-  into.idle += from.idle;
-  into.lastSeq = Math.max(into.lastSeq, from.lastSeq);
-}
-
 /**
  * Rows -> per hour, per job and GPU: samples, utilization, the job's share of energy, peak memory,
  * idle runs. Fed from the report's row loop beside the Aggregator; memory bounded by hours x GPUs x
@@ -165,12 +88,21 @@ export class JobAccount {
    */
   private readonly seq = new Map<string, SeriesCounter>();
 
-  constructor(private readonly idleMaxUtilization = FINDING_THRESHOLDS.idleMaxUtilization) {}
+  /**
+   * `mode`: `held` accounts the jobs whose processes held each GPU (the `jobs` column); `reserved`
+   * the jobs that reserved it (the `reserved` column), a sample being idle for a job that ran
+   * nothing on the GPU at it, whatever the GPU's utilization (another job may keep it busy).
+   */
+  constructor(
+    private readonly idleMaxUtilization = FINDING_THRESHOLDS.idleMaxUtilization,
+    readonly mode: 'held' | 'reserved' = 'held',
+  ) {}
 
   add(row: HistoryRow): void {
+    const cell: RowJobs | RowReserved | undefined = this.mode === 'held' ? row.jobs : row.reserved;
     // A row that does not say who held the GPU (an older file, a failed sample) costs nothing, and
     // says nothing either: a job seen before and after a failed sample held the GPU throughout.
-    if (row.jobs === undefined || row.status !== 'ok') return;
+    if (cell === undefined || row.status !== 'ok') return;
     const series = `${row.host}\u0000${row.task}\u0000${row.gpu}\u0000${row.uuid}`;
     const prev = this.seq.get(series);
     const step = prev ? row.time - prev.time : 0;
@@ -181,13 +113,16 @@ export class JobAccount {
     const gap = prev !== undefined && prev.step > 0 && step > FINDING_THRESHOLDS.gapIntervals * prev.step;
     const seq = (prev?.n ?? 0) + (gap ? 2 : 1);
     this.seq.set(series, { n: seq, time: Math.max(row.time, prev?.time ?? row.time), step: step > 0 ? step : (prev?.step ?? 0) });
-    const named = row.jobs.jobs;
-    const jobs = named.length === 0 && row.jobs.dropped === 0 ? [{ kind: 'none' as const, id: '', user: '' }] : named;
+    const named: readonly (GpuJob | ReservingJob)[] = cell.jobs;
+    // The time nothing held the GPU is a line of its own; nothing reserving it is not (it is that line's time too).
+    const jobs = this.mode === 'held' && named.length === 0 && cell.dropped === 0 ? [{ kind: 'none' as const, id: '', user: '' }] : named;
     const idle = row.utilization !== undefined && row.utilization < this.idleMaxUtilization;
+    const ranNothing = (job: { kind: AccountKind; id: string }) =>
+      this.mode === 'reserved' && row.jobs !== undefined && !row.jobs.jobs.some((held) => held.kind === job.kind && held.id === job.id);
     // Energy by SM utilisation only where every job on the GPU has it and they add up to something.
-    const smTotal = named.reduce((sum, job) => sum + (job.smPercent ?? Number.NaN), 0);
-    const bySm = row.jobs.dropped === 0 && smTotal > 0;
-    const sharers = jobs.length + row.jobs.dropped;
+    const smTotal = named.reduce((sum, job) => sum + (('smPercent' in job ? job.smPercent : undefined) ?? Number.NaN), 0);
+    const bySm = cell.dropped === 0 && smTotal > 0;
+    const sharers = jobs.length + cell.dropped;
     const hour = periodStart(row.time, 'hour');
     let inHour = this.hours.get(hour);
     if (!inHour) this.hours.set(hour, (inHour = new Map()));
@@ -222,7 +157,7 @@ export class JobAccount {
         if (bySm) h.smSplit++;
       }
       h.memMax = maxOf(h.memMax, 'memoryMiB' in job ? job.memoryMiB : undefined);
-      if (idle) {
+      if (idle || ranNothing(job)) {
         h.idle++;
         h.tail++;
         if (h.leadOpen) h.lead++;
@@ -272,7 +207,7 @@ export class JobAccount {
 
   /** The part of this account `keep` takes, by host and task. */
   only(keep: (host: string, task: string) => boolean): JobAccount {
-    const part = new JobAccount(this.idleMaxUtilization);
+    const part = new JobAccount(this.idleMaxUtilization, this.mode);
     for (const [hour, jobs] of this.hours) {
       const kept = [...jobs].filter(([, h]) => keep(h.host, h.task));
       if (kept.length > 0) part.hours.set(hour, new Map(kept));
@@ -282,12 +217,17 @@ export class JobAccount {
     return part;
   }
 
+  /** The hosts and tasks (host NUL task) whose rows said who held, or reserved, their GPUs. */
+  tasksSeen(): Set<string> {
+    return new Set([...this.seq.keys()].map((series) => series.split('\u0000', 2).join('\u0000')));
+  }
+
   toJSON(): JobAccountJson {
     return { hours: [...this.hours].map(([hour, jobs]) => [hour, [...jobs.values()]]), seq: [...this.seq] };
   }
 
-  static fromJSON(json: JobAccountJson): JobAccount {
-    const account = new JobAccount();
+  static fromJSON(json: JobAccountJson, mode: JobAccount['mode'] = 'held'): JobAccount {
+    const account = new JobAccount(undefined, mode);
     for (const [hour, jobs] of json.hours)
       account.hours.set(hour, new Map(jobs.map((h) => [hourKey(seriesOf(h), h.kind, h.id, h.user), { ...h }])));
     for (const [series, counter] of json.seq ?? []) account.seq.set(series, { ...counter });
@@ -426,13 +366,17 @@ export class JobAccount {
       // Printable: the summary is printed as it is on a terminal, and a process names itself.
       const user = hours.find((h) => h.user)?.user ?? '';
       const who = printable(`${h0.kind} ${h0.id}${user ? ` (${user})` : ''}`);
+      const what =
+        this.mode === 'held'
+          ? `held by ${who} under ${this.idleMaxUtilization} % utilization`
+          : `reserved by ${who}, which ran nothing on it or kept it under ${this.idleMaxUtilization} % utilization,`;
       found.push({
-        kind: 'held_idle',
+        kind: this.mode === 'held' ? 'held_idle' : 'reserved_idle',
         host: h0.host,
         task_id: h0.task,
         gpu_id: h0.gpu,
         gpu_uuid: h0.uuid,
-        summary: `held by ${who} under ${this.idleMaxUtilization} % utilization for ${(longestMs / HOUR).toFixed(2)} h in a row (${((idle * interval) / HOUR).toFixed(2)} h in all)`,
+        summary: `${what} for ${(longestMs / HOUR).toFixed(2)} h in a row (${((idle * interval) / HOUR).toFixed(2)} h in all)`,
         job_kind: h0.kind,
         job_id: h0.id,
         user,

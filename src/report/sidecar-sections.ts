@@ -4,7 +4,8 @@ import type { Sections } from '../csvlog/sidecar.js';
 import { segmentFromJson, segmentOf, segmentToJson, type HoursSegment } from './segment.js';
 import type { HistoryRow } from '../csvlog/read.js';
 import { FINDING_THRESHOLDS } from './findings.js';
-import { JobAccount, type JobHour } from './jobs.js';
+import { JobAccount } from './jobs.js';
+import type { JobHour } from './job-runs.js';
 
 /**
  * The sections the report keeps in an archive's sidecar, and the one loop over the archive's rows
@@ -21,19 +22,23 @@ export interface ArchiveSections {
   hours: HoursSegment;
   /** The per-job account of the archive's rows (`report --by job`, the held-idle finding). */
   jobs: JobAccount;
+  /** The account of who reserved the GPUs (the `reserved` column: `report --by job`, the reserved-idle finding). */
+  reserved: JobAccount;
 }
 
 /** Each section's name in the sidecar. */
 const HOURS = 'hours';
 const JOBS = 'jobs';
+const RESERVED = 'reserved';
 /** The jobs section's version: a change of JobHour's fields or meaning makes older sections stale. */
 const JOBS_VERSION = 1;
 
 /** The sections read back from a sidecar; undefined when one is missing, of another version or of the wrong shape. */
 export function readSections(sections: Sections): ArchiveSections | undefined {
   const hours = segmentFromJson(sections[HOURS]);
-  const jobs = jobsFromJson(sections[JOBS]);
-  return hours === undefined || jobs === undefined ? undefined : { hours, jobs };
+  const jobs = jobsFromJson(sections[JOBS], 'held');
+  const reserved = jobsFromJson(sections[RESERVED], 'reserved');
+  return hours === undefined || jobs === undefined || reserved === undefined ? undefined : { hours, jobs, reserved };
 }
 
 const NUMBER_FIELDS = [
@@ -71,7 +76,7 @@ function isJobHour(v: unknown): v is JobHour {
 }
 
 /** The jobs section read back; undefined for another version, other thresholds or a wrong shape. */
-function jobsFromJson(json: unknown): JobAccount | undefined {
+function jobsFromJson(json: unknown, mode: JobAccount['mode']): JobAccount | undefined {
   if (!isObject(json) || json.version !== JOBS_VERSION || json.idle_max_utilization !== FINDING_THRESHOLDS.idleMaxUtilization)
     return undefined;
   const { hours, seq } = json;
@@ -82,7 +87,7 @@ function jobsFromJson(json: unknown): JobAccount | undefined {
   );
   const isCounter = (v: unknown) => isObject(v) && isFiniteNumber(v.n) && isFiniteNumber(v.time) && isFiniteNumber(v.step);
   const seqOk = seq.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && isCounter(entry[1]));
-  return hoursOk && seqOk ? JobAccount.fromJSON({ hours, seq }) : undefined;
+  return hoursOk && seqOk ? JobAccount.fromJSON({ hours, seq }, mode) : undefined;
 }
 
 const jobsToJson = (account: JobAccount) => ({
@@ -105,14 +110,18 @@ async function makeSections(path: string, gzip: boolean): Promise<Sections | und
   const bad: BadFile[] = [];
   // The file's name in odd-row examples is the reader's to add: the archive may be read from elsewhere.
   const jobs = new JobAccount();
+  const reserved = new JobAccount(undefined, 'reserved');
   const hours = await segmentOf(
-    tee(readHistoryBatches([{ path, task: '', gzip }], odd, bad), (row) => jobs.add(row)),
+    tee(readHistoryBatches([{ path, task: '', gzip }], odd, bad), (row) => {
+      jobs.add(row);
+      reserved.add(row);
+    }),
     odd,
   );
   if (hours === undefined || bad.length > 0) return undefined;
   const prefix = `${path}: `;
   hours.odd = { count: odd.count, examples: odd.examples.map((e) => (e.startsWith(prefix) ? e.slice(prefix.length) : e)) };
-  return { [HOURS]: segmentToJson(hours), [JOBS]: jobsToJson(jobs) };
+  return { [HOURS]: segmentToJson(hours), [JOBS]: jobsToJson(jobs), [RESERVED]: jobsToJson(reserved) };
 }
 
 /** What `archive` writes beside each archive. */

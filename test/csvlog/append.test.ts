@@ -140,8 +140,9 @@ describe('the jobs column', () => {
   const sample = (gpu: string, uuid: string) => ({ gpu, uuid, readings: new Map<string, Reading>([['utilization.gpu', number('5')]]) });
   const base = { fields: [], down: [], health: { durationSeconds: 0 } } as const;
 
-  it('is last, and names each GPU’s jobs; "-" where the processes were read and none was on it', () => {
-    expect(CSV_HEADER.at(-1)).toBe('jobs');
+  it('is last but `reserved`, and names each GPU’s jobs; "-" where the processes were read and none was on it', () => {
+    // `reserved` came after it, last in turn (test/csvlog/jobs-cell.test.ts).
+    expect(CSV_HEADER.slice(-2)).toEqual(['jobs', 'reserved']);
     const collection: Collection = {
       ...base,
       samples: [sample('0', 'GPU-a'), sample('1', 'GPU-b')],
@@ -155,9 +156,28 @@ describe('the jobs column', () => {
       },
     };
     const rows = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job', extra: ['step'] }, []).join(''));
-    expect(rows.map((r) => r.slice(CSV_HEADER.length - 1))).toEqual([
-      ['slurm:4242:alice:2048: process:x,%20"y":bob::', 'step'],
-      ['-', 'step'],
+    // `reserved` empty: no reservations were read with these processes.
+    expect(rows.map((r) => r.slice(CSV_HEADER.length - 2))).toEqual([
+      ['slurm:4242:alice:2048: process:x,%20"y":bob::', '', 'step'],
+      ['-', '', 'step'],
+    ]);
+  });
+
+  it('`reserved` names the jobs that reserved each GPU, whether or not they run on it; "-" where none did', () => {
+    const collection: Collection = {
+      ...base,
+      samples: [sample('0', 'GPU-a'), sample('1', 'GPU-b')],
+      processes: {
+        apps: [],
+        dropped: 0,
+        skipped: 0,
+        reservations: { jobs: [{ kind: 'slurm', id: '4242', user: 'alice', gpus: [{ minor: 0 }] }], unknown: 0, minors: { 'GPU-a': 0 } },
+      },
+    };
+    const rows = parseCsv(csvRows(collection, { time: 't', host: 'h', task: 'job' }, []).join(''));
+    expect(rows.map((r) => r.slice(-2))).toEqual([
+      ['-', 'slurm:4242:alice'],
+      ['-', '-'],
     ]);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { csvCells } from '../../src/csvlog/read.js';
 import { csvCell } from '../../src/csvlog/columns.js';
-import { jobsCell, parseJobsCell } from '../../src/csvlog/jobs-cell.js';
+import { jobsCell, parseJobsCell, parseReservedCell, reservedCell } from '../../src/csvlog/jobs-cell.js';
 import type { GpuJob } from '../../src/host/job.js';
 
 const slurm: GpuJob = { kind: 'slurm', id: '4242', user: 'alice', memoryMiB: 81920, smPercent: 45 };
@@ -79,4 +79,36 @@ describe('parseJobsCell', () => {
     ],
   ];
   for (const [title, input, expected] of cases) it(title, () => expect(parseJobsCell(input)).toEqual(expected));
+});
+
+describe('the reserved cell', () => {
+  const jobs = [
+    { kind: 'slurm' as const, id: '4242', user: 'alice' },
+    { kind: 'pod' as const, id: '7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6', user: 'a b:c' },
+  ];
+
+  it('writes kind:id:user entries, +N not named, ?N unknown; "-" for read and none; "" for not read', () => {
+    expect(reservedCell(undefined)).toBe('');
+    expect(reservedCell({ jobs: [], dropped: 0, unknown: 0 })).toBe('-');
+    expect(reservedCell({ jobs, dropped: 2, unknown: 1 })).toBe(
+      'slurm:4242:alice pod:7a0e3a4b-1f2c-4d5e-8f90-a1b2c3d4e5f6:a%20b%3Ac +2 ?1',
+    );
+    // Only unknown: the GPU is not said to be free.
+    expect(reservedCell({ jobs: [], dropped: 0, unknown: 3 })).toBe('?3');
+  });
+
+  it('reads back what it wrote; a damaged or newer entry is counted, not named; empty is not known', () => {
+    for (const found of [
+      { jobs, dropped: 2, unknown: 1 },
+      { jobs: [], dropped: 0, unknown: 0 },
+      { jobs: [], dropped: 0, unknown: 3 },
+    ])
+      expect(parseReservedCell(reservedCell(found))).toEqual(found);
+    expect(parseReservedCell('')).toBeUndefined();
+    expect(parseReservedCell('slurm:1:a gpu:x:y mig:1:2:3 slurm:%zz:a')).toEqual({
+      jobs: [{ kind: 'slurm', id: '1', user: 'a' }],
+      dropped: 3,
+      unknown: 0,
+    });
+  });
 });

@@ -488,17 +488,16 @@ describe('readHistory', () => {
 });
 
 describe('the jobs column, read back', () => {
-  const OLD_HEADER = CSV_HEADER.filter((c) => c !== 'jobs').join(',');
+  const OLD_HEADER = CSV_HEADER.filter((c) => c !== 'jobs' && c !== 'reserved').join(',');
+  // A file of the versions with `jobs` and before `reserved`.
+  const JOBS_HEADER = CSV_HEADER.filter((c) => c !== 'reserved').join(',');
   const values = '50,1024,81559,300,40,1980,2619';
   const row = (minute: number) => `2026-11-23T00:0${minute}:00.000Z,h,train,0,GPU-a,NVIDIA H200,ok,${values}`;
 
   it('a file before the column reads as before (jobs not known); a file with it by name, quoted cells too', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'old.csv'), `${OLD_HEADER}\n${row(0)}\n${row(1)}\n`);
-    await writeFile(
-      join(dir, 'new.csv'),
-      `${CSV_HEADER.join(',')}\n${row(2)},-\n${row(3)},"process:a,b:u::"\n${row(4)},slurm:7:alice:10:\n`,
-    );
+    await writeFile(join(dir, 'new.csv'), `${JOBS_HEADER}\n${row(2)},-\n${row(3)},"process:a,b:u::"\n${row(4)},slurm:7:alice:10:\n`);
     await writeFile(join(dir, 'job.csv'), `${OLD_HEADER},step,marks\n${row(5)},7,loss=0.3\n`);
     const odd: OddRows = { count: 0, examples: [] };
     const rows: HistoryRow[] = [];

@@ -241,6 +241,8 @@ describe('the examples on a real Prometheus scraping a default install', () => {
     ['Xid errors (10 min), by GPU and code (see docs/metrics.md#xid-errors)', 'lines only after an Xid'],
     ['GPU memory by container, systemd unit and Slurm job', 'processes in no container, unit or job'],
     ['GPU memory by Kubernetes pod', 'no pod, no kube-state-metrics'],
+    ['Jobs that reserved each GPU', 'no Slurm job, pod or container reserved a GPU'],
+    ['GPUs reserved and unused, by job', 'no Slurm job, pod or container reserved a GPU'],
   ]);
 
   it('every dashboard panel shows data from a default install, but those that speak only of failures or attribution', async () => {

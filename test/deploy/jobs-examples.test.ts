@@ -137,7 +137,9 @@ describe('per-job rules and GpuHeldIdle on a real Prometheus, over node_exporter
       panels: { type: string; title: string; gridPos: { y: number }; targets?: { expr: string }[] }[];
     };
     const row = dashboard.panels.find((p) => p.type === 'row' && p.title === 'Jobs on this host')!;
-    const below = dashboard.panels.filter((p) => p.gridPos.y > row.gridPos.y && p.type !== 'row');
+    // Down to the next row (the jobs that reserved GPUs: test/deploy/examples.test.ts).
+    const next = Math.min(...dashboard.panels.filter((p) => p.type === 'row' && p.gridPos.y > row.gridPos.y).map((p) => p.gridPos.y));
+    const below = dashboard.panels.filter((p) => p.gridPos.y > row.gridPos.y && p.gridPos.y < next && p.type !== 'row');
     expect(below.length).toBeGreaterThanOrEqual(3);
     for (const panel of below)
       for (const target of panel.targets ?? []) {

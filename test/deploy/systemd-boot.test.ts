@@ -84,6 +84,49 @@ describe('the deployment, booted under systemd', () => {
     expect(sampleValue(text, `node_textfile_mtime_seconds{file="${TEXTFILE}"}`)).toBeGreaterThanOrEqual(Math.floor(last.start));
   });
 
+  it("reads the jobs' reserved GPUs as the hardened unit runs: a job of a process without capabilities is named, another user's is unknown", async () => {
+    // Two Slurm-shaped jobs, each a real `sleep` given GPU 0 as Slurm gives it: job 4343 runs as root
+    // stripped of every capability, job 4242 as nobody. The container's cgroup tree is read-only
+    // (nspawn), so their job_<id> cgroups are laid out in a host root beside it whose proc, etc and
+    // dev are the real ones (GPU_TEXTFILE_HOST_ROOT): the environs the unit opens are the processes'
+    // own. The unit (root, CapabilityBoundingSet= empty) may open the first's (same uid, no capability
+    // it lacks), not the second's (another uid: CAP_SYS_PTRACE): unknown, never "not reserved".
+    const host = '/srv/reservations-host';
+    const task = (job: number) => `${host}/sys/fs/cgroup/system.slice/slurmstepd.scope/job_${job}/step_batch/user/task_0`;
+    await box().sh(
+      `mkdir -p ${task(4343)} ${task(4242)} && echo cpu > ${host}/sys/fs/cgroup/cgroup.controllers && ` +
+        `ln -sfn /proc ${host}/proc && ln -sfn /etc ${host}/etc && ln -sfn /dev ${host}/dev`,
+    );
+    const start = (job: number, user: string) =>
+      box().sh(
+        `(setsid setpriv ${user} --inh-caps=-all --bounding-set=-all env SLURM_JOB_ID=${job} SLURM_JOB_GPUS=0 CUDA_VISIBLE_DEVICES=0 sleep 600 </dev/null >/dev/null 2>&1 & ` +
+          `echo $! > ${task(job)}/cgroup.procs; echo $! >> ${host}/sleeps)`,
+      );
+    await start(4343, '');
+    await start(4242, '--reuid=65534 --regid=65534 --clear-groups');
+    await box().sh(`echo GPU_TEXTFILE_HOST_ROOT=${host} >> /etc/default/gpu-textfile`);
+    try {
+      const since = now();
+      await nextRun(since, 'a run of the collector after the jobs started');
+      const text = await scrape(box());
+      expect(
+        sampleValue(
+          text,
+          'nvidia_gpu_reservation_info{gpu="0",job_id="4343",job_kind="slurm",user="root",uuid="GPU-00000000-0000-0000-0000-000000000000"}',
+        ),
+        text
+          .split('\n')
+          .filter((line) => line.includes('reservation'))
+          .join('\n'),
+      ).toBe(1);
+      expect(sampleValue(text, 'nvidia_gpu_reservation_unknown_jobs')).toBe(1);
+      expect(text).not.toContain('job_id="4242"');
+    } finally {
+      // The two sleeps, by their pids.
+      await box().sh(`sed -i '/^GPU_TEXTFILE_HOST_ROOT=/d' /etc/default/gpu-textfile; kill $(cat ${host}/sleeps) || true`);
+    }
+  }, 180_000);
+
   it('the archive timer is on, and its service rotates the CSV trail', async () => {
     expect(await box().sh('systemctl is-active gpu-textfile-archive.timer')).toBe('active');
     const before = now();

@@ -1,6 +1,7 @@
 import { Aggregator, compareGpuIds, HOUR, hostRan, periodStart } from '../aggregate.js';
 import { emptyBucket, type Bucket } from '../bucket.js';
-import { JobAccount, type AccountKind, type JobHour } from '../jobs.js';
+import { JobAccount, type AccountKind } from '../jobs.js';
+import type { JobHour } from '../job-runs.js';
 import type { Gap } from '../timeline.js';
 import type { QueryTarget } from './queries.js';
 

@@ -160,7 +160,7 @@ export async function buildStoreReport(
   );
   if (failed) return { error: describeOutcome(failed) };
   const { aggregator, jobAccount } = hours.fill();
-  return reportOf(aggregator, jobAccount, query.by, {
+  return reportOf(aggregator, { held: jobAccount }, query.by, {
     files: 0,
     fromSidecars: 0,
     badFiles: [],
