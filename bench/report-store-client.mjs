@@ -66,6 +66,17 @@ function seriesOf(expr, scale, day) {
   return out;
 }
 
+/** What `command` prints on stdout (and stderr, with `both`), once it has exited; a failure is thrown. */
+function output(command, args, both = false) {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args);
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    if (both) child.stderr.on('data', (c) => (out += c));
+    child.on('exit', (code) => (code === 0 || both ? done(out) : fail(new Error(`${command} exited ${code}`))));
+  });
+}
+
 function answer(path, form, scale) {
   if (path.endsWith('/series'))
     return form.getAll('match[]').some((m) => m.startsWith('nvidia_gpu_collector_success'))
@@ -122,47 +133,13 @@ for (const scale of scales) {
   const since = new Date(START).toISOString();
   const until = new Date(START + scale.days * 86_400_000).toISOString();
   // measure.py runs the report as a child of its own; this process answers it meanwhile.
-  const measured = await new Promise((done, fail) => {
-    const child = spawn('python3', [
-      join(ROOT, 'bench/measure.py'),
-      String(runs),
-      '--',
-      process.execPath,
-      CLI,
-      'report',
-      '--prometheus',
-      url,
-      '--since',
-      since,
-      '--until',
-      until,
-      '--by',
-      'host',
-    ]);
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.on('exit', (code) => (code === 0 ? done(JSON.parse(out)) : fail(new Error(`measure.py exited ${code}`))));
-  });
+  const report = (by) => [CLI, 'report', '--prometheus', url, '--since', since, '--until', until, '--by', by];
+  const measured = JSON.parse(
+    await output('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', process.execPath, ...report('host')]),
+  );
   if (process.argv.includes('--show')) {
     // The report itself once, to see that the store's answers make one (findings, jobs, summary).
-    const shown = await new Promise((done) => {
-      const child = spawn(process.execPath, [
-        CLI,
-        'report',
-        '--prometheus',
-        url,
-        '--since',
-        since,
-        '--until',
-        until,
-        '--by',
-        process.argv.includes('--show-host') ? 'host' : 'job',
-      ]);
-      let out = '';
-      child.stdout.on('data', (c) => (out += c));
-      child.stderr.on('data', (c) => (out += c));
-      child.on('exit', () => done(out));
-    });
+    const shown = await output(process.execPath, report(process.argv.includes('--show-host') ? 'host' : 'job'), true);
     console.log(shown.split('\n').slice(0, 30).join('\n'));
   }
   server.close();

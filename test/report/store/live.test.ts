@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { startNodeExporter } from '../../support/node-exporter.js';
-import { startPrometheus } from '../../support/prometheus.js';
-import { CLI, cliEnv, eventually, ROOT, runCli, tempDir } from '../../support/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, ROOT, runCli, tempDir } from '../../support/helpers.js';
+import { startLiveStore } from './live-store.js';
 
 // The store's door, live: the demo collector every second -> node_exporter -> a real Prometheus
 // scraping it every second -> `report --prometheus` over the last minutes names that host and its
@@ -13,35 +11,20 @@ import { CLI, cliEnv, eventually, ROOT, runCli, tempDir } from '../../support/he
 describe('report --prometheus on a live Prometheus', () => {
   it('names the scraped host and its GPUs', { timeout: 180_000 }, async () => {
     const dir = await tempDir('gpu-textfile-live-');
-    const collector = spawn(process.execPath, [CLI, 'collect', '--source', 'demo', '--interval', '1s', '--textfile-dir', dir], {
-      env: cliEnv(),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let collectorLog = '';
-    collector.stderr.on('data', (chunk) => (collectorLog += chunk));
-    const collectorExited = new Promise<void>((resolve) => collector.once('exit', () => resolve()));
-    onTestFinished(async () => {
-      if (collector.exitCode === null) collector.kill('SIGTERM');
-      await collectorExited;
-    });
-    const exporter = await startNodeExporter(dir);
-    onTestFinished(() => exporter.stop());
-    const target = new URL(exporter.url).host;
     // With the report's recording rules loaded: the report then reads them (rules.test.ts says when).
     await copyFile(join(ROOT, 'examples/prometheus/gpu-textfile-report.rules.yml'), join(dir, 'report.rules.yml'));
-    const prometheus = await startPrometheus(dir, {
-      global: { scrape_interval: '1s', evaluation_interval: '1s' },
-      rule_files: [join(dir, 'report.rules.yml')],
-      scrape_configs: [{ job_name: 'gpu', static_configs: [{ targets: [target], labels: { host: 'gpu-node-live' } }] }],
-    });
-    onTestFinished(() => prometheus.stop());
+    const { prometheus, target, collectorLog } = await startLiveStore(
+      dir,
+      { args: ['--source', 'demo'] },
+      { host: 'gpu-node-live', ruleFiles: [join(dir, 'report.rules.yml')] },
+    );
     // Until the store holds a few seconds of both GPUs' samples (a busy machine: a generous deadline).
     const ready = await eventually(async () => {
       const answer = await prometheus.query('count_over_time(nvidia_gpu_up[5m])').catch(() => []);
       const recorded = await prometheus.query('gpu_textfile:idle_held:bool').catch(() => []);
       return answer.length === 2 && answer.every((s) => Number(s.value[1]) >= 5) && recorded.length === 2;
     }, 150_000);
-    expect(ready, `${prometheus.log()}\n${collectorLog}`).toBe(true);
+    expect(ready, `${prometheus.log()}\n${collectorLog()}`).toBe(true);
 
     const url = `http://127.0.0.1:${prometheus.port}`;
     const byGpu = await runCli(['report', '--prometheus', url, '--host-label', 'host', '--since', '5m', '--by', 'gpu', '--format', 'csv']);
