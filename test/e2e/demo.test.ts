@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 
 // `--source demo` end to end: the built CLI, no nvidia-smi anywhere on PATH, the real promtool and node_exporter.
@@ -29,7 +29,7 @@ describe('collect --source demo', () => {
     const exporter = await startNodeExporter(join(dir, 'textfile'));
     onTestFinished(() => exporter.stop());
     const result = await runCli(
-      ['collect', '--source', 'demo', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state')],
+      ['collect', '--source', 'demo', '--textfile-dir', madeDir(join(dir, 'textfile')), '--state-dir', join(dir, 'state')],
       NO_SMI,
     );
     expect({ exit: result.exitCode, err: result.stderr }).toEqual({ exit: 0, err: '' });
@@ -42,7 +42,7 @@ describe('collect --source demo', () => {
 
   it('appends the CSV trail like any source: a row per GPU, status ok', async () => {
     const dir = await tempDir();
-    const args = ['collect', '--source', 'demo', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+    const args = ['collect', '--source', 'demo', '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')];
     const result = await runCli([...args, '--csv-dir', join(dir, 'csv'), '--task', 'demo'], NO_SMI);
     expect({ exit: result.exitCode, err: result.stderr }).toEqual({ exit: 0, err: '' });
     const [header, ...rows] = (await readFile(join(dir, 'csv/demo.csv'), 'utf8')).trim().split('\n');

@@ -5,7 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startNodeExporter } from '../../support/node-exporter.js';
 import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 import { startPrometheus } from '../../support/prometheus.js';
-import { CLI, capture, cliEnv, eventually, runCli, tempDir } from '../../support/helpers.js';
+import { CLI, capture, cliEnv, eventually, runCli, tempDir, madeDir } from '../../support/helpers.js';
 
 // The store's door takes a GPU's energy from the board's counter where the store has it
 // (`increase(nvidia_gpu_energy_joules_total)`), not from power x time. The NVML stand-in's counter runs
@@ -29,7 +29,7 @@ describe('report --prometheus: energy from the counter', () => {
       `${gpu}.energy_runs=1`,
     ]);
     await writeFile(config, standInConfig(H200X2, board));
-    const textfiles = join(dir, 'textfile');
+    const textfiles = madeDir(join(dir, 'textfile'));
     const collector = spawn(
       process.execPath,
       [
