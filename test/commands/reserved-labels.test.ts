@@ -6,7 +6,7 @@ import { checkExposition } from '../../src/exposition/check.js';
 import { FIELDS } from '../../src/fields/fields.js';
 import type { Collection, GpuSample, Reading } from '../../src/collection.js';
 import { buildFamilies } from '../../src/metrics/metrics.js';
-import { ROOT, runCli, tempDir, madeDir } from '../support/helpers.js';
+import { ROOT, runCli, tempDir } from '../support/helpers.js';
 
 const DEFAULTS: CollectArgs = {
   fileName: 'nvidia_gpu.prom',
@@ -121,15 +121,7 @@ describe('--label may not take a label name gpu-textfile sets itself', () => {
 
   it('the CLI exits 2 with one line and writes nothing', async () => {
     const root = await tempDir();
-    const result = await runCli([
-      'collect',
-      '--textfile-dir',
-      madeDir(join(root, 'tf')),
-      '--state-dir',
-      join(root, 'state'),
-      '--label',
-      'serial=x',
-    ]);
+    const result = await runCli(['collect', '--textfile-dir', join(root, 'tf'), '--state-dir', join(root, 'state'), '--label', 'serial=x']);
     expect({ exit: result.exitCode, stderr: result.stderr, stdout: result.stdout }).toEqual({
       exit: 2,
       stderr: 'gpu-textfile: --label: "serial" is a label gpu-textfile sets itself\n',

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { taskNameProblem } from '../../src/commands/task-name.js';
-import { FAKE_SMI, capture, runCli, tempDir, madeDir } from '../support/helpers.js';
+import { FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
 
 const LONG = 'a'.repeat(300);
 
@@ -42,7 +42,7 @@ describe('every command that takes --task refuses a bad one at parse time: exit 
       [
         'collect',
         '--textfile-dir',
-        madeDir(join(root, 'tf')),
+        join(root, 'tf'),
         '--state-dir',
         join(root, 'state'),
         '--csv-dir',
@@ -61,7 +61,7 @@ describe('every command that takes --task refuses a bad one at parse time: exit 
   it('collect takes GPU_TEXTFILE_TASK to the same rule', async () => {
     const root = await tempDir();
     const result = await runCli(
-      ['collect', '--textfile-dir', madeDir(join(root, 'tf')), '--state-dir', join(root, 'state'), '--csv-dir', join(root, 'csv')],
+      ['collect', '--textfile-dir', join(root, 'tf'), '--state-dir', join(root, 'state'), '--csv-dir', join(root, 'csv')],
       { GPU_TEXTFILE_TASK: '../x' },
     );
     expect([result.exitCode, result.stderr.split('\n').length]).toEqual([2, 2]);
