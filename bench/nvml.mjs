@@ -6,7 +6,7 @@
 // Without a GPU, pass the stand-in: --nvml-library /tmp/gpu-textfile-nvml-stand-in-*/libnvidia-ml.so.1
 // --env NVML_STAND_IN=FILE, --nvidia-smi test/fixtures/bin/nvidia-smi --env FAKE_SMI_CAPTURE=DIR.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,6 +36,8 @@ function measure(command, extraEnv = {}) {
 /** collect --interval 250ms --no-processes: CPU per sample of all threads (and any child), after `warmup` s. */
 async function daemon(sourceArgs) {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
+  // collect refuses a textfile directory that does not exist: made first.
+  mkdirSync(join(dir, 't'));
   const args = [CLI, 'collect', '--interval', '250ms', '--no-processes', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
   const child = spawn(process.execPath, [...args, ...sourceArgs], { env, stdio: 'ignore' });
   const file = join(dir, 't/nvidia_gpu.prom');

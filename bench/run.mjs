@@ -11,7 +11,7 @@
 // (V8 still compiling and optimizing) and, separately, over the --seconds after them: what it costs
 // for the hours it then runs.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -77,6 +77,8 @@ function measure(command, env) {
  */
 async function measureLongRunning(smi, env, withCsv) {
   const dir = mkdtempSync(join(tmpdir(), 'gpu-textfile-bench-'));
+  // collect refuses a textfile directory that does not exist: made first.
+  mkdirSync(join(dir, 't'));
   const csvArgs = withCsv ? ['--csv-dir', join(dir, 'c')] : [];
   const child = spawn(
     process.execPath,

@@ -10,6 +10,7 @@ import { DEMO_HOST_NAMES, SOURCE_NAMES } from '../sources/sources.js';
 import { taskNameProblem } from './task-name.js';
 import { compatFileName, parseCompat } from '../compat/compat-file.js';
 import { join } from 'node:path';
+import { missingTextfileDir } from '../publish/textfile.js';
 import { defaultTextfileDir, type COLLECT_OPTIONS } from './options.js';
 import type { ArgsOf } from './option-types.js';
 
@@ -113,7 +114,9 @@ export function daemonBanner(plan: CollectPlan & { intervalMs: number }): string
 /** `gpu-textfile collect`: once, or in daemon mode with --interval. Returns the exit status. */
 export async function runCollect(args: CollectArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
   const collectIo: CollectIo = { out: io.out, say: (line) => io.err.write(`gpu-textfile: ${line}\n`) };
-  const plan = parseCollectArgs(args);
+  const parsed = parseCollectArgs(args);
+  // Before anything runs (no nvidia-smi, no state, no CSV): --dry-run writes nothing, so needs none.
+  const plan = typeof parsed === 'string' || parsed.dryRun ? parsed : (missingTextfileDir(parsed.textfileDir) ?? parsed);
   if (typeof plan === 'string') {
     collectIo.say(plan);
     return 2;

@@ -33,7 +33,7 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
       ['gpu-textfile collect --csv-dir /var/log/gpu-textfile --task train', 'also append to the CSV trail'],
       ['gpu-textfile collect --interval 1s', 'run on, publishing every second'],
     ],
-    exit: '0 collected, 1 failed (the file holds the health block), 2 bad options, 75 another collect holds the lock',
+    exit: '0 collected, 1 failed (the file holds the health block), 2 bad options or a --textfile-dir that does not exist, 75 another collect holds the lock',
   },
   archive: {
     examples: [['gpu-textfile archive --csv-dir /var/log/gpu-textfile --keep 30', 'rotate every live CSV, keep 30 archives per task']],
@@ -81,7 +81,7 @@ export const COMMAND_HELP: Record<string, { examples: [string, string][]; exit: 
       ["gpu-textfile run --mark 'it (?<step>\\d+) loss (?<loss>[\\d.]+)' -- ./train", 'steps and loss from your own log format'],
       ['gpu-textfile run --textfile-dir /var/lib/node_exporter/textfile -- torchrun train.py', 'dashboards see who runs where'],
     ],
-    exit: "0 the job succeeded, else the job's own status (128 + the signal's number when a signal killed it), 2 bad options, 127 the command cannot be run",
+    exit: "0 the job succeeded, else the job's own status (128 + the signal's number when a signal killed it), 2 bad options or a --textfile-dir that does not exist (the job not started), 127 the command cannot be run",
   },
   install: {
     examples: [

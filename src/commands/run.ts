@@ -12,6 +12,7 @@ import { TASK_NAME_MAX_LENGTH, taskNameProblem } from './task-name.js';
 import { parseSourceArgs } from './collect.js';
 import type { ArgsOf } from './option-types.js';
 import { COLLECT_OPTIONS } from './options.js';
+import { missingTextfileDir } from '../publish/textfile.js';
 import type { RUN_OPTIONS } from './run-options.js';
 
 export type RunArgs = ArgsOf<typeof RUN_OPTIONS>;
@@ -94,7 +95,9 @@ export async function runRun(
   command: readonly string[],
   io: RunIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  const plan = parseRunArgs(args, command, process.env, Date.now());
+  const parsed = parseRunArgs(args, command, process.env, Date.now());
+  // Before the job starts: a mistyped directory would be a job's whole textfile written where nothing reads.
+  const plan = typeof parsed === 'string' || !parsed.textfileDir ? parsed : (missingTextfileDir(parsed.textfileDir) ?? parsed);
   if (typeof plan === 'string') {
     io.stderr.write(`gpu-textfile: ${plan}\n`);
     return 2;

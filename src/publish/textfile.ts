@@ -1,4 +1,4 @@
-import { unlinkSync } from 'node:fs';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   describeFileError,
@@ -25,22 +25,37 @@ export interface TextfileError {
   message: string;
 }
 
-/** The textfile directory pinned (created first if missing), or why it cannot be written into. */
+/**
+ * The one line that refuses a textfile directory that does not exist (a usage error), or undefined.
+ * It is node_exporter's to have, not ours to make: a typo created silently would be written on for
+ * ever where node_exporter never reads. `install` and the packages' units create the real one.
+ */
+export function missingTextfileDir(dir: string): string | undefined {
+  try {
+    // lstat: a link there (even a dangling one) is a name that exists; pinning refuses it with its own line.
+    lstatSync(dir);
+    return undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    return `--textfile-dir: ${dir} does not exist (a mistyped one would never be read); give node_exporter's --collector.textfile.directory, create it, or run gpu-textfile install`;
+  }
+}
+
+/** The textfile directory pinned (never created: see missingTextfileDir), or why it cannot be written into. */
 export function pinTextfileDir(dir: string): PinnedDir | TextfileError {
   try {
-    return pinDir(dir, { create: true });
+    return pinDir(dir);
   } catch (error) {
     if (error instanceof UnsafeFileError && error.code === 'ELINK') return { reason: 'unsafe_directory', message: error.message };
     if (!isFileError(error)) throw error;
-    return { reason: 'write_failed', message: `cannot create or open the directory ${dir}: ${describeFileError(error)}` };
+    return { reason: 'write_failed', message: `cannot open the directory ${dir}: ${describeFileError(error)}` };
   }
 }
 
 const isTextfileError = (value: object): value is TextfileError => 'reason' in value;
 
 /**
- * Before a run writes anything: the textfile directory exists (created if missing) and can be
- * opened, and neither it nor the state directory is itself a symbolic link. Directories that other
+ * Before a run writes anything: the textfile directory exists and can be opened, and neither it nor the state directory is itself a symbolic link. Directories that other
  * users own are accepted: every write in them goes through a pinned descriptor and follows no link.
  */
 export function checkDirectories(textfileDir: string, stateDir: string | undefined): string | undefined {

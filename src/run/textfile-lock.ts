@@ -10,8 +10,8 @@ import { describeFileError, isFileError, pinDir, type PinnedDir } from '../files
 export async function lockTextfile(textfileDir: string, fileName: string): Promise<{ release: () => Promise<void> } | string> {
   let dir: PinnedDir;
   try {
-    // Created as publishing would: the lock lives beside the file.
-    dir = pinDir(textfileDir, { create: true });
+    // Never created, as publishing never does (its absence is refused before the job starts): the lock lives beside the file.
+    dir = pinDir(textfileDir);
   } catch (error) {
     if (!isFileError(error)) throw error;
     return `--textfile-dir: cannot use ${textfileDir}: ${describeFileError(error)}`;

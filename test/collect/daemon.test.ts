@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
 import { startNodeExporter, type NodeExporter } from '../support/node-exporter.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, startDaemonWithStandIn } from '../support/nvml-stand-in.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
@@ -36,7 +36,7 @@ async function runUntil(enough: (seen: Seen) => boolean, env: Record<string, str
       '--interval',
       interval,
       '--textfile-dir',
-      join(dir, 't'),
+      madeDir(join(dir, 't')),
       '--state-dir',
       join(dir, 's'),
       '--csv-dir',
@@ -153,7 +153,7 @@ describe('collect --interval (daemon mode)', () => {
         '--interval',
         '1s',
         '--textfile-dir',
-        join(dir, 't'),
+        madeDir(join(dir, 't')),
         '--state-dir',
         join(dir, 's'),
         '--csv-dir',
@@ -239,7 +239,7 @@ describe('collect --interval with one GPU lost', () => {
     const exporter = await startNodeExporter(join(dir, 't'));
     onTestFinished(() => exporter.stop());
     // The GPUs as a run before the loss saw them (the lost one is found by asking each alone).
-    const args = ['--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI];
+    const args = ['--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI];
     const before = await runCli(['collect', ...args], { FAKE_SMI_CAPTURE: H200 });
     expect([before.exitCode, before.stderr]).toEqual([0, '']);
     const child = execa(process.execPath, [CLI, 'collect', '--interval', '200ms', ...args], {
@@ -279,7 +279,7 @@ describe('collect --interval with one GPU lost', () => {
     const dir = await tempDir();
     const lost = join(dir, 'capture');
     await cp(capture('h200x2__580.159.04__gpu-lost'), lost, { recursive: true });
-    const args = ['--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI];
+    const args = ['--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI];
     await runCli(['collect', ...args], { FAKE_SMI_CAPTURE: H200 });
     const log = join(dir, 'argv.log');
     const child = execa(process.execPath, [CLI, 'collect', '--interval', '200ms', ...args], {
@@ -309,7 +309,7 @@ describe('collect --interval stopped cleanly', () => {
   const start = (dir: string, ...more: string[]) =>
     execa(
       process.execPath,
-      [CLI, 'collect', '--interval', '200ms', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...more],
+      [CLI, 'collect', '--interval', '200ms', '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), ...more],
       { env: cliEnv({ FAKE_SMI_CAPTURE: H200 }), extendEnv: false, reject: false, stdin: 'ignore' },
     );
 

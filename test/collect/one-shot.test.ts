@@ -10,7 +10,7 @@ import { parseOptions } from '../../src/commands/parse-options.js';
 import { hostAt } from '../../src/host/host.js';
 import { nvidiaSmiReads } from '../../src/sources/nvidia-smi/source.js';
 import { replayRunner } from '../support/capture-replay.js';
-import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, eventually, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const CAPTURE = 'h200x2__580.159.04__linux-idle';
 
@@ -20,7 +20,7 @@ async function planIn(dir: string, extra: string[] = []) {
     COLLECT_OPTIONS,
     [
       '--textfile-dir',
-      join(dir, 'textfile'),
+      madeDir(join(dir, 'textfile')),
       '--state-dir',
       join(dir, 'state'),
       '--host-root',
@@ -109,7 +109,7 @@ describe('a one-shot run stopped by SIGTERM before its sample is read', () => {
     timeout: 120_000,
   }, async () => {
     const dir = await tempDir();
-    const textfile = join(dir, 'textfile');
+    const textfile = madeDir(join(dir, 'textfile'));
     const args = ['collect', '--textfile-dir', textfile, '--state-dir', join(dir, 'state'), '--compat', 'dcgm,nvidia_gpu_exporter'];
     const good = await runCli([...args, '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: capture(CAPTURE) });
     expect(good.exitCode).toBe(0);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { parseProcessStat } from '../../src/host/process-stat.js';
 import { validStuck } from '../../src/collect/stuck.js';
-import { FAKE_SMI, capture, eventually, runCli, tempDir } from '../support/helpers.js';
+import { FAKE_SMI, capture, eventually, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { stuckNvidiaSmi } from '../support/stuck-in-driver.js';
 
 // An nvidia-smi that SIGKILL does not end (asleep in the driver: a GPU fallen off the bus). The
@@ -53,7 +53,7 @@ describe('an nvidia-smi stuck in the driver', () => {
     const args = (smi: string) => [
       'collect',
       '--textfile-dir',
-      join(dir, 'textfile'),
+      madeDir(join(dir, 'textfile')),
       '--state-dir',
       join(dir, 'state'),
       '--nvidia-smi',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
+import { CLI, capture, cliEnv, eventually, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // The deadline on NVML's calls (src/collect/watchdog.ts): the stand-in's hang.<function>=N blocks
@@ -18,7 +18,16 @@ async function setUp() {
     await writeFile(file, standInConfig(capture('h200x2__580.159.04__linux-idle'), more));
     return file;
   };
-  const args = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+  const args = [
+    '--source',
+    'nvml',
+    '--nvml-library',
+    standInLibrary(),
+    '--textfile-dir',
+    madeDir(join(dir, 't')),
+    '--state-dir',
+    join(dir, 's'),
+  ];
   const collect = (config: string, ...more: string[]) => runCli(['collect', ...args, ...more], { NVML_STAND_IN: config }, 60_000);
   return { dir, args, write, collect, good: await write('good.conf') };
 }

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, FIXTURES, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 // The Xid counter end to end: `collect` under --host-root, on a kernel log saved as a file in a copy of
 // test/fixtures/hosts/xid-kmsg (GPU 0 at 00000000:00:06.0, GPU 1 at 00000000:00:07.0, as the h200x2 captures).
@@ -16,7 +16,7 @@ async function hostCopy() {
   const dir = await tempDir();
   const root = join(dir, 'host');
   await cp(join(FIXTURES, 'hosts/xid-kmsg'), root, { recursive: true });
-  const args = ['--host-root', root, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI];
+  const args = ['--host-root', root, '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), '--nvidia-smi', FAKE_SMI];
   return { dir, root, args, kmsg: join(root, 'dev/kmsg') };
 }
 

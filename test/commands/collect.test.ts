@@ -5,13 +5,13 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { ATTRIBUTED, attributionHost } from '../support/attribution-host.js';
-import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, FIXTURES, capture, cliEnv, eventually, madeDir, runCli, tempDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
 async function dirs() {
   const root = await tempDir();
-  return { textfile: join(root, 'textfile'), state: join(root, 'state'), csv: join(root, 'csv'), root };
+  return { textfile: madeDir(join(root, 'textfile')), state: join(root, 'state'), csv: join(root, 'csv'), root };
 }
 
 const collectArgs = (d: { textfile: string; state: string }, smi = FAKE_SMI, ...more: string[]) => [
@@ -29,6 +29,29 @@ const familiesIn = (text: string) => new Set(checkExposition(text).samples.map((
 const GPU_SERIES = /^nvidia_gpu_(?!collector_)/;
 
 describe('gpu-textfile collect', () => {
+  // A mistyped --textfile-dir would be written on for ever where node_exporter never reads: refused
+  // before anything runs. The nvidia-smi given would leave a mark if it were called.
+  it('a --textfile-dir that does not exist: exit 2, one line naming it, nothing called or written', async () => {
+    const root = await tempDir();
+    const smi = join(root, 'nvidia-smi');
+    await writeFile(smi, `#!/bin/sh\ntouch "${join(root, 'called')}"\n`, { mode: 0o755 });
+    const missing = join(root, 'textfil');
+    for (const more of [[], ['--interval', '1s']]) {
+      const args = ['collect', '--textfile-dir', missing, '--state-dir', join(root, 'state'), '--nvidia-smi', smi];
+      const result = await runCli([...args, '--csv-dir', join(root, 'csv'), '--task', 't', ...more]);
+      expect({ exit: result.exitCode, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        exit: 2,
+        stdout: '',
+        stderr: `gpu-textfile: --textfile-dir: ${missing} does not exist (a mistyped one would never be read); give node_exporter's --collector.textfile.directory, create it, or run gpu-textfile install\n`,
+      });
+      expect(await readdir(root)).toEqual(['nvidia-smi']);
+    }
+    // --dry-run writes nothing, so it needs no directory.
+    const dry = await runCli(['collect', '--dry-run', '--textfile-dir', missing, '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: H200 });
+    expect([dry.exitCode, dry.stderr]).toEqual([0, '']);
+    expect(dry.stdout).toContain('nvidia_gpu_memory_used_bytes');
+  });
+
   it('writes the textfile atomically with mode 0644, leaving no temp file, and says nothing', async () => {
     const d = await dirs();
     const result = await runCli(collectArgs(d), { FAKE_SMI_CAPTURE: H200 });
@@ -120,7 +143,7 @@ describe('gpu-textfile collect', () => {
     expect(result.exitCode).toBe(0);
     expect(checkExposition(result.stdout).problems).toEqual([]);
     expect(result.stdout).toMatch(/^nvidia_gpu_power_draw_watts\{gpu="0",uuid="GPU-d9041e44[^}]*\} 76\.68$/m);
-    expect([existsSync(d.textfile), existsSync(d.state), existsSync(d.csv)]).toEqual([false, false, false]);
+    expect([await readdir(d.textfile), existsSync(d.state), existsSync(d.csv)]).toEqual([[], false, false]);
   });
 
   // Issue 39: --compat used to be dropped from --dry-run without a word. Each file is printed under
@@ -130,7 +153,7 @@ describe('gpu-textfile collect', () => {
     const compat = ['--compat', 'dcgm,nvidia_gpu_exporter'];
     const dry = await runCli(collectArgs(d, FAKE_SMI, '--dry-run', ...compat), { FAKE_SMI_CAPTURE: H200 });
     expect(dry.exitCode).toBe(0);
-    expect(existsSync(d.textfile)).toBe(false);
+    expect(await readdir(d.textfile)).toEqual([]);
     const sections = dry.stdout.split(/^# ==> (\S+) <==\n/m);
     expect(sections[0]).toBe('');
     const printed = new Map<string, string>();

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { runReport } from '../../src/commands/report.js';
 import { writeHistory } from '../../src/report/history-generator.js';
-import { CLI, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 describe('report --since/--until', () => {
   // Date would roll these over into another month: they are no day of the calendar.
@@ -70,7 +70,17 @@ describe('a trail written with --source demo', () => {
     const dir = await tempDir();
     const csv = join(dir, 'csv');
     await mkdir(join(dir, 'textfile'));
-    const collect = await runCli(['collect', '--source', 'demo', '--textfile-dir', join(dir, 'textfile'), '--csv-dir', csv, '--task', 't']);
+    const collect = await runCli([
+      'collect',
+      '--source',
+      'demo',
+      '--textfile-dir',
+      madeDir(join(dir, 'textfile')),
+      '--csv-dir',
+      csv,
+      '--task',
+      't',
+    ]);
     expect([collect.exitCode, collect.stderr]).toEqual([0, '']);
     const [header, ...rows] = (await readFile(join(csv, 't.csv'), 'utf8')).trim().split('\n');
     const host = header!.split(',').indexOf('host');

@@ -2,13 +2,13 @@ import { execa } from 'execa';
 import { cp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { capture, CLI, cliEnv, eventually, FAKE_SMI, runCli, tempDir } from '../support/helpers.js';
+import { capture, CLI, cliEnv, eventually, FAKE_SMI, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const LOAD = 'h200x2__580.159.04__linux-load';
 
 describe("a peer's file --compat no longer asks for", () => {
   const collect = (dir: string, more: string[]) =>
-    runCli(['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...more], {
+    runCli(['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), ...more], {
       FAKE_SMI_CAPTURE: capture(LOAD),
     });
 
@@ -48,7 +48,7 @@ describe("a peer's file --compat no longer asks for", () => {
       '--nvidia-smi',
       FAKE_SMI,
       '--textfile-dir',
-      join(dir, 't'),
+      madeDir(join(dir, 't')),
       '--state-dir',
       join(dir, 's'),
     ];
@@ -68,7 +68,7 @@ describe("a peer's file --compat no longer asks for", () => {
 
 describe('GPU_TEXTFILE_COMPAT as /etc/default/gpu-textfile gives it', () => {
   const collect = (dir: string, compat: string) =>
-    runCli(['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
+    runCli(['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')], {
       FAKE_SMI_CAPTURE: capture(LOAD),
       GPU_TEXTFILE_COMPAT: compat,
     });
@@ -98,7 +98,7 @@ describe('collect --compat nvidia_gpu_exporter when the processes cannot be read
     // The recording without its compute apps: the stand-in then refuses --query-compute-apps.
     await cp(capture(LOAD), join(dir, 'capture'), { recursive: true });
     await rm(join(dir, 'capture/query-compute-apps.csv'));
-    const args = ['--nvidia-smi', FAKE_SMI, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+    const args = ['--nvidia-smi', FAKE_SMI, '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')];
     const result = await runCli(['collect', '--compat', 'nvidia_gpu_exporter', ...args], { FAKE_SMI_CAPTURE: join(dir, 'capture') });
     expect([result.exitCode, result.stderr]).toEqual([0, expect.stringContaining('processes left out')]);
     const text = await readFile(join(dir, 't/nvidia_gpu_nvidia_gpu_exporter.prom'), 'utf8');

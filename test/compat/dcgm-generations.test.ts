@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DCGM_PROFILES, profileFields } from '../../src/compat/dcgm-fields.js';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
-import { capture, eventually, FIXTURES, ROOT, runCli } from '../support/helpers.js';
+import { capture, eventually, FIXTURES, ROOT, runCli, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { startPrometheus } from '../support/prometheus.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
@@ -168,7 +168,7 @@ describe('the generations of one host (NVML stand-in, GPM, energy, PCIe): dcgm a
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
     for (const generation of GENERATIONS) files[generation] = await readFile(join(textfile, `nvidia_gpu_${generation}.prom`), 'utf8');
     for (const generation of ['dcgm-4.8.3', 'dcgm-4.9'] as const) {
-      const alone = join(dir, generation);
+      const alone = madeDir(join(dir, generation));
       const run = await runCli(
         [
           'collect',

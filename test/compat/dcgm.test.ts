@@ -9,7 +9,7 @@ import { parseDeviceMinor } from '../../src/compat/compat-file.js';
 import { failedCollection, type Collection, type GpuSample } from '../../src/collection.js';
 import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
-import { capture, CLI, cliEnv, eventually, FAKE_BIN, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir } from '../support/helpers.js';
+import { capture, CLI, cliEnv, eventually, FAKE_BIN, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { recorded } from './recording.js';
 
@@ -235,7 +235,7 @@ describe('collect --compat dcgm', () => {
   const run = async (captureDir: string, more: string[] = []) => {
     const dir = await tempDir();
     const root = await hostWithMinors(dir);
-    const textfile = join(dir, 't');
+    const textfile = madeDir(join(dir, 't'));
     const exporter = await startNodeExporter(textfile);
     onTestFinished(() => exporter.stop());
     const result = await runCli(
@@ -288,9 +288,12 @@ describe('collect --compat dcgm', () => {
     const bad = await runCli(['collect', '--compat', 'dcgm-exporter', '--dry-run']);
     expect([bad.exitCode, bad.stderr]).toEqual([2, expect.stringContaining('--compat: "dcgm-exporter" is not one of dcgm')]);
     const dir = await tempDir();
-    const plain = await runCli(['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
-      FAKE_SMI_CAPTURE: capture(LOAD),
-    });
+    const plain = await runCli(
+      ['collect', '--nvidia-smi', FAKE_SMI, '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')],
+      {
+        FAKE_SMI_CAPTURE: capture(LOAD),
+      },
+    );
     expect(plain.exitCode).toBe(0);
     expect(await readdir(join(dir, 't'))).toEqual(['nvidia_gpu.prom']);
   });
@@ -325,7 +328,7 @@ describe('collect --compat dcgm', () => {
         '--nvidia-smi',
         FAKE_SMI,
         '--textfile-dir',
-        join(dir, 't'),
+        madeDir(join(dir, 't')),
         '--state-dir',
         join(dir, 's'),
       ],
@@ -350,7 +353,7 @@ describe('collect --compat dcgm', () => {
     expect([installed.exitCode, installed.stderr]).toEqual([0, '']);
     const file = join(root, 'etc/default/gpu-textfile');
     expect(await readFile(file, 'utf8')).toMatch(/^GPU_TEXTFILE_COMPAT=dcgm$/m);
-    const textfile = join(root, 't');
+    const textfile = madeDir(join(root, 't'));
     const run = await execa(
       'sh',
       [

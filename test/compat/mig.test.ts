@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { capture, tempDir } from '../support/helpers.js';
+import { capture, tempDir, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { collectWithStandIn, NVML_CALLS, standInConfig } from '../support/nvml-stand-in.js';
 
@@ -19,7 +19,7 @@ const keys = async (file: string): Promise<string[]> =>
 describe('collect --compat dcgm on a MIG host', () => {
   it("gives each GPU instance's profiling ratios and memory with GPU_I_PROFILE and GPU_I_ID, in a file node_exporter accepts", async () => {
     const dir = await tempDir();
-    const textfile = join(dir, 't');
+    const textfile = madeDir(join(dir, 't'));
     const exporter = await startNodeExporter(textfile);
     onTestFinished(() => exporter.stop());
     const config = standInConfig(MIG, [...(await keys('mig.conf')), ...(await keys('mig-gpm.conf'))]);

@@ -3,7 +3,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { capture, FAKE_SMI, FIXTURES, runCli, tempDir } from '../support/helpers.js';
+import { capture, FAKE_SMI, FIXTURES, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 
 // nvidia_gpu_exporter's own Xid alerts (its Helm chart's NvidiaGpuXidCritical/Warning, vendored in
@@ -30,7 +30,7 @@ describe('nvidia_smi_xid_last_timestamp_seconds and the chart Xid alerts', () =>
     const root = join(dir, 'root');
     await cp(join(FIXTURES, 'hosts/xid-kmsg'), root, { recursive: true });
     await writeFile(join(root, 'proc/stat'), `cpu  1 2 3 4 5 6 7 0 0 0\nintr 1 2 3\nctxt 99\nbtime ${BTIME}\nprocesses 4\n`);
-    const textfile = join(dir, 't');
+    const textfile = madeDir(join(dir, 't'));
     const exporter = await startNodeExporter(textfile);
     onTestFinished(() => exporter.stop());
     const result = await runCli(

@@ -7,7 +7,7 @@ import { failedCollection, type Collection, type GpuSample } from '../../src/col
 import { nvidiaGpuExporterFamilies, PEER_FIELDS, peerMetric } from '../../src/compat/nvidia-gpu-exporter.js';
 import { checkExposition, checkFamilies } from '../../src/exposition/check.js';
 import { collectCapture } from '../support/capture-replay.js';
-import { capture, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir } from '../support/helpers.js';
+import { capture, FAKE_SMI, FIXTURES, ROOT, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { collectWithStandIn, NVML_CALLS, standInConfig } from '../support/nvml-stand-in.js';
 import { recorded } from './recording.js';
@@ -236,7 +236,7 @@ describe('collect --compat nvidia_gpu_exporter', () => {
   };
   const run = async (captureDir: string, compat = 'nvidia_gpu_exporter') => {
     const dir = await tempDir();
-    const textfile = join(dir, 't');
+    const textfile = madeDir(join(dir, 't'));
     const result = await runCli(
       [
         'collect',
@@ -288,7 +288,7 @@ describe('collect --compat nvidia_gpu_exporter', () => {
 
   it('a MIG host (NVML stand-in): MIG devices, GPU instance memory and GPM ratios equal to our own MIG series', async () => {
     const dir = await tempDir();
-    const textfile = join(dir, 't');
+    const textfile = madeDir(join(dir, 't'));
     const keys = async (file: string) =>
       (await readFile(join(NVML_CALLS, 'h200-mig__590.48.01__constructed', file), 'utf8'))
         .split('\n')

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvColumnOf, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
 import type { Collection, Reading } from '../../src/collection.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
+import { FAKE_SMI, capture, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 import { FILE_STEPS, type FileSteps } from '../../src/files/file-steps.js';
 import { stepsWithWrite } from '../support/faults.js';
@@ -195,7 +195,7 @@ describe('gpu-textfile collect --csv-dir', () => {
     const args = [
       'collect',
       '--textfile-dir',
-      join(dir, 't'),
+      madeDir(join(dir, 't')),
       '--state-dir',
       join(dir, 's'),
       '--nvidia-smi',
@@ -223,7 +223,7 @@ describe('gpu-textfile collect --csv-dir', () => {
     const base = [
       'collect',
       '--textfile-dir',
-      join(dir, 't'),
+      madeDir(join(dir, 't')),
       '--state-dir',
       join(dir, 's'),
       '--csv-dir',

@@ -9,7 +9,7 @@ import { ARCHIVE_STEPS, type ArchiveSteps } from '../../src/csvlog/archive-steps
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
 import type { Collection, Reading } from '../../src/collection.js';
-import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const HEADER = csvLine(CSV_HEADER);
 const row = (time: string, gpu = '0') => csvLine([time, 'h', 'job', gpu, 'GPU-x', 'n', 'ok', '1', '', '', '', '', '', '']);
@@ -210,7 +210,7 @@ describe('the real logrotate with copytruncate', () => {
         [
           'collect',
           '--textfile-dir',
-          join(dir, 't'),
+          madeDir(join(dir, 't')),
           '--state-dir',
           join(dir, 's'),
           '--nvidia-smi',

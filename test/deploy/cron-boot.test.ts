@@ -18,7 +18,10 @@ describe("the cron.d file, booted under Debian's cron", () => {
     booted = await bootWithPackage();
     // The first run fails, to see where its output goes; the test switches nvidia-smi back after it.
     await useCapture(booted, FAILING_CAPTURE);
-    await booted.sh('mkdir -p /var/log/gpu-textfile && cat > /etc/default/gpu-textfile', { input: OPTIONS });
+    // The textfile directory is node_exporter's to make (collect refuses a missing one): as an admin would, first.
+    await booted.sh('mkdir -p /var/log/gpu-textfile /var/lib/node_exporter/textfile && cat > /etc/default/gpu-textfile', {
+      input: OPTIONS,
+    });
     await booted.sh('install -m 0644 "$(npm root -g)/gpu-textfile/cron/gpu-textfile" /etc/cron.d/gpu-textfile');
   }, 20 * 60_000);
   afterAll(async () => {

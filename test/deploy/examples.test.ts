@@ -9,7 +9,7 @@ import { metricCatalog } from '../../src/metrics/metrics-catalog.js';
 import { HARDWARE_XIDS } from '../../src/xid/codes.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { startPrometheus, type PromSample as Sample } from '../support/prometheus.js';
-import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir } from '../support/helpers.js';
+import { capture, eventually, FAKE_SMI, ROOT, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const EXAMPLES = join(ROOT, 'examples');
 const promtool = (...args: string[]) => execa('promtool', args, { cwd: EXAMPLES, reject: false });
@@ -180,7 +180,7 @@ describe('the examples on a real Prometheus scraping a default install', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'gpu-textfile-examples-'));
     const collected = await runCli(
-      ['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
+      ['collect', '--textfile-dir', madeDir(join(dir, 'textfile')), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
       { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load') },
     );
     expect([collected.exitCode, collected.stderr]).toEqual([0, '']);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attributionHost } from '../support/attribution-host.js';
-import { FAKE_SMI, ROOT, capture, eventually, runCli } from '../support/helpers.js';
+import { FAKE_SMI, ROOT, capture, eventually, runCli, madeDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 import { startPrometheus, type PromSample as Sample } from '../support/prometheus.js';
 
@@ -72,7 +72,7 @@ describe('per-job rules and GpuHeldIdle on a real Prometheus, over node_exporter
     stops.push(exporter.stop);
     const scrapeAt = async (util: number, watts: number) => {
       await moment(cap, recorded, util, watts);
-      const args = ['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--host-root', host];
+      const args = ['collect', '--textfile-dir', madeDir(join(dir, 'textfile')), '--state-dir', join(dir, 'state'), '--host-root', host];
       const result = await runCli([...args, '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: cap });
       expect([result.exitCode, result.stderr]).toEqual([0, '']);
       return ours(await exporter.scrape());

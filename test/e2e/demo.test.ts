@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { CLI, cliEnv, ROOT, runCli, tempDir } from '../support/helpers.js';
+import { CLI, cliEnv, madeDir, ROOT, runCli, tempDir } from '../support/helpers.js';
 import { startNodeExporter } from '../support/node-exporter.js';
 
 // `--source demo` end to end: the built CLI, no nvidia-smi anywhere on PATH, the real promtool and node_exporter.
@@ -33,7 +33,7 @@ describe('collect --source demo', () => {
     // At a moment of the demo's busy phase: its processes end while its replayed series is idle (the
     // demo never shows a process holding more than its GPU has in use), so the time is fixed.
     const result = await runCli(
-      ['collect', '--source', 'demo', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state')],
+      ['collect', '--source', 'demo', '--textfile-dir', madeDir(join(dir, 'textfile')), '--state-dir', join(dir, 'state')],
       { ...NO_SMI, NODE_OPTIONS: `--import=${join(ROOT, 'test/support/fake-clock.mjs')}`, FAKE_CLOCK_START_MS: String(BUSY_MOMENT) },
     );
     expect({ exit: result.exitCode, err: result.stderr }).toEqual({ exit: 0, err: '' });
@@ -46,7 +46,7 @@ describe('collect --source demo', () => {
 
   it('appends the CSV trail like any source: a row per GPU, status ok', async () => {
     const dir = await tempDir();
-    const args = ['collect', '--source', 'demo', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+    const args = ['collect', '--source', 'demo', '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')];
     const result = await runCli([...args, '--csv-dir', join(dir, 'csv'), '--task', 'demo'], NO_SMI);
     expect({ exit: result.exitCode, err: result.stderr }).toEqual({ exit: 0, err: '' });
     const [header, ...rows] = (await readFile(join(dir, 'csv/demo.csv'), 'utf8')).trim().split('\n');

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExposition, type ParsedSample } from '../../src/exposition/check.js';
 import { ATTRIBUTED, attributionHost } from '../support/attribution-host.js';
-import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli } from '../support/helpers.js';
+import { FAKE_BIN, FAKE_SMI, FIXTURES, capture, runCli, madeDir } from '../support/helpers.js';
 import { startNodeExporter, type NodeExporter } from '../support/node-exporter.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,7 +31,10 @@ describe('the real node_exporter serving our textfile', () => {
   });
 
   const collect = (smi: string, env: Record<string, string> = {}, ...more: string[]) =>
-    runCli(['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', smi, ...more], env);
+    runCli(
+      ['collect', '--textfile-dir', madeDir(join(dir, 'textfile')), '--state-dir', join(dir, 'state'), '--nvidia-smi', smi, ...more],
+      env,
+    );
 
   it('shows our series with the right values and node_textfile_scrape_error 0', async () => {
     // A host tree whose kernel log holds Xid lines: the counters are served too, the same on every machine.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheFileName, loadCached, readOwnCache, saveCache } from '../../src/launch/code-cache.js';
 import { tempName } from '../../src/files/safe-fs.js';
-import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
+import { FAKE_BIN, FAKE_SMI, capture, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const uid = process.geteuid!();
 
@@ -129,7 +129,7 @@ describe('the installed command with NODE_COMPILE_CACHE', () => {
   it('NODE_COMPILE_CACHE below /proc: the run ends, quietly, without a cache', { timeout: 90_000 }, async () => {
     const dir = await tempDir();
     const result = await runCli(
-      ['collect', '--textfile-dir', join(dir, 'textfile'), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
+      ['collect', '--textfile-dir', madeDir(join(dir, 'textfile')), '--state-dir', join(dir, 'state'), '--nvidia-smi', FAKE_SMI],
       {
         NODE_COMPILE_CACHE: '/proc/nope',
         FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, ROOT, cliEnv, eventually, tempDir } from '../support/helpers.js';
+import { CLI, ROOT, cliEnv, eventually, tempDir, madeDir } from '../support/helpers.js';
 
 describe('the installed command', () => {
   it('prints the package version from any working directory', async () => {
@@ -39,7 +39,7 @@ describe('the installed command', () => {
 describe('SIGUSR1', () => {
   it('the collect daemon goes on publishing, with no debugger listening', async () => {
     const dir = await tempDir();
-    const textfiles = join(dir, 't');
+    const textfiles = madeDir(join(dir, 't'));
     const daemon = execa(
       process.execPath,
       [CLI, 'collect', '--source', 'demo', '--interval', '100ms', '--textfile-dir', textfiles, '--state-dir', join(dir, 's')],

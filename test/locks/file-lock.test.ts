@@ -9,7 +9,7 @@ import { OWN_PROC } from '../../src/host/host.js';
 import { isLockError, removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
 import { pinDir } from '../../src/files/safe-fs.js';
-import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 const me = currentOwner();
@@ -120,7 +120,7 @@ describe('one test for each lock, held by a real second process', () => {
 
   it('the textfile lock: collect exits 75 while it is held, and runs once its holder is killed', async () => {
     const root = await tempDir();
-    const args = ['collect', '--textfile-dir', join(root, 't'), '--state-dir', join(root, 's'), '--nvidia-smi', FAKE_SMI];
+    const args = ['collect', '--textfile-dir', madeDir(join(root, 't')), '--state-dir', join(root, 's'), '--nvidia-smi', FAKE_SMI];
     await runCli(args, { FAKE_SMI_CAPTURE: H200 });
     const held = await holder(join(root, 't/.nvidia_gpu.prom.lock'));
     const busy = await runCli(args, { FAKE_SMI_CAPTURE: H200 });
@@ -135,7 +135,15 @@ describe('one test for each lock, held by a real second process', () => {
 });
 
 describe("collect's textfile lock", () => {
-  const args = (root: string) => ['collect', '--textfile-dir', join(root, 't'), '--state-dir', join(root, 's'), '--nvidia-smi', FAKE_SMI];
+  const args = (root: string) => [
+    'collect',
+    '--textfile-dir',
+    madeDir(join(root, 't')),
+    '--state-dir',
+    join(root, 's'),
+    '--nvidia-smi',
+    FAKE_SMI,
+  ];
 
   it('a disk that was full while the lock was taken: freeing it is enough for the next run', async () => {
     const root = await tempDir();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, FIXTURES, ROOT, capture, cliEnv, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, FIXTURES, ROOT, capture, cliEnv, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 import { nodeRuntime, runtimes } from '../support/packaging-runtime.js';
 
@@ -94,7 +94,7 @@ describe.each([...[...tested, packaged].map((version) => ({ version, snapshot: f
         '--csv-dir',
         join(dir, 'csv'),
         '--textfile-dir',
-        join(dir, 'tf'),
+        madeDir(join(dir, 'tf')),
         '--state-dir',
         join(dir, 'state'),
       ];

@@ -151,6 +151,7 @@ describe('checkDirectories', () => {
   it('a textfile or state directory that is a link is refused; a missing state directory is fine', async () => {
     const dir = await tempDir();
     await mkdir(join(dir, 'real'));
+    await mkdir(join(dir, 'out'));
     await symlink(join(dir, 'real'), join(dir, 'link'));
     expect(checkDirectories(join(dir, 'link'), undefined)).toBe(
       `unsafe_directory: ${join(dir, 'link')} is a symbolic link; refusing to write through it; nothing written`,
@@ -160,7 +161,10 @@ describe('checkDirectories', () => {
     );
     expect(checkDirectories(join(dir, 'out'), join(dir, 'no-state-yet'))).toBeUndefined();
     expect(checkDirectories(join(dir, 'out'), undefined)).toBeUndefined();
-    // The textfile directory is created.
+    // A textfile directory gone since the command checked it is not made again: node_exporter's, not ours.
+    expect(checkDirectories(join(dir, 'gone'), undefined)).toMatch(
+      /^write_failed: cannot open the directory \S+\/gone: ENOENT[^\n]*; nothing written$/,
+    );
     expect((await readdir(dir)).sort()).toEqual(['link', 'out', 'real']);
   });
 });

@@ -6,7 +6,7 @@ import { compatOutputs } from '../../src/compat/compat-file.js';
 import { publish } from '../../src/publish/publish.js';
 import { publishTextfile } from '../../src/publish/textfile.js';
 import { collectCapture } from '../support/capture-replay.js';
-import { FAKE_SMI, capture, runCli } from '../support/helpers.js';
+import { FAKE_SMI, capture, madeDir, runCli } from '../support/helpers.js';
 import { fillLeaving, smallTmpfs } from '../support/small-tmpfs.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
@@ -15,7 +15,7 @@ const PAGE = 4096;
 describe('publish on a full disk', () => {
   it('a text that does not fit is never published: the health block says write_failed, no temp is left, and freeing the disk is enough', async () => {
     const disk = await smallTmpfs(256 * 1024);
-    const [textfile, state] = [join(disk, 'textfile'), join(disk, 'state')];
+    const [textfile, state] = [madeDir(join(disk, 'textfile')), join(disk, 'state')];
     const args = ['collect', '--textfile-dir', textfile, '--state-dir', state, '--nvidia-smi', FAKE_SMI];
     expect((await runCli(args, { FAKE_SMI_CAPTURE: H200 })).exitCode).toBe(0);
     const file = join(textfile, 'nvidia_gpu.prom');

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
-import { publishTextfile, readPrevious, removeStaleTemps, removeTextfile } from '../../src/publish/textfile.js';
+import { missingTextfileDir, publishTextfile, readPrevious, removeStaleTemps, removeTextfile } from '../../src/publish/textfile.js';
 import { tempName } from '../../src/files/safe-fs.js';
-import { FAKE_SMI, capture, runCli, tempDir } from '../support/helpers.js';
+import { FAKE_SMI, capture, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 describe('publishTextfile', () => {
   it('replaces the file whole and leaves no temp file', async () => {
@@ -34,6 +34,22 @@ describe('publishTextfile', () => {
       message: expect.stringMatching(/textfile is a symbolic link/),
     });
     expect(await readdir(elsewhere)).toEqual([]);
+  });
+});
+
+describe('missingTextfileDir', () => {
+  it('one line for a directory that does not exist (nor its parent); nothing for one that does, or a link there', async () => {
+    const dir = await tempDir();
+    mkdirSync(join(dir, 'textfile'));
+    symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling'));
+    expect(missingTextfileDir(join(dir, 'textfile'))).toBeUndefined();
+    // A link is a name that exists: pinning refuses it later with its own line (unsafe_directory).
+    expect(missingTextfileDir(join(dir, 'dangling'))).toBeUndefined();
+    for (const missing of [join(dir, 'textfil'), join(dir, 'no/textfile')])
+      expect(missingTextfileDir(missing)).toBe(
+        `--textfile-dir: ${missing} does not exist (a mistyped one would never be read); give node_exporter's --collector.textfile.directory, create it, or run gpu-textfile install`,
+      );
+    expect((await readdir(dir)).sort()).toEqual(['dangling', 'textfile']);
   });
 });
 
@@ -111,7 +127,7 @@ describe('a reader in a loop while collects run', () => {
         [
           'collect',
           '--textfile-dir',
-          join(dir, 'textfile'),
+          madeDir(join(dir, 'textfile')),
           '--state-dir',
           join(dir, 'state'),
           '--nvidia-smi',
@@ -206,6 +222,7 @@ describe('collect in directories another user owns, with links planted', () => {
       const elsewhere = await tempDir();
       const dirs = { textfile: join(root, 'textfile'), state: join(root, 'state') };
       symlinkSync(elsewhere, dirs[which as keyof typeof dirs]);
+      if (which === 'state') mkdirSync(dirs.textfile);
       const result = await runCli(collectInto(dirs.textfile, dirs.state), { FAKE_SMI_CAPTURE: H200 });
       expect(result.exitCode).toBe(1);
       expect(result.stderr).toMatch(
@@ -218,22 +235,21 @@ describe('collect in directories another user owns, with links planted', () => {
   );
 });
 
-// Node's recursive mkdir loops for ever below /proc; a run must end, with one line.
+// A textfile directory is never created (node_exporter's is not ours to make): below /proc as anywhere.
 describe('collect with a directory below /proc', () => {
-  it('--textfile-dir /proc/nope: exit 1 and one line', { timeout: 90_000 }, async () => {
+  it('--textfile-dir /proc/nope: exit 2 and one line, before anything runs', { timeout: 90_000 }, async () => {
     const root = await tempDir();
     const result = await runCli(collectInto('/proc/nope', join(root, 'state')), { FAKE_SMI_CAPTURE: H200 }, 60_000);
     expect([result.exitCode, result.stderr]).toEqual([
-      1,
-      expect.stringMatching(
-        /^gpu-textfile: write_failed: cannot create or open the directory \/proc\/nope: ENOENT[^\n]*; nothing written\n$/,
-      ),
+      2,
+      expect.stringMatching(/^gpu-textfile: --textfile-dir: \/proc\/nope does not exist [^\n]*\n$/),
     ]);
+    expect(await readdir(root)).toEqual([]);
   });
 
   it('--state-dir /proc/nope: the textfile is written, and one line says the state is not', { timeout: 90_000 }, async () => {
     const root = await tempDir();
-    const result = await runCli(collectInto(join(root, 'textfile'), '/proc/nope'), { FAKE_SMI_CAPTURE: H200 }, 60_000);
+    const result = await runCli(collectInto(madeDir(join(root, 'textfile')), '/proc/nope'), { FAKE_SMI_CAPTURE: H200 }, 60_000);
     expect([result.exitCode, result.stderr]).toEqual([
       0,
       expect.stringMatching(/^gpu-textfile: state not saved in \/proc\/nope: ENOENT[^\n]*\n$/),
@@ -244,7 +260,7 @@ describe('collect with a directory below /proc', () => {
   it('--csv-dir /proc/nope: the textfile is written, exit 1, and one line says the row is not', { timeout: 90_000 }, async () => {
     const root = await tempDir();
     const result = await runCli(
-      [...collectInto(join(root, 'textfile'), join(root, 'state')), '--csv-dir', '/proc/nope'],
+      [...collectInto(madeDir(join(root, 'textfile')), join(root, 'state')), '--csv-dir', '/proc/nope'],
       { FAKE_SMI_CAPTURE: H200 },
       60_000,
     );

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvCells } from '../../src/csvlog/read.js';
-import { FAKE_SMI, FIXTURES, ROOT, capture, runCli } from '../support/helpers.js';
+import { FAKE_SMI, FIXTURES, ROOT, capture, runCli, madeDir } from '../support/helpers.js';
 
 // A simulated day on a 2 x H200 host (the recorded h200x2 load capture), replayed through the built
 // program: one `collect --csv-dir` every 20 minutes under a fake clock (test/support/fake-clock.mjs),
@@ -193,7 +193,7 @@ describe('report --by job over a simulated day through the built program', () =>
       const args = [
         'collect',
         '--textfile-dir',
-        join(dir, 't'),
+        madeDir(join(dir, 't')),
         '--state-dir',
         join(dir, 's'),
         '--csv-dir',

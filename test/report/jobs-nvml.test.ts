@@ -1,7 +1,7 @@
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, ROOT, capture, runCli, tempDir } from '../support/helpers.js';
+import { FIXTURES, ROOT, capture, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // Energy split by per-process SM utilisation, where NVML gives it: `collect --source nvml` through
@@ -46,7 +46,16 @@ describe('report --by job: energy split by SM utilisation with --source nvml', (
     );
     for (let i = 0; i < SAMPLES; i++) {
       const args = ['collect', '--source', 'nvml', '--nvml-library', standInLibrary(), '--host-root', host];
-      const out = ['--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--csv-dir', join(dir, 'csv'), '--task', 'nvml'];
+      const out = [
+        '--textfile-dir',
+        madeDir(join(dir, 't')),
+        '--state-dir',
+        join(dir, 's'),
+        '--csv-dir',
+        join(dir, 'csv'),
+        '--task',
+        'nvml',
+      ];
       const result = await runCli([...args, ...out], {
         TZ: 'UTC',
         NVML_STAND_IN: config,

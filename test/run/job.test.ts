@@ -2,7 +2,7 @@ import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, tempDir, madeDir } from '../support/helpers.js';
 import { fillLeaving, smallTmpfs } from '../support/small-tmpfs.js';
 
 // The job as a process: its bytes, its signals and its status pass through the wrapper unchanged.
@@ -167,7 +167,17 @@ describe('exit status and signals', () => {
     // writes would fail with ENOSPC; with run they are dropped, and it must not get SIGPIPE (141).
     const body = '#!/bin/sh\nhead -c 4000000 /dev/zero\necho "head: $?" >&2\nexit 3\n';
     const path = await script(dir, 'job.sh', body);
-    const runArgs = ['run', '--nvidia-smi', FAKE_SMI, '--state-dir', join(dir, 's'), '--textfile-dir', join(dir, 't'), '--task', 'full'];
+    const runArgs = [
+      'run',
+      '--nvidia-smi',
+      FAKE_SMI,
+      '--state-dir',
+      join(dir, 's'),
+      '--textfile-dir',
+      madeDir(join(dir, 't')),
+      '--task',
+      'full',
+    ];
     const result = await execa('sh', ['-c', '"$0" "$@" > "$OUT"', process.execPath, CLI, ...runArgs, '--', path], {
       env: cliEnv({ FAKE_SMI_CAPTURE: H200X2, OUT: join(disk, 'out') }),
       extendEnv: false,

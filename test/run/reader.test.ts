@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { startNodeExporter } from '../support/node-exporter.js';
-import { CLI, capture, cliEnv, eventually, tempDir } from '../support/helpers.js';
+import { CLI, capture, cliEnv, eventually, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // run and pulse with --source nvml while an NVML call hangs (the stand-in's hang.<function>=N: that
@@ -23,7 +23,7 @@ async function standIn(dir: string, more: string[]): Promise<string> {
 describe('a hung NVML call', () => {
   it("run: the job's output still flows, node_exporter serves the timeout, SIGTERM reaches the job, run returns its status", async () => {
     const dir = await tempDir();
-    const textfiles = join(dir, 't');
+    const textfiles = madeDir(join(dir, 't'));
     const exporter = await startNodeExporter(textfiles);
     onTestFinished(() => exporter.stop());
     // The tenth power reading (the fifth sample of two GPUs) never returns.

@@ -1,8 +1,8 @@
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // `gpu-textfile run -- CMD` end to end: the built CLI, the stand-in nvidia-smi replaying two H200s
@@ -51,6 +51,24 @@ const csvOf = async (path: string) =>
     .map((line) => line.split(','));
 
 describe('gpu-textfile run', () => {
+  // A job's textfile in a mistyped directory would be read by nothing: refused before the job starts.
+  it('a --textfile-dir that does not exist: exit 2, one line naming it, the job not started, nothing written', async () => {
+    const dir = await tempDir();
+    const script = await job(dir, 'train.sh', `touch "${dir}/started"`);
+    const missing = join(dir, 'textfil');
+    const result = await wrap(
+      dir,
+      ['--textfile-dir', missing, '--csv-dir', join(dir, 'csv'), '--summary-json', join(dir, 's.json')],
+      [script],
+    );
+    expect({ exit: result.exitCode, stdout: text(result.stdout), stderr: text(result.stderr) }).toEqual({
+      exit: 2,
+      stdout: '',
+      stderr: `gpu-textfile: --textfile-dir: ${missing} does not exist (a mistyped one would never be read); give node_exporter's --collector.textfile.directory, create it, or run gpu-textfile install\n`,
+    });
+    expect(await readdir(dir)).toEqual(['train.sh']);
+  });
+
   it("passes the job's output and exit status through; CSV rows carry step and marks; report reads them", async () => {
     const dir = await tempDir();
     const csv = join(dir, 'csv/t1.csv');
@@ -152,7 +170,9 @@ describe('gpu-textfile run', () => {
       'train.sh',
       [`echo $$ > "${dir}/pid"`, waitFor('^nvidia_gpu_job_info', file), `cp "${file}" "${dir}/seen.prom"`].join('\n'),
     );
-    const result = await wrap(dir, ['--task', 't4', '--textfile-dir', join(dir, 'textfile')], [script], { CUDA_VISIBLE_DEVICES: '0' });
+    const result = await wrap(dir, ['--task', 't4', '--textfile-dir', madeDir(join(dir, 'textfile'))], [script], {
+      CUDA_VISIBLE_DEVICES: '0',
+    });
     expect(result.exitCode).toBe(0);
     const seen = await readFile(join(dir, 'seen.prom'), 'utf8');
     const pid = (await readFile(join(dir, 'pid'), 'utf8')).trim();

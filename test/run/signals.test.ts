@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { PASSED_SIGNALS } from '../../src/run/signals.js';
-import { CLI, FAKE_SMI, capture, cliEnv, eventually, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, eventually, tempDir, madeDir } from '../support/helpers.js';
 import { standInConfig, standInLibrary } from '../support/nvml-stand-in.js';
 
 // Signals sent to `run` (src/run/signals.ts) and to the daemon, through the built program: none opens
@@ -44,7 +44,7 @@ const runArgs = (dir: string, task: string) => [
   '--state-dir',
   join(dir, 's'),
   '--textfile-dir',
-  join(dir, 't'),
+  madeDir(join(dir, 't')),
   '--interval',
   '100ms',
   '--task',

@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, eventually, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 // run's textfile is its own (src/run/textfile-lock.ts): collect's name is refused before anything
 // starts, and a name whose lock another writer holds leaves that writer's file alone.
@@ -16,7 +16,7 @@ const runArgs = (dir: string, fileName: string) => [
   '--state-dir',
   join(dir, 's'),
   '--textfile-dir',
-  join(dir, 't'),
+  madeDir(join(dir, 't')),
   '--file-name',
   fileName,
   '--',
@@ -37,7 +37,7 @@ describe("run's textfile", () => {
 
   it("a name another collector holds (collect --file-name): one line, the job runs without a textfile, the collector's file left", async () => {
     const dir = await tempDir();
-    const textfiles = join(dir, 't');
+    const textfiles = madeDir(join(dir, 't'));
     const daemon = execa(
       process.execPath,
       [

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,6 +19,15 @@ export async function tempDir(prefix = 'gpu-textfile-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * A directory made (with its parents) before a run names it: `collect` and `run` refuse a
+ * --textfile-dir that does not exist, as node_exporter's is never theirs to create.
+ */
+export function madeDir(path: string): string {
+  mkdirSync(path, { recursive: true });
+  return path;
 }
 
 /** Environment for a CLI run: no GPU_TEXTFILE_* from the caller or the defaults file, the stand-in capture if given. */

@@ -10,7 +10,7 @@ import { checkExposition, type ParsedSample } from '../../src/exposition/check.j
 import { FIELDS } from '../../src/fields/fields.js';
 import { fieldNames } from '../../src/fields/field-spec.js';
 import { startNodeExporter } from './node-exporter.js';
-import { CLI, FIXTURES, cliEnv, runCli, tempDir } from './helpers.js';
+import { CLI, FIXTURES, cliEnv, madeDir, runCli, tempDir } from './helpers.js';
 
 // The stand-in libnvidia-ml.so.1 (test/fixtures/nvml-stand-in/libnvidia-ml.c), built with gcc by the
 // global set-up into a temp folder named after its source, and its config written from a capture.
@@ -240,7 +240,7 @@ export async function servedByNodeExporter(config: string): Promise<ParsedSample
   const dir = await tempDir();
   const exporter = await startNodeExporter(join(dir, 'textfile'));
   onTestFinished(() => exporter.stop());
-  const result = await collectWithStandIn(config, '--textfile-dir', join(dir, 'textfile'));
+  const result = await collectWithStandIn(config, '--textfile-dir', madeDir(join(dir, 'textfile')));
   expect([result.exitCode, result.stderr]).toEqual([0, '']);
   const scraped = checkExposition(await exporter.scrape()).samples;
   expect(scraped.find((s) => s.name === 'node_textfile_scrape_error')?.value, exporter.log()).toBe(0);
@@ -250,7 +250,7 @@ export async function servedByNodeExporter(config: string): Promise<ParsedSample
 /** `collect --interval 100ms --source nvml` with the stand-in answering from the file `config`: textfile in DIR/t, state in DIR/s. */
 export function startDaemonWithStandIn(config: string, dir: string, library = standInLibrary()) {
   const args = ['collect', '--interval', '100ms', '--no-processes', '--source', 'nvml', '--nvml-library', library];
-  return execa(process.execPath, [CLI, ...args, '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')], {
+  return execa(process.execPath, [CLI, ...args, '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')], {
     env: cliEnv({ NVML_STAND_IN: config }),
     extendEnv: false,
     reject: false,

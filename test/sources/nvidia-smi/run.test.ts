@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir } from '../../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir, madeDir } from '../../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -51,7 +51,7 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     await chmod(hang, 0o755);
     const collect = execa(
       process.execPath,
-      [CLI, 'collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', hang, '--timeout', '60s'],
+      [CLI, 'collect', '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), '--nvidia-smi', hang, '--timeout', '60s'],
       { env: cliEnv(), extendEnv: false, reject: false },
     );
     const pgid = await groupOf(hang);
@@ -67,7 +67,7 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     await symlink(FAKE_SMI, smi);
     const collect = execa(
       process.execPath,
-      [CLI, 'collect', '--interval', '10s', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), '--nvidia-smi', smi],
+      [CLI, 'collect', '--interval', '10s', '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), '--nvidia-smi', smi],
       {
         // Silent from the start: it never writes, so no SIGPIPE would ever end it.
         env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOOP_STALL_AFTER: '0' }),

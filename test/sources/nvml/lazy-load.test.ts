@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { expect, it } from 'vitest';
-import { CLI, FAKE_SMI, capture, cliEnv, tempDir } from '../../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, tempDir, madeDir } from '../../support/helpers.js';
 import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 /** The files a collect run loaded (require's cache at exit, native modules included), by base name. */
@@ -16,7 +16,7 @@ async function loadedBy(args: string[], env: Record<string, string>): Promise<st
   );
   const run = await execa(
     process.execPath,
-    ['--require', hook, CLI, 'collect', '--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's'), ...args],
+    ['--require', hook, CLI, 'collect', '--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's'), ...args],
     {
       env: cliEnv(env),
       extendEnv: false,

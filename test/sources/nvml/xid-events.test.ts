@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../../src/exposition/check.js';
-import { CLI, FIXTURES, capture, cliEnv, runCli, tempDir } from '../../support/helpers.js';
+import { CLI, FIXTURES, capture, cliEnv, runCli, tempDir, madeDir } from '../../support/helpers.js';
 import { standInConfig, standInLibrary } from '../../support/nvml-stand-in.js';
 
 // Xid errors from NVML's event set in the daemon mode of --source nvml, against the stand-in (its
@@ -21,7 +21,7 @@ async function setUp(more: string[], { kmsg }: { kmsg: boolean }) {
   const config = join(dir, 'stand-in.conf');
   await writeFile(config, standInConfig(capture('h200x2__580.159.04__linux-idle'), [...more, `calls=${calls}`]));
   const args = ['--source', 'nvml', '--nvml-library', standInLibrary(), '--no-processes', '--host-root', root];
-  const where = ['--textfile-dir', join(dir, 't'), '--state-dir', join(dir, 's')];
+  const where = ['--textfile-dir', madeDir(join(dir, 't')), '--state-dir', join(dir, 's')];
   const called = async (name: string) =>
     existsSync(calls) ? (await readFile(calls, 'utf8')).split('\n').filter((line) => line === name).length : 0;
   return { dir, config, args: [...args, ...where], called };
