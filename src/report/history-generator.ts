@@ -83,10 +83,13 @@ export interface HistoryOptions {
    * that a job's memory and SM share can follow the GPU's; without it, the trail has no jobs column.
    */
   jobs?: (gpu: number, h: number, load: { util: number; memory: number }) => string;
+  /** The `reserved` cell of `gpu`'s sample at hour `h` (csv.md); without it, the trail has no reserved column. */
+  reserved?: (gpu: number, h: number) => string;
 }
 
-/** The header of a generated trail: with the jobs column when its rows name jobs. */
-const headerFor = (jobs: HistoryOptions['jobs']) => (jobs ? `${HEADER},jobs` : HEADER);
+/** The header of a generated trail: with the jobs and reserved columns when its rows name them. */
+const headerFor = (trail: Pick<HistoryOptions, 'jobs' | 'reserved'>) =>
+  `${HEADER}${trail.jobs ? ',jobs' : ''}${trail.reserved ? ',reserved' : ''}`;
 
 /**
  * Rows of one host and task: `gpus` is a list of profile names (or functions), one per GPU. `skip`
@@ -104,6 +107,7 @@ export function generateRows({
   skip,
   fail,
   jobs,
+  reserved,
   hourOffset = 0,
 }: HistoryOptions): string[] {
   const rand = random(seed);
@@ -122,7 +126,7 @@ export function generateRows({
       const uuid = `GPU-0000000${gpu}-1111-2222-3333-44444444444${gpu}`;
       const failure = fail?.(gpu, h);
       if (failure) {
-        rows.push(`${time},${host},${task},${gpu},${uuid},,${failure},,,,,,,${jobs ? ',' : ''}`);
+        rows.push(`${time},${host},${task},${gpu},${uuid},,${failure},,,,,,,${jobs ? ',' : ''}${reserved ? ',' : ''}`);
         return;
       }
       const { util, memory } = profile(h, rand);
@@ -130,7 +134,7 @@ export function generateRows({
       const power = (80 + 6 * u + 10 * rand()).toFixed(2);
       const temp = Math.round(30 + u * 0.4 + 2 * rand());
       rows.push(
-        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201${jobs ? `,${csvCell(jobs(gpu, h, { util: u, memory: Math.round(memory) }))}` : ''}`,
+        `${time},${host},${task},${gpu},${uuid},NVIDIA H200,ok,${u},${Math.round(memory)},143771,${power},${temp},${u > 5 ? 1980 : 345},3201${jobs ? `,${csvCell(jobs(gpu, h, { util: u, memory: Math.round(memory) }))}` : ''}${reserved ? `,${csvCell(reserved(gpu, h))}` : ''}`,
       );
     });
   }
@@ -158,7 +162,7 @@ export function writeHistory(dir: string, options: TrailOptions = {}): number {
   let total = 0;
   for (let day = 0; day < days; day++) {
     const rows = dayOfRows(day, trail);
-    const text = `${headerFor(trail.jobs)}\n${rows.join('\n')}\n`;
+    const text = `${headerFor(trail)}\n${rows.join('\n')}\n`;
     const name = isoWithOffset(start + day * 24 * HOUR, 0)
       .slice(0, 10)
       .replace(/-/g, '');
@@ -177,13 +181,13 @@ export function writeHistory(dir: string, options: TrailOptions = {}): number {
 export async function writeArchivedHistory(dir: string, options: TrailOptions & { sidecars?: boolean } = {}): Promise<number> {
   const { sidecars = true, ...rest } = options;
   const { days, day: trail } = trailDefaults(rest);
-  const { start, task, jobs } = trail;
+  const { start, task } = trail;
   mkdirSync(dir, { recursive: true });
   let total = 0;
   for (let day = 0; day < days; day++) {
     const rows = dayOfRows(day, trail);
     // The archiver leaves the live file empty; the collector starts it again with the header.
-    appendFileSync(`${dir}/${task}.csv`, `${headerFor(jobs)}\n${rows.join('\n')}\n`);
+    appendFileSync(`${dir}/${task}.csv`, `${headerFor(trail)}\n${rows.join('\n')}\n`);
     total += rows.length;
     if (day === days - 1) break;
     const result = await archiveDirectory(dir, {

@@ -26,7 +26,21 @@ async function archivedTrail(dir: string): Promise<void> {
     skip: (gpu, h) => h < 23.83 || (h > 47.8 && h < 48.3) || (gpu === 1 && h > 71.5 && h < 72.5),
     fail: (gpu, h) => (gpu === 4 && h > 60 && h < 60.3 ? 'timeout' : undefined),
     jobs: (gpu, h) => jobsCell(gpu, h),
+    reserved: (gpu, h) => reservedCell(gpu, h),
   });
+}
+
+/**
+ * Who reserved each GPU: the jobs holding GPUs 0 and 1 reserved them, and Slurm job 7009 reserved the
+ * empty GPU 3 for the first two days and ran nothing on it (reserved idle, its own job line); the
+ * other GPUs' reservations were read and name no job, but GPU 4's for a while could not be read.
+ */
+function reservedCell(gpu: number, h: number): string {
+  if (gpu === 0) return 'slurm:7001:alice slurm:7002:bob';
+  if (gpu === 1) return 'slurm:7003:carol';
+  if (gpu === 3) return h < 48 ? 'slurm:7009:hank' : '-';
+  if (gpu === 4) return h > 30 && h < 31 ? '?1' : '-';
+  return '-';
 }
 
 /**
@@ -86,9 +100,9 @@ describe('a report from archives’ sidecars equals the report from their rows',
     const { fromSidecars } = await both({ csvDirs: [dir] }, 'task');
     expect(fromSidecars.fromSidecars).toBe(3);
     expect(new Set(fromSidecars.findings.map((f) => f.kind))).toEqual(
-      new Set(['memory_growth', 'idle', 'low_use', 'imbalance', 'collection_gaps', 'errors', 'held_idle']),
+      new Set(['memory_growth', 'idle', 'low_use', 'imbalance', 'collection_gaps', 'errors', 'held_idle', 'reserved_idle']),
     );
-    // Every job, and the time nothing was on GPU 3, from the sidecars' jobs sections.
+    // Every job (7009 only reserved a GPU), and the time nothing was on GPU 3, from the sidecars' jobs sections.
     expect(new Set(fromSidecars.jobs.map((job) => `${job.job_kind}:${job.job_id}`))).toEqual(
       new Set([
         'slurm:7001',
@@ -98,6 +112,7 @@ describe('a report from archives’ sidecars equals the report from their rows',
         'process:python3',
         'pod:abc-123',
         'container:3f4e9c1d2b7a',
+        'slurm:7009',
         'none:',
       ]),
     );
