@@ -16,7 +16,7 @@ p.finding { margin: .2em 0; font-size: .93em; } p.finding::before { content: "â–
 table.summary { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 table.summary th, table.summary td { padding: .35em .5em; border-bottom: 1px solid #e5e7eb; text-align: left; white-space: nowrap; }
 table.summary th { font-weight: 600; color: #4b5563; font-size: .9em; border-bottom: 2px solid #d1d5db; white-space: normal; vertical-align: bottom; } .n { text-align: right !important; }
-table.jobs { font-size: .92em; } table.jobs td { white-space: normal; } table.jobs th, table.jobs td { padding: .35em .4em; }
+table.jobs { font-size: .9em; } table.jobs td { white-space: normal; } table.jobs th, table.jobs td { padding: .35em .3em; }
 .scroll { overflow-x: auto; }
 details { margin-top: .6em; } summary { cursor: pointer; color: #1f5fbf; }
 .charts { display: flex; flex-wrap: wrap; gap: .6em 1.2em; } figure { margin: 0; } figure.chart { flex: 1 1 400px; min-width: 0; } svg.chart { width: 100%; height: auto; } figcaption { font-size: .88em; color: #374151; font-weight: 600; }

@@ -21,11 +21,15 @@ const COLUMNS: Column[] = [
   ['GPU ids', 'The ids of the GPUs its processes held', (r) => r.gpus.join(' ')],
   ['Hours', 'The longest any one of its GPUs was held: samples x the collection interval', (r) => num(r.hours, 2)],
   ['GPU-hours', 'Hours held, added over its GPUs', (r) => num(r.gpu_hours, 2)],
-  ['Reserved ids', 'The ids of the GPUs it reserved, running on them or not', (r) => r.reserved_gpus?.join(' ') ?? '–'],
+  // One column for what it reserved (ids, then GPU-hours and how many of them idle), so that the
+  // table still fits a 900-pixel window with the two figures the reservations added.
   [
-    'Reserved GPU-hours',
-    'Hours reserved, added over its GPUs; of them, those it ran nothing on or kept under 2 %',
-    (r) => (r.reserved_gpu_hours === undefined ? '–' : `${num(r.reserved_gpu_hours, 2)} (${num(r.reserved_idle_gpu_hours, 2)} idle)`),
+    'Reserved',
+    'The GPUs it reserved, running on them or not; its GPU-hours reserved, and of them those it ran nothing on or kept under 2 %',
+    (r) =>
+      r.reserved_gpu_hours === undefined
+        ? '–'
+        : `${r.reserved_gpus?.length ? `${r.reserved_gpus.join(' ')}: ` : ''}${num(r.reserved_gpu_hours, 2)} h (${num(r.reserved_idle_gpu_hours, 2)} idle)`,
   ],
   ['Busy', "The GPUs' utilization while it held them", (r) => (r.busy_percent === undefined ? '–' : `${num(r.busy_percent, 1)}\u00a0%`)],
   [
