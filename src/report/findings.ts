@@ -32,8 +32,10 @@ export const FINDING_THRESHOLDS = {
   idleMinHours: 3,
   /** Low use: hours averaging from the idle utilization up to under this (%), holding the idle memory, */
   lowUseMaxUtilization: 15,
-  /** at least this many in all (a day: an inference GPU's quiet nights stay under it). */
+  /** at least this many in all, */
   lowUseMinHours: 24,
+  /** and at least this share of the hours it held that memory: mostly low, not an inference GPU's quiet nights, which add up to days over a week. */
+  lowUseMinShare: 0.5,
   /** Imbalance: GPUs of one host and task whose average utilization differs by this many points, */
   imbalanceMinSpread: 40,
   /** the busiest averaging at least this (%). */

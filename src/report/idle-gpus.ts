@@ -42,18 +42,14 @@ export function idleGpu(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | u
 
 /**
  * A GPU that works a little for days while holding memory: busy a few percent (over the idle
- * threshold, so no `idle` finding) for at least a day of hours in all. A job waiting on data, the CPU
+ * threshold, so no `idle` finding) for at least a day of hours in all, and for most of the hours it
+ * held that memory (a serving GPU's quiet nights add up to days over a week, between busy days). A job waiting on data, the CPU
  * or a peer, or one too small for its GPU: what a fleet owner asks of a GPU that is never free.
  */
 export function lowUseGpu(stats: SeriesStats, t = FINDING_THRESHOLDS): Finding | undefined {
-  const low = hourlyPoints(stats).filter(
-    (p) =>
-      p.utilization !== undefined &&
-      p.utilization >= t.idleMaxUtilization &&
-      p.utilization < t.lowUseMaxUtilization &&
-      (p.memoryMiB ?? 0) >= t.idleMinMemoryMib,
-  );
-  if (low.length < t.lowUseMinHours) return undefined;
+  const holding = hourlyPoints(stats).filter((p) => p.utilization !== undefined && (p.memoryMiB ?? 0) >= t.idleMinMemoryMib);
+  const low = holding.filter((p) => p.utilization! >= t.idleMaxUtilization && p.utilization! < t.lowUseMaxUtilization);
+  if (low.length < t.lowUseMinHours || low.length < t.lowUseMinShare * holding.length) return undefined;
   const weight = low.reduce((sum, p) => sum + p.samples, 0);
   const util = low.reduce((sum, p) => sum + p.utilization! * p.samples, 0) / weight;
   const memory = Math.min(...low.map((p) => p.memoryMiB!));

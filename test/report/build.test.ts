@@ -29,7 +29,7 @@ async function writeTrail(dir: string, task: string, rows: string[], archiveBefo
 const kinds = (report: Report) => report.findings.map((f) => `${f.kind} ${f.host}/${f.task_id}${f.gpu_id ? `/${f.gpu_id}` : ''}`).sort();
 
 describe('report findings on generated histories', () => {
-  it('finds exactly the planted patterns: leak, idle with memory, imbalance, gaps, errors; zones and a day split across archive and live file', async () => {
+  it('finds exactly the planted patterns: leak, idle with memory, imbalance, low use, gaps, errors; zones and a day split across archive and live file', async () => {
     const dir = await tempDir();
     const days = 7 * 24;
     const trainRows = generateRows({
@@ -75,6 +75,8 @@ describe('report findings on generated histories', () => {
       'errors gpu-node-01/train/4',
       'idle gpu-node-01/train/1',
       'imbalance gpu-node-02/infer',
+      // The 'waiting' GPU, 5-13 % busy holding 50 GB all day: the low_use pattern, beside the imbalance.
+      'low_use gpu-node-02/infer/1',
       'memory_growth gpu-node-01/train/0',
     ]);
     const leak = report.findings.find((f) => f.kind === 'memory_growth')!;
