@@ -2,7 +2,7 @@ import { chmod, lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeHistory } from '../../src/report/history-generator.js';
-import { runCli, tempDir } from '../support/helpers.js';
+import { capture, FAKE_SMI, runCli, tempDir } from '../support/helpers.js';
 
 // `gpu-textfile export` through the built program: options checked at the edge (one line, exit 2),
 // a fleet's trails (archives gzipped, DIR/<host>/), the same families as the textfile, and --out.
@@ -105,8 +105,12 @@ describe('export: the trail', () => {
     const success = result.stdout.split('\n').filter((line) => line.startsWith('nvidia_gpu_collector_success{'));
     expect(success.filter((line) => line.includes('instance="h1"'))).toHaveLength(2 * 5760);
     expect(success.filter((line) => line.includes('instance="h2"'))).toHaveLength(2 * 5760);
-    // Every family exported is the textfile's: the same HELP and TYPE as collect writes them.
-    const textfile = await runCli(['collect', '--dry-run', '--source', 'demo']);
+    // Every family exported is the textfile's: the same HELP and TYPE as collect writes them. From a
+    // recorded loaded host (its processes fixed): the demo source's processes end while its series
+    // cycle through idle, and a family without samples is not written.
+    const textfile = await runCli(['collect', '--dry-run', '--nvidia-smi', FAKE_SMI], {
+      FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-load'),
+    });
     expect(textfile.exitCode).toBe(0);
     const ours = typeLines(textfile.stdout);
     const exported = typeLines(result.stdout);
