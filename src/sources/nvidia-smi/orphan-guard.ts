@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 // hung nvidia-smi running for ever, and a hung -lms child never writes, so SIGPIPE never comes.
 // The guard is a tiny sh beside it that reads a pipe from us: the kernel closes the pipe when we
 // die, however we die, and the guard then SIGKILLs the group at once. When we are done with the
-// child we write "done" first, so a finished group is never signalled (its id may be reused).
+// child we tell the guard to let its group go first, so a finished group is never signalled (its id
+// may be reused).
 // A sh, not coreutils `timeout`: it also covers the -lms child, which has no deadline; it acts at
 // once instead of at the deadline; and nvidia-smi stays our direct child, so its exit status and
 // a missing binary (ENOENT) reach us as before. It ignores the signals a terminal or a unit's stop
@@ -21,10 +22,23 @@ import { spawn } from 'node:child_process';
 // its exit status ours). Killed before the guard knows the group, we never send "go": the gate
 // reads EOF and exits without running nvidia-smi. The price: one sh exec more per nvidia-smi run.
 // (dash's kill takes neither `--` nor `-s KILL` before a negative pid; `-9 -PGID` works in every sh.)
+// One guard watches every child of a collection that runs at once (the one-shot's --query-gpu and
+// --query-compute-apps): each "+PGID" line adds a group, "-PGID" lets it go; at EOF it SIGKILLs the
+// groups still watched. A guard is a process to start, a few ms of the one-shot's start on an H200
+// host (issue 41): two children, one guard.
 const GUARD = `trap '' HUP INT TERM QUIT
-read -r pgid || exit 0
-read -r line
-if [ "$line" != done ] && [ "$pgid" -gt 1 ] 2>/dev/null; then kill -9 "-$pgid" 2>/dev/null; fi`;
+watched=' '
+while read -r line; do
+  group=\${line#?}
+  case $line in
+    +*) watched="$watched$group " ;;
+    -*) case $watched in *" $group "*) watched="\${watched%% $group *} \${watched#* $group }" ;; esac ;;
+  esac
+done
+for group in $watched; do
+  if [ "$group" -gt 1 ] 2>/dev/null; then kill -9 "-$group" 2>/dev/null; fi
+done
+exit 0`;
 
 /** Lets go of a process group: it is left alone from now on. */
 export type ReleaseGroup = () => void;
@@ -35,29 +49,62 @@ const ignorable = (error: NodeJS.ErrnoException): void => {
   if (error.code !== 'EPIPE' && error.code !== 'ENOENT') throw error;
 };
 
-/** A guard started before its child: `watch` names the child's process group, `release` lets it go. */
+/**
+ * Guards for the children that run at once: `guard()` gives one, started before its child (a guard
+ * already started while another child of ours still runs, else a new one); `watch` names the child's
+ * process group, `release` lets it go. The guard ends once no child it watches is left.
+ */
+export interface GuardPool {
+  guard(): GroupGuard;
+}
+
+/** A guard of a pool, for one child. */
 export interface GroupGuard {
   watch(pgid: number | undefined): void;
   release: ReleaseGroup;
 }
 
-/** Starts a guard that SIGKILLs the process group it is told to watch if this process dies before releasing it. */
-export function startGuard(): GroupGuard {
-  const guard = spawn('/bin/sh', ['-c', GUARD], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
-  guard.on('error', ignorable);
-  guard.stdin.on('error', ignorable);
-  // Neither the guard nor its pipe may keep this process alive.
-  guard.unref();
-  (guard.stdin as unknown as { unref(): void }).unref();
-  let watching = false;
+/** A pool of guards: one guard process at a time, shared by the children that run at once. */
+export function guardPool(): GuardPool {
+  let current: { stdin: NodeJS.WritableStream; children: number } | undefined;
+  const start = () => {
+    const guard = spawn('/bin/sh', ['-c', GUARD], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    guard.on('error', ignorable);
+    guard.stdin.on('error', ignorable);
+    // Neither the guard nor its pipe may keep this process alive.
+    guard.unref();
+    (guard.stdin as unknown as { unref(): void }).unref();
+    return { stdin: guard.stdin, children: 0 };
+  };
   return {
-    watch: (pgid) => {
-      watching = true;
-      guard.stdin.write(`${pgid ?? 0}\n`);
+    guard: () => {
+      const shared = current ?? start();
+      current = shared;
+      shared.children++;
+      let watched: number | undefined;
+      let released = false;
+      return {
+        watch: (pgid) => {
+          if (pgid === undefined || watched !== undefined) return;
+          watched = pgid;
+          shared.stdin.write(`+${pgid}\n`);
+        },
+        release: () => {
+          if (released) return;
+          released = true;
+          if (watched !== undefined) shared.stdin.write(`-${watched}\n`);
+          if (--shared.children > 0) return;
+          // Its last child done: EOF ends it, with nothing left to kill.
+          shared.stdin.end();
+          if (current === shared) current = undefined;
+        },
+      };
     },
-    release: () => guard.stdin.end(watching ? 'done\n' : '0\ndone\n'),
   };
 }
+
+/** A guard of its own, for a child run alone. */
+export const startGuard = (): GroupGuard => guardPool().guard();
 
 /**
  * Waits for "go" on stdin, then execs the command ($0) with its arguments, stdin from /dev/null;

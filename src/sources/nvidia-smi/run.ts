@@ -1,8 +1,14 @@
-import { execa } from 'execa';
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { boundedLines } from './lines.js';
-import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, gated, openGate, startGuard } from './orphan-guard.js';
+import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, gated, type GuardPool, guardPool, openGate, startGuard } from './orphan-guard.js';
 
-/** What running nvidia-smi once came to. Nothing above this module sees an execa exception. */
+// nvidia-smi is started with node:child_process, not execa (which `install` keeps using): the one-shot
+// collect runs every 15 s on every GPU host, and loading execa's modules and its set-up for one call cost
+// more than the rest of the program's start (issue 41; BENCHMARKS.md has the measure). This module
+// already owned what matters here (the process group, its deadline and guard, the line splitter); what
+// execa added was buffering the output, done below with a bound.
+/** What running nvidia-smi once came to. Nothing above this module sees a child process's error. */
 export type SmiOutcome =
   | { kind: 'ok'; stdout: string }
   | { kind: 'not-found'; command: string }
@@ -19,6 +25,8 @@ export interface RunOptions {
   graceMs?: number;
   /** Extra environment for the child (the stand-in nvidia-smi reads its capture from it). */
   env?: Record<string, string>;
+  /** The guards of the runs this one shares a guard with (a collection's); else a guard of its own. */
+  guards?: GuardPool;
 }
 
 /** A way to run nvidia-smi with arguments; tests and the daemon mode pass their own. */
@@ -36,22 +44,62 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
   }
 };
 
+/** The most of its stdout (and of its stderr) a run keeps: far over any host's answer, and a bound on our memory. */
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/** How a child ended: its exit status or signal once its pipes closed, or why it could not start. */
+interface Ended {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  error?: NodeJS.ErrnoException;
+}
+
+/** Starts `command args` gated (orphan-guard.ts), leading a process group of its own, in the C locale. */
+function startGated(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string> | undefined,
+): { child: ChildProcess; ended: Promise<Ended> } {
+  const child = spawn(...gated(command, args), {
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // nvidia-smi's messages are English already; keep any locale from changing number formats.
+    env: { ...process.env, ...env, LC_ALL: 'C' },
+  });
+  const ended = new Promise<Ended>((resolve) => {
+    child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
+    child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
+  });
+  return { child, ended };
+}
+
+/** A stream's bytes, kept up to `maxBytes`; `over` is called once when it printed more. */
+function keep(stream: Readable | null, maxBytes: number, over: () => void): () => string {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  stream?.on('data', (chunk: Buffer) => {
+    if (bytes > maxBytes) return;
+    bytes += chunk.length;
+    if (bytes > maxBytes) over();
+    else chunks.push(chunk);
+  });
+  return () => Buffer.concat(chunks).toString('utf8');
+}
+
 /** Runs `command args` with a hard deadline on the whole process group. */
 export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
   const graceMs = options.graceMs ?? 1000;
-  const guard = startGuard();
-  const child = execa(...gated(command, args), {
-    reject: false,
-    detached: true,
-    stdin: 'pipe',
-    stripFinalNewline: false,
-    maxBuffer: 64 * 1024 * 1024,
-    // nvidia-smi's messages are English already; keep any locale from changing number formats.
-    env: { ...options.env, LC_ALL: 'C' },
-  });
+  const guard = (options.guards ?? guardPool()).guard();
+  const { child, ended } = startGated(command, args, options.env);
   guard.watch(child.pid);
   openGate(child.stdin);
-  const releaseGroup = guard.release;
+  let overflowed = false;
+  const overflow = () => {
+    overflowed = true;
+    killGroup(child.pid, 'SIGKILL');
+  };
+  const stdout = keep(child.stdout, MAX_OUTPUT_BYTES, overflow);
+  const stderr = keep(child.stderr, MAX_OUTPUT_BYTES, overflow);
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   let giveUp: NodeJS.Timeout | undefined;
@@ -66,12 +114,12 @@ export async function runSmi(command: string, args: readonly string[], options: 
         giveUp = setTimeout(() => resolve('stuck'), graceMs);
       }, graceMs);
     }, options.timeoutMs);
-    void child.finally(() => clearTimeout(deadline));
+    void ended.finally(() => clearTimeout(deadline));
   });
-  const result = await Promise.race([child, stuck]);
+  const result = await Promise.race([ended, stuck]);
   clearTimeout(forceKill);
   clearTimeout(giveUp);
-  releaseGroup();
+  guard.release();
   if (result === 'stuck') {
     // Nothing of it may keep this process alive: its pipes are closed and its handle let go.
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
@@ -79,14 +127,17 @@ export async function runSmi(command: string, args: readonly string[], options: 
     return { kind: 'stuck', afterMs: options.timeoutMs, pid: child.pid ?? 0 };
   }
 
-  const output = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}`;
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
-  const code = (result as { code?: string }).code;
+  const printed = stdout();
+  const output = `${printed}${stderr()}`;
+  const code = result.error?.code;
   if (code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
-  if (code === 'EACCES') return { kind: 'not-executable', command, message: result.message ?? 'EACCES' };
+  if (code === 'EACCES') return { kind: 'not-executable', command, message: result.error?.message ?? 'EACCES' };
+  if (result.error) return { kind: 'exit', code: -1, output: result.error.message };
+  if (overflowed) return { kind: 'killed', signal: 'SIGKILL', output: `it printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB` };
   if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
   if (result.signal) return { kind: 'killed', signal: result.signal, output };
-  if (result.exitCode === 0) return { kind: 'ok', stdout: String(result.stdout ?? '') };
+  if (result.exitCode === 0) return { kind: 'ok', stdout: printed };
   return { kind: 'exit', code: result.exitCode ?? -1, output };
 }
 
@@ -101,6 +152,8 @@ export const smiRunner =
 
 /** A --query-gpu row is a few hundred characters; nothing we read is longer than this. */
 const MAX_LINE_CHARS = 16 * 1024;
+/** What a stream's run keeps of its stderr. */
+const MAX_STDERR_BYTES = 64 * 1024;
 
 /** A long-running nvidia-smi (-lms): its stdout line by line, and how it ended. */
 export interface SmiStream {
@@ -117,15 +170,11 @@ export function streamSmi(
   options: { graceMs?: number; env?: Record<string, string> } = {},
 ): SmiStream {
   const guard = startGuard();
-  const child = execa(...gated(command, args), {
-    reject: false,
-    detached: true,
-    stdin: 'pipe',
-    buffer: { stdout: false, stderr: true },
-    env: { ...options.env, LC_ALL: 'C' },
-  });
+  const { child, ended: closed } = startGated(command, args, options.env);
   guard.watch(child.pid);
   openGate(child.stdin);
+  // Its stderr says why it stopped: the first 64 KiB of it are plenty.
+  const stderr = keep(child.stderr, MAX_STDERR_BYTES, () => {});
   const releaseGroup = guard.release;
   const tail: string[] = [];
   let stopped = false;
@@ -136,8 +185,7 @@ export function streamSmi(
     killGroup(child.pid, 'SIGTERM');
     forceKill = setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.graceMs ?? 1000);
   };
-  // Our own splitter over the raw pipe: execa's line iteration costs more per line than the whole
-  // sample, and readline keeps a line whole however long it grows.
+  // Our own splitter over the raw pipe: readline keeps a line whole however long it grows.
   async function* lines(): AsyncGenerator<string> {
     if (!child.stdout) return;
     child.stdout.setEncoding('utf8');
@@ -147,12 +195,12 @@ export function streamSmi(
       yield text;
     }
   }
-  const ended = child.then((result): SmiOutcome => {
+  const ended = closed.then((result): SmiOutcome => {
     clearTimeout(forceKill);
     releaseGroup();
     // Newest first: the line nvidia-smi printed last says why it stopped.
-    const output = [String(result.stderr ?? ''), ...[...tail].reverse()].filter(Boolean).join('\n');
-    if ((result as { code?: string }).code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
+    const output = [result.error?.message ?? stderr(), ...[...tail].reverse()].filter(Boolean).join('\n');
+    if (result.error?.code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
     // As runSmi: the gate's sh could not exec it (the one-shot query right after would say the same).
     if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
     if (result.signal) return { kind: 'killed', signal: result.signal, output };

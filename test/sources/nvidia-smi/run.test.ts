@@ -4,11 +4,12 @@ import { chmod, copyFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir, madeDir } from '../../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, ROOT, capture, cliEnv, tempDir, madeDir } from '../../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -58,6 +59,79 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     collect.kill('SIGKILL');
     expect((await collect).signal).toBe('SIGKILL');
     expect(await groupGone(pgid)).toBe(true);
+  });
+
+  it('a SIGKILLed collect leaves neither of its two nvidia-smi calls behind: one guard watches both', async () => {
+    const dir = await tempDir();
+    // A link of its own (told apart from other tests' children by its command line), and a state
+    // directory that knows the names: the next run asks --query-gpu and --query-compute-apps at once.
+    const smi = join(dir, 'nvidia-smi');
+    await symlink(FAKE_SMI, smi);
+    const args = [
+      'collect',
+      '--textfile-dir',
+      madeDir(join(dir, 't')),
+      '--state-dir',
+      join(dir, 's'),
+      '--nvidia-smi',
+      smi,
+      '--timeout',
+      '90s',
+    ];
+    const first = await execa(process.execPath, [CLI, ...args], {
+      env: cliEnv({ FAKE_SMI_CAPTURE: H200 }),
+      extendEnv: false,
+      reject: false,
+    });
+    expect(first.exitCode).toBe(0);
+    const collect = execa(process.execPath, [CLI, ...args], {
+      env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_DELAY_MS: '90000' }),
+      extendEnv: false,
+      reject: false,
+    });
+    const groups = [await groupOf(`${smi} --query-gpu`), await groupOf(`${smi} --query-compute-apps`)];
+    collect.kill('SIGKILL');
+    expect((await collect).signal).toBe('SIGKILL');
+    for (const pgid of groups) expect(await groupGone(pgid)).toBe(true);
+  });
+
+  it('a guard lets go of a group released, and kills the one still watched when gpu-textfile dies', async () => {
+    const dir = await tempDir();
+    // The guard module, bundled for a process of its own that plays gpu-textfile: two children in
+    // groups of their own watched by one guard, the first released, then that process SIGKILLed.
+    await build({
+      stdin: {
+        contents: `import { spawn } from 'node:child_process';
+import { guardPool } from ${JSON.stringify(join(ROOT, 'src/sources/nvidia-smi/orphan-guard.ts'))};
+const pool = guardPool();
+const guards = [pool.guard(), pool.guard()];
+const children = ['300', '301'].map((seconds) => spawn('sleep', [seconds], { detached: true, stdio: 'ignore' }));
+children.forEach((child, i) => guards[i].watch(child.pid));
+guards[0].release();
+process.stdout.write(JSON.stringify(children.map((child) => child.pid)) + '\\n');
+setInterval(() => {}, 1000);`,
+        resolveDir: ROOT,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: join(dir, 'plays-collect.mjs'),
+      logLevel: 'silent',
+    });
+    const player = execa(process.execPath, [join(dir, 'plays-collect.mjs')], { reject: false, buffer: false });
+    const [released, watched] = await new Promise<number[]>((resolve) =>
+      player.stdout!.once('data', (data) => resolve(JSON.parse(String(data)))),
+    );
+    try {
+      player.kill('SIGKILL');
+      await player;
+      expect(await groupGone(watched!)).toBe(true);
+      // The guard read the release before the end of its pipe: the released group lives on.
+      expect((await processes()).some((p) => p.pgid === released)).toBe(true);
+    } finally {
+      process.kill(-released!, 'SIGKILL');
+    }
   });
 
   it('a SIGKILLed collect --interval leaves no silent nvidia-smi -lms behind', async () => {
