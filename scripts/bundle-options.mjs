@@ -10,6 +10,8 @@ export const SEPARATE = {
   'src/commands/export.ts': 'export',
   'src/commands/pulse.ts': 'pulse',
   'src/commands/install.ts': 'install',
+  // run's job runner and GPU reader: a sixth of cli.js, which every collect reads and compiles.
+  'src/commands/run.ts': 'run',
   'src/doctor/quick.ts': 'doctor-quick',
   // NVML through koffi: loaded by collect --source nvml only.
   'src/sources/nvml/source.ts': 'nvml',
