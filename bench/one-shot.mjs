@@ -6,10 +6,12 @@
 // Without a GPU (no nvidia-smi answers) it times `collect --dry-run --source demo` instead.
 // Rows interleaved (interleave.py: one run of each per round), medians; no NODE_EXTRA_CA_CERTS, as
 // systemd starts the units. Needs python3.
-//   node bench/one-shot.mjs [--program DIR] [--rounds N] [--json FILE]
+//   node bench/one-shot.mjs [--program DIR] [--base-dist DIR] [--rounds N] [--json FILE]
 // --program: an unpacked linux tarball of `npm run package -- --snapshot` (default: builds this CPU's
 // into a temp directory); run it with any Node.js (on a GPU host with no Node.js: DIR/node/bin/node).
 // The snapshot rows need the tarball's dist/gpu-textfile.blob (`--snapshot`); without one they are left out.
+// --base-dist: the dist/ of another revision (`npm run build` there), run on the same bundled Node.js
+// with the code cache as the units do: the base build's row beside this one's.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +20,7 @@ import { parseArgs } from 'node:util';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
-  options: { program: { type: 'string' }, rounds: { type: 'string', default: '20' }, json: { type: 'string' } },
+  options: { program: { type: 'string' }, 'base-dist': { type: 'string' }, rounds: { type: 'string', default: '20' }, json: { type: 'string' } },
 });
 const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-one-shot-'));
 const median = (xs) => {
@@ -82,6 +84,10 @@ try {
     },
   ];
   const target = {};
+  const baseLauncher = values['base-dist'] && join(resolve(values['base-dist']), 'gpu-textfile.js');
+  /** The base build's row of a collect command, beside this build's `before` row. */
+  const baseRow = (label, args) =>
+    baseLauncher ? [{ key: 'base', label, command: [node, baseLauncher, ...args], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } }] : [];
   if (gpu) {
     // collect's own nvidia-smi calls, recorded by a shim that runs the real one: those of a run after
     // the first (which also asks nvidia-smi for its fields and version, kept in the state directory).
@@ -109,7 +115,7 @@ try {
       .find((arg) => arg.startsWith('--query-gpu='))
       .slice('--query-gpu='.length);
     const collect = (name) => ['collect', '--textfile-dir', join(work, name), '--state-dir', join(work, `${name}-state`)];
-    for (const name of ['before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain'])
+    for (const name of ['base', 'before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain'])
       execFileSync('mkdir', ['-p', join(work, name)]);
     rows.push(
       {
@@ -118,6 +124,7 @@ try {
         command: ['bash', join(ROOT, 'bench/plain-collector.sh'), 'nvidia-smi', fields, join(work, 'plain')],
         env,
       },
+      ...baseRow('collect, the base build, packaged Node.js, code cache', collect('base')),
       {
         key: 'before',
         label: 'collect, packaged, no snapshot (as the units started it: code cache)',
@@ -152,6 +159,7 @@ try {
   } else {
     const demo = ['collect', '--dry-run', '--source', 'demo'];
     rows.push(
+      ...baseRow('collect --dry-run --source demo, the base build, packaged Node.js, code cache', demo),
       {
         key: 'before',
         label: 'collect --dry-run --source demo, packaged, no snapshot (code cache)',
@@ -195,6 +203,7 @@ try {
     const longer = Math.max(...rows.filter((r) => r.key.startsWith('smi')).map((r) => m[r.key].wall));
     target.wall = m.node.wall + longer + 20;
     for (const [key, what] of [
+      ['base', 'the base build (code cache)'],
       ['before', 'no snapshot (code cache)'],
       ['snapshot', 'from its snapshot'],
     ]) {
@@ -216,6 +225,7 @@ try {
     if (m.nvmlShort) say('the same from the snapshot at --gpm-window 10ms, its window apart', m.nvmlShort.wall - 10, main.wall);
   } else {
     for (const [key, what] of [
+      ['base', 'the base build (code cache)'],
       ['before', 'no snapshot (code cache)'],
       ['snapshot', 'from its snapshot'],
     ])
