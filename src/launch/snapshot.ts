@@ -11,10 +11,9 @@ import { startupSnapshot } from 'node:v8';
 import { main } from '../cli.js';
 import { start } from './start.js';
 // What the one-shot loads on first use (import() in the CLI), evaluated here, at build time, so that a
-// start from the snapshot finds it ready: the collect command, the nvidia-smi source with execa, the
-// publishing code and the watchdog. Their top level reads nothing of the host that the program uses:
-// execa's dependencies look at TERM and at whether stderr has colours for execa's verbose mode, which
-// is never on (docs/development.md, "Startup snapshot", says how that was found).
+// start from the snapshot finds it ready: the collect command, the nvidia-smi source, the publishing
+// code and the watchdog. Their top level reads nothing of the host (docs/development.md, "Startup
+// snapshot", says how that was checked).
 import '../collect/one-shot.js';
 import '../collect/watchdog.js';
 import '../commands/collect.js';

@@ -20,8 +20,8 @@ export interface SourceOptions {
 
 /**
  * Every source, by name: a source is a sibling folder and one more line here. Each is imported when
- * chosen, so a run initializes only its own (the NVML source never loads execa, whose start-up was a
- * fifth of a one-shot NVML run, profiled); nvidia-smi's and the demo's stay in the bundle.
+ * chosen, so a run initializes only its own (the NVML source never loads the nvidia-smi source's
+ * modules); nvidia-smi's and the demo's stay in the bundle.
  */
 const SOURCES = {
   'nvidia-smi': async (options: SourceOptions) => {

@@ -4,8 +4,9 @@ import { boundedLines } from './lines.js';
 import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, gated, type GuardPool, guardPool, openGate, startGuard } from './orphan-guard.js';
 
 // nvidia-smi is started with node:child_process, not execa (which `install` keeps using): the one-shot
-// collect runs every 15 s on every GPU host, and loading execa's modules and its set-up for one call cost
-// more than the rest of the program's start (issue 41; BENCHMARKS.md has the measure). This module
+// collect runs every 15 s on every GPU host, and execa's modules were nearly half of what collect loaded (302 of
+// 657 KB of dist/cli.js, with its set-up per call): without them, and with run's code out of that
+// bundle, the one-shot on an H200 went from 178 to 129 ms (issue 41; BENCHMARKS.md). This module
 // already owned what matters here (the process group, its deadline and guard, the line splitter); what
 // execa added was buffering the output, done below with a bound.
 /** What running nvidia-smi once came to. Nothing above this module sees a child process's error. */
