@@ -20,7 +20,12 @@ import { parseArgs } from 'node:util';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
-  options: { program: { type: 'string' }, 'base-dist': { type: 'string' }, rounds: { type: 'string', default: '20' }, json: { type: 'string' } },
+  options: {
+    program: { type: 'string' },
+    'base-dist': { type: 'string' },
+    rounds: { type: 'string', default: '20' },
+    json: { type: 'string' },
+  },
 });
 const work = mkdtempSync(join(tmpdir(), 'gpu-textfile-one-shot-'));
 const median = (xs) => {
@@ -87,7 +92,9 @@ try {
   const baseLauncher = values['base-dist'] && join(resolve(values['base-dist']), 'gpu-textfile.js');
   /** The base build's row of a collect command, beside this build's `before` row. */
   const baseRow = (label, args) =>
-    baseLauncher ? [{ key: 'base', label, command: [node, baseLauncher, ...args], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } }] : [];
+    baseLauncher
+      ? [{ key: 'base', label, command: [node, baseLauncher, ...args], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } }]
+      : [];
   if (gpu) {
     // collect's own nvidia-smi calls, recorded by a shim that runs the real one: those of a run after
     // the first (which also asks nvidia-smi for its fields and version, kept in the state directory).

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { appendCsvSample, csvRows } from '../../src/csvlog/append.js';
 import { CSV_HEADER, csvColumnOf, csvLine, localIsoTime } from '../../src/csvlog/columns.js';
 import type { Collection, Reading } from '../../src/collection.js';
-import { FAKE_SMI, capture, runCli, tempDir, madeDir } from '../support/helpers.js';
+import { FAKE_SMI, capture, runCli, tempDir, collectIn } from '../support/helpers.js';
 import { fillDisk, smallDisk } from './small-disk.js';
 import { FILE_STEPS, type FileSteps } from '../../src/files/file-steps.js';
 import { stepsWithWrite } from '../support/faults.js';
@@ -192,19 +192,7 @@ describe('gpu-textfile collect --csv-dir', () => {
   it('appends one row per GPU per sample, header first, times in the TZ zone', async () => {
     const dir = await tempDir();
     const env = { FAKE_SMI_CAPTURE: H200, TZ: 'Asia/Shanghai' };
-    const args = [
-      'collect',
-      '--textfile-dir',
-      madeDir(join(dir, 't')),
-      '--state-dir',
-      join(dir, 's'),
-      '--nvidia-smi',
-      FAKE_SMI,
-      '--csv-dir',
-      join(dir, 'csv'),
-      '--task',
-      'train-42',
-    ];
+    const args = collectIn(dir, '--nvidia-smi', FAKE_SMI, '--csv-dir', join(dir, 'csv'), '--task', 'train-42');
     expect((await runCli(args, env)).exitCode).toBe(0);
     expect((await runCli(args, env)).exitCode).toBe(0);
     const rows = parseCsv(await readFile(join(dir, 'csv/train-42.csv'), 'utf8'));
@@ -220,17 +208,7 @@ describe('gpu-textfile collect --csv-dir', () => {
 
   it('writes the header again after someone truncated the file, and failure rows carry the reason', async () => {
     const dir = await tempDir();
-    const base = [
-      'collect',
-      '--textfile-dir',
-      madeDir(join(dir, 't')),
-      '--state-dir',
-      join(dir, 's'),
-      '--csv-dir',
-      join(dir, 'csv'),
-      '--task',
-      'job',
-    ];
+    const base = collectIn(dir, '--csv-dir', join(dir, 'csv'), '--task', 'job');
     await runCli([...base, '--nvidia-smi', FAKE_SMI], { FAKE_SMI_CAPTURE: H200 });
     await truncate(join(dir, 'csv/job.csv'), 0);
     const failed = await runCli([...base, '--nvidia-smi', join(dir, 'missing-smi')]);

@@ -9,7 +9,7 @@ import { ARCHIVE_STEPS, type ArchiveSteps } from '../../src/csvlog/archive-steps
 import { CSV_HEADER, csvLine } from '../../src/csvlog/columns.js';
 import { archiveDay, archiveDirectory, type ArchiveOptions } from '../../src/csvlog/rotate.js';
 import type { Collection, Reading } from '../../src/collection.js';
-import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, capture, cliEnv, runCli, tempDir, collectIn } from '../support/helpers.js';
 
 const HEADER = csvLine(CSV_HEADER);
 const row = (time: string, gpu = '0') => csvLine([time, 'h', 'job', gpu, 'GPU-x', 'n', 'ok', '1', '', '', '', '', '', '']);
@@ -206,24 +206,9 @@ describe('the real logrotate with copytruncate', () => {
     const dir = await tempDir();
     const csv = join(dir, 'csv');
     const collect = () =>
-      runCli(
-        [
-          'collect',
-          '--textfile-dir',
-          madeDir(join(dir, 't')),
-          '--state-dir',
-          join(dir, 's'),
-          '--nvidia-smi',
-          FAKE_SMI,
-          '--csv-dir',
-          csv,
-          '--task',
-          'job',
-        ],
-        {
-          FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
-        },
-      );
+      runCli(collectIn(dir, '--nvidia-smi', FAKE_SMI, '--csv-dir', csv, '--task', 'job'), {
+        FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle'),
+      });
     expect((await collect()).exitCode).toBe(0);
     expect((await collect()).exitCode).toBe(0);
     const example = await readFile(new URL('../../examples/logrotate.conf', import.meta.url), 'utf8');

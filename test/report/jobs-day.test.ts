@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvCells } from '../../src/csvlog/read.js';
-import { FAKE_SMI, FIXTURES, ROOT, capture, runCli, madeDir } from '../support/helpers.js';
+import { FAKE_SMI, FIXTURES, ROOT, capture, runCli, collectIn } from '../support/helpers.js';
 
 // A simulated day on a 2 x H200 host (the recorded h200x2 load capture), replayed through the built
 // program: one `collect --csv-dir` every 20 minutes under a fake clock (test/support/fake-clock.mjs),
@@ -190,17 +190,7 @@ describe('report --by job over a simulated day through the built program', () =>
     await hostTree(join(dir, 'host'));
     for (let i = 0; i < SAMPLES; i++) {
       await setMoment(cap, recorded, i);
-      const args = [
-        'collect',
-        '--textfile-dir',
-        madeDir(join(dir, 't')),
-        '--state-dir',
-        join(dir, 's'),
-        '--csv-dir',
-        join(dir, 'csv'),
-        '--task',
-        'day',
-      ];
+      const args = collectIn(dir, '--csv-dir', join(dir, 'csv'), '--task', 'day');
       const result = await runCli([...args, '--nvidia-smi', FAKE_SMI, '--host-root', join(dir, 'host')], {
         TZ: 'UTC',
         FAKE_SMI_CAPTURE: cap,

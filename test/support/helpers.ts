@@ -42,6 +42,16 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
   return env;
 }
 
+/** `collect` with its textfile directory (made) and state directory under `dir` (t/ and s/), then `more`. */
+export const collectIn = (dir: string, ...more: string[]): string[] => [
+  'collect',
+  '--textfile-dir',
+  madeDir(join(dir, 't')),
+  '--state-dir',
+  join(dir, 's'),
+  ...more,
+];
+
 /** Runs the built CLI; never rejects. */
 export const runCli = (args: readonly string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000) =>
   execa(process.execPath, [CLI, ...args], {

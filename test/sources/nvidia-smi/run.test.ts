@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
-import { CLI, FAKE_BIN, FAKE_SMI, ROOT, capture, cliEnv, tempDir, madeDir } from '../../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, ROOT, capture, cliEnv, tempDir, madeDir, collectIn } from '../../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -67,17 +67,7 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     // directory that knows the names: the next run asks --query-gpu and --query-compute-apps at once.
     const smi = join(dir, 'nvidia-smi');
     await symlink(FAKE_SMI, smi);
-    const args = [
-      'collect',
-      '--textfile-dir',
-      madeDir(join(dir, 't')),
-      '--state-dir',
-      join(dir, 's'),
-      '--nvidia-smi',
-      smi,
-      '--timeout',
-      '90s',
-    ];
+    const args = collectIn(dir, '--nvidia-smi', smi, '--timeout', '90s');
     const first = await execa(process.execPath, [CLI, ...args], {
       env: cliEnv({ FAKE_SMI_CAPTURE: H200 }),
       extendEnv: false,
