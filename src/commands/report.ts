@@ -6,6 +6,7 @@ import { writeDemoHistory } from '../report/demo.js';
 import { reportHtml } from '../report/html/page.js';
 import { buildReport, type Report, type ReportBy, type ReportQuery } from '../report/build.js';
 import { storeClient } from '../report/store/client.js';
+import { heapTidier } from '../report/store/garbage.js';
 import { buildStoreReport } from '../report/store/store-report.js';
 import { storeAccessOf } from './report-store.js';
 import { outIntoTrail } from '../report/trail-files.js';
@@ -177,6 +178,7 @@ async function reportFromStore(
       recorded: false,
     },
     say,
+    { tidyHeap: heapTidier() },
   );
   if ('error' in report) {
     say(report.error);

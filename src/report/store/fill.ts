@@ -194,13 +194,16 @@ export class StoreHours {
   /**
    * The report's state: the aggregator's series and hosts, and the job account. It takes the
    * answers' hours as it goes (a GPU's are let go once its buckets are made), so that both are
-   * never held whole at once: at 40 hosts x 8 GPUs x 30 days each is some 40 MB. Call it once.
+   * never held whole at once: at 40 hosts x 8 GPUs x 30 days each is some 40 MB. The hours let go are
+   * garbage until collected: `tidyHeap` (garbage.ts) is called after the job account and after each
+   * GPU. Call it once.
    */
-  fill(): { aggregator: Aggregator; jobAccount: JobAccount } {
+  fill(tidyHeap: () => void = () => {}): { aggregator: Aggregator; jobAccount: JobAccount } {
     const aggregator = new Aggregator();
     const intervals = this.intervals();
     const jobAccount = this.jobAccount(intervals);
     this.jobs.clear();
+    tidyHeap();
     const hostGaps = new Map<string, Gap[]>();
     for (const [k, entry] of this.hosts) {
       const host = aggregator.hostFor(entry);
@@ -243,6 +246,7 @@ export class StoreHours {
         stats.timeline.replay({ ...chain, wide: chain.gaps.map((gap) => ({ gap, tag: ran(gap) })) }, () => false);
       }
       entry.hours.clear();
+      tidyHeap();
     }
     aggregator.finish();
     return { aggregator, jobAccount };

@@ -18,6 +18,11 @@ export interface StoreReportQuery extends StoreScope {
   concurrency: number;
 }
 
+/** What the report may do to the process: tidy its heap as answers and GPUs are done (garbage.ts). */
+export interface StoreReportRuntime {
+  tidyHeap?: () => void;
+}
+
 /** Steps in one range query: under Prometheus's 11,000 points per series. */
 export const MAX_STEPS = 10_000;
 /**
@@ -84,7 +89,9 @@ export async function buildStoreReport(
   client: StoreClient,
   query: StoreReportQuery,
   warn: (line: string) => void,
+  runtime: StoreReportRuntime = {},
 ): Promise<Report | { error: string }> {
+  const tidyHeap = runtime.tidyHeap ?? (() => {});
   const warned = new Set<string>();
   const noted = <T>(outcome: StoreOutcome<T>): StoreOutcome<T> => {
     if (outcome.kind === 'ok')
@@ -122,6 +129,7 @@ export async function buildStoreReport(
           take(hour, v);
         }
       }
+      tidyHeap();
       return undefined;
     }),
     ...partial.map((w) => async () => {
@@ -159,7 +167,7 @@ export async function buildStoreReport(
     query.concurrency,
   );
   if (failed) return { error: describeOutcome(failed) };
-  const { aggregator, jobAccount } = hours.fill();
+  const { aggregator, jobAccount } = hours.fill(tidyHeap);
   return reportOf(aggregator, { held: jobAccount }, query.by, {
     files: 0,
     fromSidecars: 0,

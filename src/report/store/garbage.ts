@@ -1,0 +1,36 @@
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+// The store door's report is a batch whose garbage dwarfs what it keeps: each answer's parsed JSON
+// and each GPU's answers once made into its buckets. V8 lets the old generation grow to about four
+// times what was alive at its last full collection before collecting again, and the report ends
+// first: at 40 hosts x 8 GPUs x 30 days it peaked at 221 MiB with under 55 MB alive (BENCHMARKS.md,
+// "Issue 37: what the store door's memory is"). Collecting the whole heap whenever it grew by half
+// of what was alive (32 MB at least) keeps the peak near what is alive, at the price of the
+// collections (each costs about what is alive). V8's collector is reached as Jest reaches it:
+// --expose-gc set at run time holds for a context made afterwards, whose global `gc` collects.
+
+/** Collects the whole heap if it grew enough since the last collection; nothing where there is no collector. */
+export type TidyHeap = () => void;
+
+/** Heap growth that is never worth a collection, in bytes. */
+const MIN_GROWTH = 32 * 1024 * 1024;
+
+/** The heap's tidier: a collection once the heap is half again what survived the last one. */
+export function heapTidier(): TidyHeap {
+  let gc: unknown;
+  try {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('typeof gc === "function" ? gc : undefined');
+  } catch {
+    gc = undefined;
+  }
+  if (typeof gc !== 'function') return () => {};
+  const used = () => getHeapStatistics().used_heap_size;
+  let survivors = used();
+  return () => {
+    if (used() < survivors + Math.max(MIN_GROWTH, survivors / 2)) return;
+    gc();
+    survivors = used();
+  };
+}
