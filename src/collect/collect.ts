@@ -44,7 +44,14 @@ export async function queryProcesses(
   // Read with the processes, at their cadence: a job's reservation is part of who holds the GPU. Read
   // while nvidia-smi runs (the reads are synchronous): after its answer they were on the one-shot's
   // critical path, 5-8 ms on an H200 host (issue 41's profile).
-  const found = options.reservations ? readReservations(options.host, options.reservations) : undefined;
+  let found: ReturnType<typeof readReservations>;
+  try {
+    found = options.reservations ? readReservations(options.host, options.reservations) : undefined;
+  } catch (error) {
+    // Not left unheard: nvidia-smi's outcome would otherwise be an unhandled rejection.
+    void reading.catch(() => {});
+    throw error;
+  }
   const read = await reading;
   if (read.kind !== 'ok') return { warning: `processes left out: ${read.failure.message}` };
   const { kept, dropped } = largestProcesses(read.apps, options.maxProcesses);

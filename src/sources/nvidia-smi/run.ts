@@ -55,23 +55,50 @@ interface Ended {
   error?: NodeJS.ErrnoException;
 }
 
-/** Starts `command args` gated (orphan-guard.ts), leading a process group of its own, in the C locale. */
+/**
+ * Starts `command args` gated (orphan-guard.ts), leading a process group of its own, in the C locale;
+ * or why it could not: spawn() throws some errors (E2BIG, ENOMEM when fork fails) instead of emitting them.
+ */
 function startGated(
   command: string,
   args: readonly string[],
   env: Record<string, string> | undefined,
-): { child: ChildProcess; ended: Promise<Ended> } {
-  const child = spawn(...gated(command, args), {
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    // nvidia-smi's messages are English already; keep any locale from changing number formats.
-    env: { ...process.env, ...env, LC_ALL: 'C' },
-  });
+): { child: ChildProcess; ended: Promise<Ended> } | { error: NodeJS.ErrnoException } {
+  let child: ChildProcess;
+  try {
+    child = spawn(...gated(command, args), {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // nvidia-smi's messages are English already; keep any locale from changing number formats.
+      env: { ...process.env, ...env, LC_ALL: 'C' },
+    });
+  } catch (error) {
+    return { error: error as NodeJS.ErrnoException };
+  }
   const ended = new Promise<Ended>((resolve) => {
     child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
     child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
   });
   return { child, ended };
+}
+
+/** What a child that could not be started came to. */
+function notStarted(command: string, error: NodeJS.ErrnoException): SmiOutcome {
+  if (error.code === 'ENOENT') return { kind: 'not-found', command };
+  if (error.code === 'EACCES') return { kind: 'not-executable', command, message: error.message };
+  return { kind: 'exit', code: -1, output: error.message };
+}
+
+/** A stream's last `maxBytes` bytes (its end says why it stopped). */
+function keepTail(stream: Readable | null, maxBytes: number): () => string {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  stream?.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    bytes += chunk.length;
+    while (chunks.length > 1 && bytes - chunks[0]!.length >= maxBytes) bytes -= chunks.shift()!.length;
+  });
+  return () => Buffer.concat(chunks).subarray(-maxBytes).toString('utf8');
 }
 
 /** A stream's bytes, kept up to `maxBytes`; `over` is called once when it printed more. */
@@ -91,7 +118,12 @@ function keep(stream: Readable | null, maxBytes: number, over: () => void): () =
 export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
   const graceMs = options.graceMs ?? 1000;
   const guard = (options.guards ?? guardPool()).guard();
-  const { child, ended } = startGated(command, args, options.env);
+  const started = startGated(command, args, options.env);
+  if ('error' in started) {
+    guard.release();
+    return notStarted(command, started.error);
+  }
+  const { child, ended } = started;
   guard.watch(child.pid);
   openGate(child.stdin);
   let overflowed = false;
@@ -171,11 +203,16 @@ export function streamSmi(
   options: { graceMs?: number; env?: Record<string, string> } = {},
 ): SmiStream {
   const guard = startGuard();
-  const { child, ended: closed } = startGated(command, args, options.env);
+  const started = startGated(command, args, options.env);
+  if ('error' in started) {
+    guard.release();
+    return { lines: (async function* () {})(), stop: () => {}, ended: Promise.resolve(notStarted(command, started.error)) };
+  }
+  const { child, ended: closed } = started;
   guard.watch(child.pid);
   openGate(child.stdin);
-  // Its stderr says why it stopped: the first 64 KiB of it are plenty.
-  const stderr = keep(child.stderr, MAX_STDERR_BYTES, () => {});
+  // Its stderr says why it stopped, at its end: the last 64 KiB of it are plenty.
+  const stderr = keepTail(child.stderr, MAX_STDERR_BYTES);
   const releaseGroup = guard.release;
   const tail: string[] = [];
   let stopped = false;
@@ -200,7 +237,7 @@ export function streamSmi(
     clearTimeout(forceKill);
     releaseGroup();
     // Newest first: the line nvidia-smi printed last says why it stopped.
-    const output = [result.error?.message ?? stderr(), ...[...tail].reverse()].filter(Boolean).join('\n');
+    const output = [result.error?.message ?? stderr().replace(/\r?\n$/, ''), ...[...tail].reverse()].filter(Boolean).join('\n');
     if (result.error?.code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
     // As runSmi: the gate's sh could not exec it (the one-shot query right after would say the same).
     if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, symlink } from 'node:fs/promises';
+import { chmod, copyFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -186,6 +186,34 @@ setInterval(() => {}, 1000);`,
     const stream = streamSmi(join(dir, 'nvidia-smi'), ['--query-gpu=index', '--format=csv', '-lms', '1000']);
     for await (const _ of stream.lines);
     expect(await stream.ended).toEqual({ kind: 'not-executable', command: join(dir, 'nvidia-smi'), message: 'Permission denied' });
+  });
+
+  it("a child that cannot be started at all (an environment over the kernel's limit) is an outcome, not an exception", async () => {
+    // execve refuses a single environment string over 128 KiB (E2BIG), which spawn() throws.
+    const env = { HUGE: 'x'.repeat(300_000) };
+    const outcome = await runSmi(FAKE_SMI, ['-L'], { timeoutMs: 20_000, env });
+    expect(outcome).toEqual({ kind: 'exit', code: -1, output: expect.stringContaining('E2BIG') });
+    const stream = streamSmi(FAKE_SMI, ['-lms', '1000'], { env });
+    for await (const _ of stream.lines);
+    expect(await stream.ended).toEqual({ kind: 'exit', code: -1, output: expect.stringContaining('E2BIG') });
+  });
+
+  it("an -lms child's last words are the end of its stderr, without its final newline", async () => {
+    const dir = await tempDir();
+    const smi = join(dir, 'nvidia-smi');
+    // 100 KiB of warnings first, then the error that says why it stopped.
+    await writeFile(
+      smi,
+      `#!/bin/sh\necho line1\ni=0; while [ $i -lt 2000 ]; do echo "warning $i: a line of fifty bytes or so, repeated" >&2; i=$((i+1)); done\necho 'Failed to initialize NVML: Driver/library version mismatch' >&2\nexit 9\n`,
+    );
+    await chmod(smi, 0o755);
+    const stream = streamSmi(smi, ['-lms', '1000']);
+    for await (const _ of stream.lines);
+    const ended = await stream.ended;
+    expect(ended).toEqual({ kind: 'exit', code: 9, output: expect.any(String) });
+    const output = (ended as { output: string }).output;
+    expect(output.endsWith('Failed to initialize NVML: Driver/library version mismatch\nline1')).toBe(true);
+    expect(output.length).toBeLessThanOrEqual(64 * 1024 + 'line1'.length + 1);
   });
 
   it('a missing nvidia-smi is still reported as missing', async () => {
