@@ -175,7 +175,6 @@ async function reportFromStore(
       until,
       by: (args.by ?? 'hour') as ReportBy,
       concurrency: access.concurrency,
-      recorded: false,
     },
     say,
     { tidyHeap: heapTidier() },

@@ -22,11 +22,27 @@ export const METRIC = {
   holders: 'nvidia_gpu_holders',
 } as const;
 
-/** The recording rules' names (examples/prometheus/gpu-textfile-report.rules.yml): 0/1 per collection. */
+/** The recording rules' names (examples/prometheus/gpu-textfile-report.rules.yml): a value per collection. */
 export const RECORDED = {
   idleHeld: 'gpu_textfile:idle_held:bool',
   jobIdle: 'gpu_textfile:holder_idle:bool',
+  free: 'gpu_textfile:free:bool',
+  jobUtil: 'gpu_textfile:holder_utilization:ratio',
+  jobPower: 'gpu_textfile:holder_power:watts',
+  freeUtil: 'gpu_textfile:free_utilization:ratio',
+  freePower: 'gpu_textfile:free_power:watts',
+  freeIdle: 'gpu_textfile:free_idle:bool',
 } as const;
+
+/**
+ * Which of the rules the store keeps. Each set is told by a series that is there whenever its rules
+ * are loaded (a rule about jobs has no series while no job holds a GPU): the idle rules by
+ * `idle_held`, the holder rules (added later: a store may have the first file's two only) by `free`.
+ */
+export interface RecordedRules {
+  idle: boolean;
+  holders: boolean;
+}
 
 /** What an answer's values fill: the host's samples, a GPU's bucket, a job's hour. */
 export type QueryTarget = 'host' | 'gpu' | 'job' | 'free';
@@ -41,12 +57,15 @@ export interface StoreQuery {
 }
 
 /** Who the report is about: the label that names a host, and the --host and --task it was given. */
-export interface StoreScope {
+export interface StoreSubject {
   hostLabel: string;
   host?: string;
   task?: string;
-  /** Whether the recording rules' series exist in the store over the range. */
-  recorded: boolean;
+}
+
+/** Who the report is about, and which recording rules the store keeps over the range. */
+export interface StoreScope extends StoreSubject {
+  recorded: RecordedRules;
 }
 
 /** A label value inside double quotes in PromQL (the same escapes as Go's strings). */
@@ -58,7 +77,7 @@ const literal = (value: string) => value.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
  * The matchers every selector carries. A series without a `task` label is the task `default`, as
  * collect names it: the textfile has no task label unless the scrape adds one.
  */
-export function matchers(scope: StoreScope): string {
+export function matchers(scope: StoreSubject): string {
   const parts: string[] = [];
   if (scope.host !== undefined) parts.push(`${scope.hostLabel}=${quoted(scope.host)}`);
   if (scope.task !== undefined)
@@ -67,13 +86,22 @@ export function matchers(scope: StoreScope): string {
 }
 
 /** The selectors whose presence says the store holds our series, for the series API. */
-export const presenceMatchers = (scope: StoreScope): string[] => [
+export const presenceMatchers = (scope: StoreSubject): string[] => [
   `${METRIC.success}{${matchers(scope)}}`,
   `${METRIC.up}{${matchers(scope)}}`,
 ];
 
-/** The recording rules' series, to tell whether they are there. */
-export const recordedMatchers = (scope: StoreScope): string[] => [`${RECORDED.idleHeld}{${matchers(scope)}}`];
+/** The recording rules' series that tell which sets are there (RecordedRules). */
+export const recordedMatchers = (scope: StoreSubject): string[] => [
+  `${RECORDED.idleHeld}{${matchers(scope)}}`,
+  `${RECORDED.free}{${matchers(scope)}}`,
+];
+
+/** Which rule sets the series API's answer for recordedMatchers shows. */
+export const recordedRules = (series: readonly Record<string, string>[]): RecordedRules => ({
+  idle: series.some((s) => s.__name__ === RECORDED.idleHeld),
+  holders: series.some((s) => s.__name__ === RECORDED.free),
+});
 
 const MIB = 1_048_576;
 
@@ -89,6 +117,9 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
   const r = (ms: number) => `${ms}ms`;
   const sub = (inner: string, rangeMs: number, stepMs: number) => `(${inner})[${r(rangeMs)}:${r(stepMs)}]`;
   const free = `(${m(METRIC.holders)} == 0)`;
+  // A rule's value per collection, averaged over the window: what the subquery beside it re-samples.
+  const recorded = (name: string, w: number) => `avg_over_time(${m(name)}[${r(w)}])`;
+  const { idle, holders } = scope.recorded;
   return [
     q(
       'host_samples',
@@ -124,8 +155,8 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
       (w) => `increase(${m(METRIC.energy)}[${r(w)}])`,
     ),
     q('idle_held', 'gpu', 'the share of samples under the idle utilization while holding the idle memory', (w, s) =>
-      scope.recorded
-        ? `avg_over_time(${m(RECORDED.idleHeld)}[${r(w)}])`
+      idle
+        ? recorded(RECORDED.idleHeld, w)
         : `avg_over_time(${sub(`(${m(METRIC.utilization)} < bool ${idleUtil}) * (${m(METRIC.memoryUsed)} >= bool ${idleMemBytes})`, w, s)})`,
     ),
     q(
@@ -134,42 +165,34 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
       "each job's samples on each GPU (nvidia_gpu_holder_info)",
       (w) => `count_over_time(${m(METRIC.holder)}[${r(w)}])`,
     ),
-    q(
-      'job_util',
-      'job',
-      "the GPU's utilization while the job held it",
-      (w, s) => `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() ${m(METRIC.utilization)}`, w, s)})`,
+    q('job_util', 'job', "the GPU's utilization while the job held it", (w, s) =>
+      holders
+        ? recorded(RECORDED.jobUtil, w)
+        : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() ${m(METRIC.utilization)}`, w, s)})`,
     ),
-    q(
-      'job_power',
-      'job',
-      "the job's share of the GPU's power (equal shares of the jobs holding it)",
-      (w, s) =>
-        `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.power)} / ${on} count ${by} (${m(METRIC.holder)}))`, w, s)})`,
+    q('job_power', 'job', "the job's share of the GPU's power (equal shares of the jobs holding it)", (w, s) =>
+      holders
+        ? recorded(RECORDED.jobPower, w)
+        : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.power)} / ${on} count ${by} (${m(METRIC.holder)}))`, w, s)})`,
     ),
     q('job_idle', 'job', 'the share of its samples the job held the GPU under the idle utilization', (w, s) =>
-      scope.recorded
-        ? `avg_over_time(${m(RECORDED.jobIdle)}[${r(w)}])`
+      idle
+        ? recorded(RECORDED.jobIdle, w)
         : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.utilization)} < bool ${idleUtil})`, w, s)})`,
     ),
-    q(
-      'free_share',
-      'free',
-      'the share of samples no job held the GPU (`none` in --by job)',
-      (w, s) => `avg_over_time(${sub(`${m(METRIC.holders)} == bool 0`, w, s)})`,
+    q('free_share', 'free', 'the share of samples no job held the GPU (`none` in --by job)', (w, s) =>
+      holders ? recorded(RECORDED.free, w) : `avg_over_time(${sub(`${m(METRIC.holders)} == bool 0`, w, s)})`,
     ),
-    q(
-      'free_util',
-      'free',
-      "the GPU's utilization while free",
-      (w, s) => `avg_over_time(${sub(`${m(METRIC.utilization)} and ${on} ${free}`, w, s)})`,
+    q('free_util', 'free', "the GPU's utilization while free", (w, s) =>
+      holders ? recorded(RECORDED.freeUtil, w) : `avg_over_time(${sub(`${m(METRIC.utilization)} and ${on} ${free}`, w, s)})`,
     ),
-    q('free_power', 'free', "the GPU's power while free", (w, s) => `avg_over_time(${sub(`${m(METRIC.power)} and ${on} ${free}`, w, s)})`),
-    q(
-      'free_idle',
-      'free',
-      'the share of free samples under the idle utilization',
-      (w, s) => `avg_over_time(${sub(`(${m(METRIC.utilization)} < bool ${idleUtil}) and ${on} ${free}`, w, s)})`,
+    q('free_power', 'free', "the GPU's power while free", (w, s) =>
+      holders ? recorded(RECORDED.freePower, w) : `avg_over_time(${sub(`${m(METRIC.power)} and ${on} ${free}`, w, s)})`,
+    ),
+    q('free_idle', 'free', 'the share of free samples under the idle utilization', (w, s) =>
+      holders
+        ? recorded(RECORDED.freeIdle, w)
+        : `avg_over_time(${sub(`(${m(METRIC.utilization)} < bool ${idleUtil}) and ${on} ${free}`, w, s)})`,
     ),
   ];
 }

@@ -2,15 +2,25 @@ import { HOUR, periodStart } from '../aggregate.js';
 import { reportOf, type Report, type ReportBy } from '../build.js';
 import { describeOutcome, type StoreClient, type StoreOutcome } from './client.js';
 import { StoreHours } from './fill.js';
-import { matchers, METRIC, presenceMatchers, recordedMatchers, storeQueries, type StoreQuery, type StoreScope } from './queries.js';
+import {
+  matchers,
+  METRIC,
+  presenceMatchers,
+  recordedMatchers,
+  recordedRules,
+  storeQueries,
+  type StoreQuery,
+  type StoreScope,
+  type StoreSubject,
+} from './queries.js';
 
 // `report --prometheus URL`: the report's questions asked of a store, window by window, their
 // answers made into the same per-hour state the trail's rows make (fill.ts), and the report made
 // from it as from a trail (build.ts's reportOf). Any answer that is not whole ends it with one line:
 // a report with a window missing would look whole.
 
-/** What the store is asked about. */
-export interface StoreReportQuery extends StoreScope {
+/** What the store is asked about (which recording rules it keeps, the report finds out). */
+export interface StoreReportQuery extends StoreSubject {
   since: number;
   until: number;
   by: ReportBy;
@@ -110,7 +120,7 @@ export async function buildStoreReport(
     };
   const recorded = noted(await client.series(recordedMatchers(query), query.since, query.until));
   if (recorded.kind !== 'ok') return { error: describeOutcome(recorded) };
-  const scope: StoreScope = { ...query, recorded: recorded.data.length > 0 };
+  const scope: StoreScope = { ...query, recorded: recordedRules(recorded.data) };
 
   const hours = new StoreHours(query.hostLabel);
   const { whole, partial } = windowsOf(query.since, query.until);

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { generateRows, HEADER } from '../../../src/report/history-generator.js';
-import { eventually, runCli, tempDir } from '../../support/helpers.js';
+import { eventually, ROOT, runCli, tempDir } from '../../support/helpers.js';
 import { freePort } from '../../support/node-exporter.js';
 import { startPrometheus } from '../../support/prometheus.js';
 
@@ -163,6 +163,37 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
     );
     expect(loaded, prometheus.log()).toBe(true);
     await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${prometheus.port}`]);
+
+    // The report's recording rules backfilled over the same trail (as a site adding them to a store
+    // with history would): the report then reads them instead of its subqueries (rules.test.ts), and
+    // must say the same.
+    const rules = join(ROOT, 'examples/prometheus/gpu-textfile-report.rules.yml');
+    const ruleBlocks = join(data, 'rule-blocks');
+    const evaluated = await execa(
+      'promtool',
+      [
+        'tsdb',
+        'create-blocks-from',
+        'rules',
+        '--quiet',
+        `--start=${START / 1000}`,
+        `--end=${END / 1000}`,
+        `--url=http://127.0.0.1:${prometheus.port}`,
+        `--output-dir=${ruleBlocks}`,
+        rules,
+      ],
+      { reject: false, timeout: 300_000, all: true },
+    );
+    expect(evaluated.exitCode, evaluated.all).toBe(0);
+    await prometheus.stop();
+    for (const block of await readdir(ruleBlocks)) await rename(join(ruleBlocks, block), join(data, 'tsdb', block));
+    const withRules = await startPrometheus(data, { scrape_configs: [] });
+    onTestFinished(() => withRules.stop());
+    await withRules.ready();
+    // Both sets of rules are there, over the trail's jobs too.
+    for (const rule of ['gpu_textfile:idle_held:bool', 'gpu_textfile:free:bool', 'gpu_textfile:holder_power:watts'])
+      expect((await withRules.query(`count(${rule})`, END / 1000 - 60)).length, rule).toBe(1);
+    await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${withRules.port}`]);
   });
 
   it('VictoriaMetrics, filled through its import API from export', { timeout: 600_000 }, async () => {

@@ -64,7 +64,7 @@ describe('buildStoreReport', () => {
     };
     const since = T0;
     const until = T0 + 30 * 24 * HOUR;
-    await buildStoreReport(client, { since, until, by: 'host', concurrency: 4, hostLabel: 'instance', recorded: false }, () => {});
+    await buildStoreReport(client, { since, until, by: 'host', concurrency: 4, hostLabel: 'instance' }, () => {});
     const perAnswer = Math.max(24, Math.floor(POINTS_PER_ANSWER / series.length));
     expect(steps.length).toBeGreaterThan(0);
     expect(Math.max(...steps)).toBe(perAnswer);
