@@ -4,7 +4,7 @@
 // measure.py), the Prometheus process's own CPU time over the store's report, `export` rows per
 // second and promtool's backfill time.
 //
-//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--data DIR]
+//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--data DIR] [--rules]
 //
 // Defaults: 2 hosts x 8 GPUs x 2 days (about 2 minutes here: export ~25k rows/s). The issue's scales
 // are `--hosts 40 --gpus 8 --days 30` and `--hosts 1 --gpus 8 --days 365`: 55 M and 17 M rows at
@@ -17,7 +17,7 @@
 // promtool after 23 minutes). A day's file is read 12 times. Prometheus then compacts the 2 h blocks
 // as it would its own (up to 31 days): the report is measured once the block count stops falling.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -32,6 +32,9 @@ const data = resolve(arg('--data', `/tmp/gpu-textfile-store-${hosts}x${gpus}x${d
 const trail = join(data, 'trail');
 const text = join(data, 'openmetrics');
 const tsdb = join(data, 'tsdb');
+// --rules: also the report against a copy of the store with the report's recording rules backfilled.
+const withRules = process.argv.includes('--rules');
+const rulesTsdb = join(data, 'tsdb-rules');
 
 const seconds = (from) => (performance.now() - from) / 1000;
 const measure = (command) => JSON.parse(execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command]));
@@ -67,63 +70,128 @@ if (!existsSync(tsdb)) {
   [made.export_s, made.backfill_s] = [exportStart.s, backfillStart.s];
 }
 writeFileSync(join(data, 'prometheus.yml'), '{}\n');
-const port = await new Promise((done) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port: p } = server.address();
-    server.close(() => done(p));
+const freePort = () =>
+  new Promise((done) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = server.address();
+      server.close(() => done(p));
+    });
   });
-});
-const prometheus = spawn(
-  'prometheus',
-  [
-    `--config.file=${join(data, 'prometheus.yml')}`,
-    `--storage.tsdb.path=${tsdb}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--storage.tsdb.retention.time=100y',
-    '--log.level=warn',
-  ],
-  { stdio: 'ignore' },
-);
-const url = `http://127.0.0.1:${port}`;
-try {
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${url}/-/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (i > 1200) throw new Error('prometheus did not get ready in 10 minutes');
-    await new Promise((r) => setTimeout(r, 500));
+
+/** Prometheus on `dir`, once ready and done compacting: its URL, its CPU seconds so far, and how to stop it. */
+async function storeOn(dir) {
+  const port = await freePort();
+  const prometheus = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(data, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${dir}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--storage.tsdb.retention.time=100y',
+      '--log.level=warn',
+    ],
+    { stdio: 'ignore' },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () =>
+    new Promise((done) => {
+      if (prometheus.exitCode !== null) return done();
+      prometheus.once('exit', () => done());
+      prometheus.kill('SIGTERM');
+    });
+  try {
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`${url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      if (i > 1200) throw new Error('prometheus did not get ready in 10 minutes');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    // Until Prometheus has compacted the backfilled 2 h blocks as it would have its own: the count of
+    // blocks unchanged for two minutes (it plans a compaction a minute).
+    const blocks = () => readdirSync(dir).filter((name) => /^[0-9A-Z]{26}$/.test(name)).length;
+    const settle = performance.now();
+    for (let last = blocks(), since = performance.now(); performance.now() - since < 120_000; ) {
+      await new Promise((r) => setTimeout(r, 5000));
+      const now = blocks();
+      if (now !== last) [last, since] = [now, performance.now()];
+    }
+    const cpu = () => {
+      const fields = readFileSync(`/proc/${prometheus.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    };
+    return { url, cpu, stop, compaction_s: seconds(settle) - 120, blocks: blocks() };
+  } catch (error) {
+    await stop();
+    throw error;
   }
-  // Until Prometheus has compacted the backfilled 2 h blocks as it would have its own: the count of
-  // blocks unchanged for two minutes (it plans a compaction a minute).
-  const blocks = () => readdirSync(tsdb).filter((name) => /^[0-9A-Z]{26}$/.test(name)).length;
-  const settle = performance.now();
-  for (let last = blocks(), since = performance.now(); performance.now() - since < 120_000; ) {
-    await new Promise((r) => setTimeout(r, 5000));
-    const now = blocks();
-    if (now !== last) [last, since] = [now, performance.now()];
-  }
-  made.compaction_s = seconds(settle) - 120;
-  made.blocks = blocks();
-  // The span the trail covers (make-history starts 2026-01-01 UTC).
-  const since = new Date(Date.UTC(2026, 0, 1)).toISOString();
-  const until = new Date(Date.UTC(2026, 0, 1) + days * 86_400_000).toISOString();
-  const cpuOf = () => {
-    const fields = readFileSync(`/proc/${prometheus.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  };
-  const cpuBefore = cpuOf();
-  const store = measure([process.execPath, CLI, 'report', '--prometheus', url, '--since', since, '--until', until, '--by', 'host']);
-  const storeCpu = (cpuOf() - cpuBefore) / runs;
-  const csv = measure([process.execPath, CLI, 'report', '--csv-dir', trail, '--since', since, '--until', until, '--by', 'host']);
-  const row = (name, m, extra = '') =>
-    `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
-  console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}); ${JSON.stringify(made)}`);
-  console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
-  console.log('|---|---|---|---|---|---|');
-  console.log(row('--prometheus', store, `Prometheus CPU ${storeCpu.toFixed(2)} s a run`));
-  console.log(row('--csv-dir', csv));
-} finally {
-  prometheus.kill('SIGTERM');
 }
+
+// The span the trail covers (make-history starts 2026-01-01 UTC).
+const since = new Date(Date.UTC(2026, 0, 1)).toISOString();
+const until = new Date(Date.UTC(2026, 0, 1) + days * 86_400_000).toISOString();
+const report = (door) => [process.execPath, CLI, 'report', ...door, '--since', since, '--until', until, '--by', 'host'];
+/** The store's report over `store`: the report's own measure, and the store's CPU seconds per run. */
+const storeReport = (store) => {
+  const before = store.cpu();
+  const m = measure(report(['--prometheus', store.url]));
+  return { m, storeCpu: (store.cpu() - before) / runs };
+};
+
+const plain = await storeOn(tsdb);
+let bare;
+let rulesFrom;
+try {
+  [made.compaction_s, made.blocks] = [plain.compaction_s, plain.blocks];
+  bare = storeReport(plain);
+  // The report's recording rules (examples/prometheus/), backfilled once beside the plain blocks in a
+  // copy of them, from this store's answers: what a site that adds them to a store with history has.
+  if (withRules && !existsSync(rulesTsdb)) {
+    const t = performance.now();
+    rmSync(`${rulesTsdb}.part`, { recursive: true, force: true });
+    const blocks = join(data, 'rule-blocks');
+    rmSync(blocks, { recursive: true, force: true });
+    execFileSync(
+      'promtool',
+      [
+        'tsdb',
+        'create-blocks-from',
+        'rules',
+        '--quiet',
+        `--start=${since}`,
+        `--end=${until}`,
+        `--url=${plain.url}`,
+        `--output-dir=${blocks}`,
+        join(ROOT, 'examples/prometheus/gpu-textfile-report.rules.yml'),
+      ],
+      { stdio: 'inherit' },
+    );
+    rulesFrom = { rules_backfill_s: seconds(t) };
+    cpSync(tsdb, `${rulesTsdb}.part`, { recursive: true });
+    for (const block of readdirSync(blocks)) renameSync(join(blocks, block), join(`${rulesTsdb}.part`, block));
+    rmSync(join(`${rulesTsdb}.part`, 'lock'), { force: true });
+    renameSync(`${rulesTsdb}.part`, rulesTsdb);
+  }
+} finally {
+  await plain.stop();
+}
+let ruled;
+if (withRules) {
+  const store = await storeOn(rulesTsdb);
+  try {
+    ruled = storeReport(store);
+  } finally {
+    await store.stop();
+  }
+}
+const csv = measure(report(['--csv-dir', trail]));
+const row = (name, m, extra = '') =>
+  `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
+console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}); ${JSON.stringify({ ...made, ...rulesFrom })}`);
+console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
+console.log('|---|---|---|---|---|---|');
+console.log(row('--prometheus', bare.m, `Prometheus CPU ${bare.storeCpu.toFixed(2)} s a run`));
+if (ruled) console.log(row('--prometheus, with the recording rules', ruled.m, `Prometheus CPU ${ruled.storeCpu.toFixed(2)} s a run`));
+console.log(row('--csv-dir', csv));
