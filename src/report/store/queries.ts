@@ -91,17 +91,21 @@ export const presenceMatchers = (scope: StoreSubject): string[] => [
   `${METRIC.up}{${matchers(scope)}}`,
 ];
 
+/** Each rule set's marker: a series of it that is there whenever the set is loaded (RecordedRules). */
+export const RULE_MARKERS: Readonly<Record<keyof RecordedRules, string>> = { idle: RECORDED.idleHeld, holders: RECORDED.free };
+
 /** The recording rules' series that tell which sets are there (RecordedRules). */
-export const recordedMatchers = (scope: StoreSubject): string[] => [
-  `${RECORDED.idleHeld}{${matchers(scope)}}`,
-  `${RECORDED.free}{${matchers(scope)}}`,
-];
+export const recordedMatchers = (scope: StoreSubject): string[] => Object.values(RULE_MARKERS).map((name) => `${name}{${matchers(scope)}}`);
 
 /** Which rule sets the series API's answer for recordedMatchers shows. */
 export const recordedRules = (series: readonly Record<string, string>[]): RecordedRules => ({
-  idle: series.some((s) => s.__name__ === RECORDED.idleHeld),
-  holders: series.some((s) => s.__name__ === RECORDED.free),
+  idle: series.some((s) => s.__name__ === RULE_MARKERS.idle),
+  holders: series.some((s) => s.__name__ === RULE_MARKERS.holders),
 });
+
+/** Whether a rule set's marker has a sample in a window of `rangeMs` (an instant query: one sample, or none). */
+export const markerProbe = (scope: StoreSubject, set: keyof RecordedRules, rangeMs: number): string =>
+  `count(count_over_time(${RULE_MARKERS[set]}{${matchers(scope)}}[${rangeMs}ms]))`;
 
 const MIB = 1_048_576;
 

@@ -7,10 +7,11 @@ import {
   METRIC,
   presenceMatchers,
   recordedMatchers,
+  markerProbe,
+  type RecordedRules,
   recordedRules,
   storeQueries,
   type StoreQuery,
-  type StoreScope,
   type StoreSubject,
 } from './queries.js';
 
@@ -64,18 +65,69 @@ export function windowsOf(since: number, until: number): { whole: Window[]; part
   return { whole, partial };
 }
 
-/** Whole hours as range queries: runs of consecutive hours, at most `maxSteps` (MAX_STEPS) each. */
-export function rangeChunks(whole: readonly Window[], maxSteps = MAX_STEPS): { start: number; end: number; steps: number }[] {
+/**
+ * Whole hours as range queries: runs of consecutive hours, at most `maxSteps` (MAX_STEPS) each; a
+ * window whose start is in `breaks` begins a new one (where the questions change, rulesFrom).
+ */
+export function rangeChunks(
+  whole: readonly Window[],
+  maxSteps = MAX_STEPS,
+  breaks: ReadonlySet<number> = new Set(),
+): { start: number; end: number; steps: number }[] {
   const chunks: { start: number; end: number; steps: number }[] = [];
   const limit = Math.min(MAX_STEPS, Math.max(1, maxSteps));
   for (const w of whole) {
     const last = chunks[chunks.length - 1];
-    if (last && last.end + HOUR === w.end - 1 && last.steps < limit) {
+    if (last && last.end + HOUR === w.end - 1 && last.steps < limit && !breaks.has(w.start)) {
       last.end = w.end - 1;
       last.steps++;
     } else chunks.push({ start: w.end - 1, end: w.end - 1, steps: 1 });
   }
   return chunks;
+}
+
+/** From which window start each rule set the store has is read (absent: not read at all). */
+export type RulesFrom = Partial<Record<keyof RecordedRules, number>>;
+
+/** Which rule sets hold for a window starting at `start` (or a chunk evaluated first at `start`). */
+export const rulesAt = (from: RulesFrom, start: number): RecordedRules => ({
+  idle: from.idle !== undefined && start >= from.idle,
+  holders: from.holders !== undefined && start >= from.holders,
+});
+
+/**
+ * From which window each rule set the store has can be read. Rules hold only from when they were
+ * loaded (or backfilled): an hour before that has none of their series, and read as if it had, it
+ * would count no idle time, no job's utilization or power, no free GPU. So the first window with
+ * the set's marker is found by halving the windows (an instant query over one window each: a
+ * year's range takes 14), the hour before --since included; the set is read from the window after
+ * it (the first may be covered in part, unless the hour before was too), and the hours before are
+ * asked with the subqueries. Assumes a set once loaded stays: an hour it missed later reads as idle.
+ */
+export async function rulesFrom(
+  probe: (set: keyof RecordedRules, w: Window) => Promise<boolean | Failure>,
+  present: RecordedRules,
+  windows: readonly Window[],
+): Promise<RulesFrom | Failure> {
+  const from: RulesFrom = {};
+  if (windows.length === 0) return from;
+  const first = windows[0]!;
+  // Index -1: the hour before the first window.
+  const at = (i: number): Window => (i < 0 ? { start: first.start - HOUR, end: first.start } : windows[i]!);
+  for (const set of ['idle', 'holders'] as const) {
+    if (!present[set]) continue;
+    let [lo, hi] = [-1, windows.length];
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const covered = await probe(set, at(mid));
+      if (typeof covered !== 'boolean') return covered;
+      if (covered) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo < 0) from[set] = first.start;
+    else if (lo + 1 < windows.length) from[set] = windows[lo + 1]!.start;
+  }
+  return from;
 }
 
 /** Runs `tasks` with at most `limit` at once; stops starting new ones once one failed. */
@@ -120,14 +172,34 @@ export async function buildStoreReport(
     };
   const recorded = noted(await client.series(recordedMatchers(query), query.since, query.until));
   if (recorded.kind !== 'ok') return { error: describeOutcome(recorded) };
-  const scope: StoreScope = { ...query, recorded: recordedRules(recorded.data) };
+  const { whole, partial } = windowsOf(query.since, query.until);
+  const windows = [...whole, ...partial].sort((a, b) => a.start - b.start);
+  const from = await rulesFrom(
+    async (set, w) => {
+      const outcome = noted(await client.query(markerProbe(query, set, w.end - w.start), w.end - 1));
+      return outcome.kind === 'ok' ? outcome.data.length > 0 : outcome;
+    },
+    recordedRules(recorded.data),
+    windows,
+  );
+  if ('kind' in from) return { error: describeOutcome(from) };
+  // The questions as the rules that hold for a window ask them: by name, for each combination.
+  const asked = new Map<string, Map<string, StoreQuery>>();
+  const questionAt = (name: string, start: number): StoreQuery => {
+    const recorded = rulesAt(from, start);
+    const key = `${recorded.idle} ${recorded.holders}`;
+    let byName = asked.get(key);
+    if (!byName) asked.set(key, (byName = new Map(storeQueries({ ...query, recorded }).map((q) => [q.name, q]))));
+    return byName.get(name)!;
+  };
 
   const hours = new StoreHours(query.hostLabel);
-  const { whole, partial } = windowsOf(query.since, query.until);
-  const chunks = rangeChunks(whole, Math.max(24, Math.floor(POINTS_PER_ANSWER / present.data.length)));
+  const breaks = new Set(Object.values(from));
+  const chunks = rangeChunks(whole, Math.max(24, Math.floor(POINTS_PER_ANSWER / present.data.length)), breaks);
   const ask = (q: StoreQuery, stepMs: () => number): (() => Promise<Failure | undefined>)[] => [
     ...chunks.map((c) => async () => {
-      const outcome = noted(await client.queryRange(q.expr(HOUR, stepMs()), c.start, c.end, HOUR));
+      const expr = questionAt(q.name, c.start).expr(HOUR, stepMs());
+      const outcome = noted(await client.queryRange(expr, c.start, c.end, HOUR));
       if (outcome.kind !== 'ok') return outcome;
       // The points of one answer fall at the same few times: each time's local hour is worked out once.
       const hourOf = new Map<number, number>();
@@ -143,7 +215,7 @@ export async function buildStoreReport(
       return undefined;
     }),
     ...partial.map((w) => async () => {
-      const outcome = noted(await client.query(q.expr(w.end - w.start, stepMs()), w.end - 1));
+      const outcome = noted(await client.query(questionAt(q.name, w.start).expr(w.end - w.start, stepMs()), w.end - 1));
       if (outcome.kind !== 'ok') return outcome;
       const hour = periodStart(w.end - 1, 'hour');
       for (const s of outcome.data) {
@@ -153,7 +225,7 @@ export async function buildStoreReport(
       return undefined;
     }),
   ];
-  const queries = storeQueries(scope);
+  const queries = storeQueries({ ...query, recorded: { idle: false, holders: false } });
   const [first, rest] = [queries.filter((q) => q.name === 'host_samples'), queries.filter((q) => q.name !== 'host_samples')];
   const rawTimes = async (): Promise<Failure | undefined> => {
     if (query.until - query.since > RAW_SPAN_MS) return undefined;

@@ -17,6 +17,27 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     expect(test.exitCode, test.stdout + test.stderr).toBe(0);
   });
 
+  /**
+   * A store with one host's series and no samples, whose rule sets named by their markers (`present`)
+   * were loaded at `loaded`: the series API names them, and a probe of a window after it finds a sample.
+   */
+  const storeWithRules = (present: string[], loaded: number) => {
+    const empty = emptyStore();
+    return fakeStore((path, form, req, res) => {
+      // The report asks the series API for our series, then for the recorded ones.
+      if (path.endsWith('/series') && form.getAll('match[]').some((m) => m.startsWith('gpu_textfile:')))
+        return json(res, 200, { status: 'success', data: present.map((name) => ({ __name__: name, instance: 'h1' })) });
+      const probed = /^count\(count_over_time\((gpu_textfile:[a-z_]+:bool)\{/.exec(form.get('query') ?? '');
+      if (path.endsWith('/query') && probed) {
+        const time = Number(form.get('time')) * 1000;
+        const found = present.includes(probed[1]!) && time >= loaded;
+        const result = found ? [{ metric: {}, value: [time / 1000, '1'] }] : [];
+        return json(res, 200, { status: 'success', data: { resultType: 'vector', result } });
+      }
+      return empty(path, form, req, res);
+    });
+  };
+
   // Which questions read which rule, and the subquery each replaces.
   const idleRules = ['gpu_textfile:idle_held:bool', 'gpu_textfile:holder_idle:bool'];
   const holderRules = [
@@ -45,13 +66,7 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     [['gpu_textfile:idle_held:bool'], "the first file's (idle) set only: the holder questions re-sample"],
     [['gpu_textfile:idle_held:bool', 'gpu_textfile:free:bool'], 'both sets: no subquery at all'],
   ])('recorded series in the store: %j: %s', { timeout: 60_000 }, async (present: string[]) => {
-    const empty = emptyStore();
-    const { url, seen } = await fakeStore((path, form, req, res) =>
-      // The report asks the series API for our series, then for the recorded ones.
-      path.endsWith('/series') && form.getAll('match[]').some((m) => m.startsWith('gpu_textfile:'))
-        ? json(res, 200, { status: 'success', data: present.map((name) => ({ __name__: name, instance: 'h1' })) })
-        : empty(path, form, req, res),
-    );
+    const { url, seen } = await storeWithRules(present, Date.parse('2026-10-01'));
     const run = await runCli(['report', '--prometheus', url, '--since', '2026-11-01', '--until', '2026-11-02']);
     expect(run.exitCode, run.stderr).toBe(0);
     const queries = seen.map((s) => s.form.get('query') ?? '').filter((q) => q !== '');
@@ -64,5 +79,31 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     for (const subquery of holderSubqueries) expect(asked(subquery), subquery).toBe(!holders);
     // Where a rule answers, no subquery is left (`[R:S]`).
     expect(queries.some((q) => /\[\d+ms:\d+ms\]/.test(q))).toBe(!(idle && holders));
+  });
+
+  it('rules loaded in the middle of the range: the hours before are asked with subqueries, those after read the rules', {
+    timeout: 60_000,
+  }, async () => {
+    // Loaded at 09:20 UTC: the probe finds them from the window ending 10:00; they are read from 10:00.
+    const loaded = Date.parse('2026-11-01T09:20:00Z');
+    const { url, seen } = await storeWithRules(['gpu_textfile:idle_held:bool', 'gpu_textfile:free:bool'], loaded);
+    const run = await runCli(['report', '--prometheus', url, '--since', '2026-11-01T00:00:00Z', '--until', '2026-11-02T00:00:00Z']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const ranges = seen
+      .filter((s) => s.path.endsWith('/query_range'))
+      .map((s) => ({ query: s.form.get('query')!, start: Number(s.form.get('start')) * 1000 }));
+    const idleHeld = ranges.filter(
+      (r) => r.query.includes('gpu_textfile:idle_held:bool') || r.query.includes('(nvidia_gpu_utilization_ratio < bool 0.02) * ('),
+    );
+    // Two chunks of the idle-held question: 00:00-10:00 re-sampled, 10:00-24:00 from the rule.
+    expect(idleHeld.map((r) => [new Date(r.start).toISOString(), r.query.includes('gpu_textfile:')]).sort()).toEqual([
+      ['2026-11-01T00:59:59.999Z', false],
+      ['2026-11-01T10:59:59.999Z', true],
+    ]);
+    for (const rule of [...idleRules, ...holderRules])
+      expect(
+        ranges.some((r) => r.query.includes(rule) && r.start < Date.parse('2026-11-01T10:00:00Z')),
+        rule,
+      ).toBe(false);
   });
 });

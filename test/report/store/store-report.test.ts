@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { StoreClient } from '../../../src/report/store/client.js';
-import { buildStoreReport, MAX_STEPS, POINTS_PER_ANSWER, rangeChunks, windowsOf } from '../../../src/report/store/store-report.js';
+import {
+  buildStoreReport,
+  MAX_STEPS,
+  POINTS_PER_ANSWER,
+  rangeChunks,
+  rulesAt,
+  rulesFrom,
+  windowsOf,
+} from '../../../src/report/store/store-report.js';
 
 // The windows a store is asked about: local hours (the tests run in UTC), the first and last cut to
 // --since/--until, whole hours in range queries of at most MAX_STEPS steps (Prometheus refuses
@@ -31,6 +39,15 @@ describe('windowsOf', () => {
 });
 
 describe('rangeChunks', () => {
+  it('a break starts a new chunk at its window', () => {
+    const { whole } = windowsOf(T0, T0 + 48 * HOUR);
+    const chunks = rangeChunks(whole, MAX_STEPS, new Set([T0 + 10 * HOUR]));
+    expect(chunks).toEqual([
+      { start: T0 + HOUR - 1, end: T0 + 10 * HOUR - 1, steps: 10 },
+      { start: T0 + 11 * HOUR - 1, end: T0 + 48 * HOUR - 1, steps: 38 },
+    ]);
+  });
+
   it('a year by hour is one query of 8,760 steps, under the limit', () => {
     const { whole } = windowsOf(T0, T0 + 8760 * HOUR);
     expect(rangeChunks(whole)).toEqual([{ start: T0 + HOUR - 1, end: T0 + 8760 * HOUR - 1, steps: 8760 }]);
@@ -72,5 +89,50 @@ describe('buildStoreReport', () => {
     const questions = steps.length / Math.ceil((30 * 24) / perAnswer);
     expect(Number.isInteger(questions)).toBe(true);
     expect(steps.reduce((a, b) => a + b, 0)).toBe(questions * 30 * 24);
+  });
+});
+
+describe('rulesFrom: from which window a rule set the store has is read', () => {
+  const { whole: windows } = windowsOf(T0, T0 + 8760 * HOUR);
+  /** A store whose rule sets have samples from `loaded` on (a set absent: never). */
+  const storeFrom = (loaded: { idle?: number; holders?: number }) => {
+    const probes: string[] = [];
+    const probe = async (set: 'idle' | 'holders', w: { start: number; end: number }) => {
+      probes.push(set);
+      const at = loaded[set];
+      return at !== undefined && w.end > at;
+    };
+    return { probes, probe };
+  };
+
+  it('loaded in the middle of the range: read from the hour after the one it began in, found in a few probes', async () => {
+    const loaded = T0 + 1000 * HOUR + 20 * 60_000;
+    const { probes, probe } = storeFrom({ idle: loaded, holders: loaded + 24 * HOUR });
+    const from = await rulesFrom(probe, { idle: true, holders: true }, windows);
+    expect(from).toEqual({ idle: T0 + 1001 * HOUR, holders: T0 + 1025 * HOUR });
+    // Halving a year's windows: 14 probes a set, not 8,760.
+    expect(probes.length).toBeLessThanOrEqual(2 * 15);
+    expect(rulesAt(from as object, T0 + 1000 * HOUR)).toEqual({ idle: false, holders: false });
+    expect(rulesAt(from as object, T0 + 1001 * HOUR)).toEqual({ idle: true, holders: false });
+    expect(rulesAt(from as object, T0 + 2000 * HOUR)).toEqual({ idle: true, holders: true });
+  });
+
+  it('loaded before --since: read from the first window; a set the series API did not show is not probed', async () => {
+    const { probes, probe } = storeFrom({ idle: T0 - 5 * HOUR, holders: T0 - 5 * HOUR });
+    expect(await rulesFrom(probe, { idle: true, holders: false }, windows)).toEqual({ idle: T0 });
+    expect(probes.every((set) => set === 'idle')).toBe(true);
+  });
+
+  it("loaded in the range's first hour: read from the second; in its last, or no sample in it at all: not read", async () => {
+    expect(await rulesFrom(storeFrom({ idle: T0 + 60_000 }).probe, { idle: true, holders: false }, windows)).toEqual({ idle: T0 + HOUR });
+    const last = T0 + 8759 * HOUR + 60_000;
+    expect(await rulesFrom(storeFrom({ idle: last }).probe, { idle: true, holders: false }, windows)).toEqual({});
+    expect(await rulesFrom(storeFrom({}).probe, { idle: true, holders: true }, windows)).toEqual({});
+  });
+
+  it('a probe the store failed ends it with that failure', async () => {
+    const failure = { kind: 'http' as const, status: 503, body: 'unavailable' };
+    const from = await rulesFrom(async () => failure, { idle: true, holders: false }, windows);
+    expect(from).toBe(failure);
   });
 });
