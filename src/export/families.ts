@@ -102,6 +102,44 @@ export const EXPORT_FAMILIES: readonly ExportFamily[] = [
     },
   },
   {
+    // Who reserved each GPU (the `reserved` column), as the holders above: where the row says (a
+    // reserved cell), an info series per job and the count; the host's jobs whose reservation could
+    // not be read, once per sample (the cell repeats it on each GPU's row).
+    family: FIXED_FAMILIES.reservationInfo,
+    samples: (sample, base, emit) => {
+      for (const row of sample.rows) {
+        if (row.status !== 'ok' || !row.reserved) continue;
+        const seen = new Set<string>();
+        for (const job of row.reserved.jobs) {
+          const key = `${gpuKey(row)}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const more: Labels = [
+            ['job_kind', job.kind],
+            ['job_id', job.id],
+            ['user', job.user],
+          ];
+          emit(key, () => gpuLabels(base, row, more), 1);
+        }
+      }
+    },
+  },
+  {
+    family: FIXED_FAMILIES.reservations,
+    samples: (sample, base, emit) => {
+      for (const row of sample.rows)
+        if (row.status === 'ok' && row.reserved)
+          emit(gpuKey(row), () => gpuLabels(base, row), row.reserved.jobs.length + row.reserved.dropped);
+    },
+  },
+  {
+    family: FIXED_FAMILIES.reservationUnknown,
+    samples: (sample, base, emit) => {
+      const read = sample.rows.filter((row) => row.status === 'ok' && row.reserved);
+      if (read.length > 0) emit('', () => base, Math.max(...read.map((row) => row.reserved!.unknown)));
+    },
+  },
+  {
     // The health of each collection: 0 where the trail kept the rows of a failed one, so a failure reads as one in the store too.
     family: FIXED_FAMILIES.success,
     samples: (sample, base, emit) => emit('', () => base, succeeded(sample) ? 1 : 0),

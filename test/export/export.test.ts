@@ -138,6 +138,41 @@ describe('export: the trail as OpenMetrics', () => {
     expect(holders.filter((s) => s.value === 0)).toHaveLength(ok(rows).filter((row) => cells(row)[3] === '1').length);
   });
 
+  it('names who reserved each GPU where the reserved column says: reservation_info per job and GPU, the count, the unreadable jobs', async () => {
+    // GPU 0 reserved by the job running on it; GPU 1 by another that runs nothing, and one job on
+    // the host whose reservation could not be read (`?1`, on every GPU's row).
+    const rows = generateRows({
+      start: START,
+      hours: 1,
+      intervalSeconds: 60,
+      host: 'h1',
+      task: 'train',
+      gpus: ['training', 'idleWithMemory'],
+      jobs: (gpu) => (gpu === 0 ? 'slurm:4242:alice:60000:90' : '-'),
+      reserved: (gpu, h) => (h >= 0.5 ? '' : gpu === 0 ? 'slurm:4242:alice ?1' : 'slurm:4243:bob ?1'),
+    });
+    const dir = await tempDir('gpu-textfile-export-');
+    await writeFile(join(dir, 'train.csv'), `${HEADER},jobs,reserved\n${rows.join('\n')}\n`);
+    const { text } = await exported(dir);
+    // The second half hour's cells are empty (not read): no reservation series there.
+    const read = rows.filter((row) => Date.parse(cells(row)[0]!) < START + 30 * MINUTE);
+    const info = samplesOf(text, 'nvidia_gpu_reservation_info');
+    expect(new Set(info.map((s) => s.labels))).toEqual(
+      new Set([
+        `{instance="h1",task="train",gpu="0",uuid="${UUID0}",job_kind="slurm",job_id="4242",user="alice"}`,
+        `{instance="h1",task="train",gpu="1",uuid="GPU-00000001-1111-2222-3333-444444444441",job_kind="slurm",job_id="4243",user="bob"}`,
+      ]),
+    );
+    expect(info).toHaveLength(read.length);
+    expect(info.every((s) => s.time < (START + 30 * MINUTE) / 1000)).toBe(true);
+    const counts = samplesOf(text, 'nvidia_gpu_reservations');
+    expect(counts.map((s) => s.value)).toEqual(read.map(() => 1));
+    const unknown = samplesOf(text, 'nvidia_gpu_reservation_unknown_jobs');
+    expect(unknown.map((s) => [s.labels, s.value])).toEqual(
+      read.filter((row) => cells(row)[3] === '0').map(() => ['{instance="h1",task="train"}', 1]),
+    );
+  });
+
   it('takes rows from --since to --until, of the host and task asked, under the labels asked', async () => {
     const rows = trailRows();
     const dir = await writeTrail(rows);
