@@ -217,6 +217,15 @@ export class JobAccount {
     return part;
   }
 
+  /**
+   * A GPU series whose samples said who held, or reserved, it, with no row to add: a store's
+   * answers (store/fill.ts) say it per hour, not per row. Its task is then one tasksSeen names.
+   */
+  noteRead(host: string, task: string, gpu: string, uuid: string): void {
+    const series = `${host}\u0000${task}\u0000${gpu}\u0000${uuid}`;
+    if (!this.seq.has(series)) this.seq.set(series, { n: 0, time: 0, step: 0 });
+  }
+
   /** The hosts and tasks (host NUL task) whose rows said who held, or reserved, their GPUs. */
   tasksSeen(): Set<string> {
     return new Set([...this.seq.keys()].map((series) => series.split('\u0000', 2).join('\u0000')));

@@ -28,6 +28,8 @@ interface GpuHour {
   freeUtil?: number;
   freePower?: number;
   freeIdle?: number;
+  /** Samples that said who reserved the GPU (nvidia_gpu_reservations). */
+  reservedRead?: number;
 }
 
 /** Per job, GPU and hour: its samples, and its shares as re-sampled averages. */
@@ -43,6 +45,9 @@ interface HostHour {
   failures: number;
   errors: Map<string, number>;
 }
+
+/** Jobs' answers by GPU and job: the holders', or the reservations'. */
+type JobAnswers = Map<string, { gpu: string; kind: AccountKind; id: string; user: string; hours: Map<number, JobAnswer> }>;
 
 const MIB = 1_048_576;
 const key = (...parts: string[]) => parts.join('\u0000');
@@ -64,6 +69,7 @@ const GPU_ANSWERS: Readonly<Record<string, (h: GpuHour, value: number) => void>>
   free_util: (h, v) => (h.freeUtil = v),
   free_power: (h, v) => (h.freePower = v),
   free_idle: (h, v) => (h.freeIdle = v),
+  reserved_read: (h, v) => (h.reservedRead = (h.reservedRead ?? 0) + v),
 };
 
 /** The hour's entry in `hours`, made by `make` the first time. */
@@ -80,7 +86,9 @@ const sortedHours = <T>(hours: Map<number, T>) => [...hours.keys()].sort((a, b) 
 export class StoreHours {
   private readonly hosts = new Map<string, { host: string; task: string; hours: Map<number, HostHour> }>();
   private readonly gpus = new Map<string, { host: string; task: string; gpu: string; uuid: string; hours: Map<number, GpuHour> }>();
-  private readonly jobs = new Map<string, { gpu: string; kind: AccountKind; id: string; user: string; hours: Map<number, JobAnswer> }>();
+  private readonly jobs: JobAnswers = new Map();
+  /** The jobs that reserved each GPU, as `jobs` the ones that held it. */
+  private readonly reserving: JobAnswers = new Map();
   /** Raw collection times per host, where the range was short enough to ask for them. */
   private readonly rawTimes = new Map<string, number[]>();
 
@@ -107,14 +115,14 @@ export class StoreHours {
     return entry.hours;
   }
 
-  private jobHours(labels: Readonly<Record<string, string>>): Map<number, JobAnswer> {
+  private jobHours(labels: Readonly<Record<string, string>>, jobs: JobAnswers): Map<number, JobAnswer> {
     const w = this.where(labels);
     const kind = (labels.job_kind ?? '') as AccountKind;
     const [id, user] = [labels.job_id ?? '', labels.user ?? ''];
     const gpuKey = key(w.host, w.task, w.gpu, w.uuid);
     const k = key(gpuKey, kind, id, kind === 'process' ? user : '');
-    let entry = this.jobs.get(k);
-    if (!entry) this.jobs.set(k, (entry = { gpu: gpuKey, kind, id, user, hours: new Map() }));
+    let entry = jobs.get(k);
+    if (!entry) jobs.set(k, (entry = { gpu: gpuKey, kind, id, user, hours: new Map() }));
     return entry.hours;
   }
 
@@ -140,12 +148,12 @@ export class StoreHours {
         else if (value > 0) h.errors.set(reason, (h.errors.get(reason) ?? 0) + value);
       };
     }
-    if (target === 'job') {
-      const hours = this.jobHours(labels);
+    if (target === 'job' || target === 'reserved') {
+      const hours = this.jobHours(labels, target === 'job' ? this.jobs : this.reserving);
       return (hour, value) => {
         if (!Number.isFinite(value)) return;
         const h = hourIn<JobAnswer>(hours, hour, () => ({ samples: 0 }));
-        if (name === 'job_samples') h.samples += value;
+        if (name === 'job_samples' || name === 'reserved_samples') h.samples += value;
         else if (name === 'job_util') h.util = value;
         else if (name === 'job_power') h.power = value;
         else h.idle = value;
@@ -198,11 +206,13 @@ export class StoreHours {
    * garbage until collected: `tidyHeap` (garbage.ts) is called after the job account and after each
    * GPU. Call it once.
    */
-  fill(tidyHeap: () => void = () => {}): { aggregator: Aggregator; jobAccount: JobAccount } {
+  fill(tidyHeap: () => void = () => {}): { aggregator: Aggregator; jobAccount: JobAccount; reservedAccount: JobAccount } {
     const aggregator = new Aggregator();
     const intervals = this.intervals();
     const jobAccount = this.jobAccount(intervals);
     this.jobs.clear();
+    const reservedAccount = this.reservedAccount(intervals);
+    this.reserving.clear();
     tidyHeap();
     const hostGaps = new Map<string, Gap[]>();
     for (const [k, entry] of this.hosts) {
@@ -249,18 +259,12 @@ export class StoreHours {
       tidyHeap();
     }
     aggregator.finish();
-    return { aggregator, jobAccount };
+    return { aggregator, jobAccount, reservedAccount };
   }
 
-  /** The job account: each job's hours on each GPU, and `none` for the samples no job held the GPU. */
-  private jobAccount(intervals: Map<string, number>): JobAccount {
-    const account = new JobAccount();
-    const hourOf = (hour: number) => {
-      let inHour = account.hours.get(hour);
-      if (!inHour) account.hours.set(hour, (inHour = new Map()));
-      return inHour;
-    };
-    for (const job of this.jobs.values()) {
+  /** Each job's hours on each GPU (`jobs`' answers) into `account`. */
+  private addJobs(account: JobAccount, jobs: JobAnswers, intervals: Map<string, number>): void {
+    for (const job of jobs.values()) {
       const gpu = this.gpus.get(job.gpu);
       if (!gpu) continue;
       const interval = intervals.get(key(gpu.host, gpu.task)) ?? 0;
@@ -274,9 +278,29 @@ export class StoreHours {
         const jobHour = this.jobHourOf(gpu, job, hour, h.samples, idle, interval, held);
         if (h.util !== undefined) [jobHour.utilSum, jobHour.utilN] = [h.util * 100 * h.samples, h.samples];
         if (h.power !== undefined) [jobHour.powerShareSum, jobHour.powerN] = [h.power * h.samples, h.samples];
-        hourOf(hour).set(jobKey, jobHour);
+        hourIn(account.hours, hour, () => new Map()).set(jobKey, jobHour);
       }
     }
+  }
+
+  /**
+   * The reservations' account: each reserving job's hours on each GPU (idle: it ran nothing there, or
+   * the GPU sat idle), and the GPUs whose samples said who reserved them, so that their tasks' jobs
+   * get reserved columns (none, 0 where they reserved nothing), as the trail's `reserved` cell does.
+   */
+  private reservedAccount(intervals: Map<string, number>): JobAccount {
+    const account = new JobAccount(undefined, 'reserved');
+    this.addJobs(account, this.reserving, intervals);
+    for (const gpu of this.gpus.values())
+      if ([...gpu.hours.values()].some((h) => (h.reservedRead ?? 0) > 0)) account.noteRead(gpu.host, gpu.task, gpu.gpu, gpu.uuid);
+    return account;
+  }
+
+  /** The job account: each job's hours on each GPU, and `none` for the samples no job held the GPU. */
+  private jobAccount(intervals: Map<string, number>): JobAccount {
+    const account = new JobAccount();
+    const hourOf = (hour: number) => hourIn(account.hours, hour, () => new Map<string, JobHour>());
+    this.addJobs(account, this.jobs, intervals);
     for (const [gpuKey, gpu] of this.gpus) {
       const interval = intervals.get(key(gpu.host, gpu.task)) ?? 0;
       const freeSamples = new Map<number, number>();

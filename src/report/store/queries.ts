@@ -20,6 +20,8 @@ export const METRIC = {
   energy: 'nvidia_gpu_energy_joules_total',
   holder: 'nvidia_gpu_holder_info',
   holders: 'nvidia_gpu_holders',
+  reservation: 'nvidia_gpu_reservation_info',
+  reservations: 'nvidia_gpu_reservations',
 } as const;
 
 /** The recording rules' names (examples/prometheus/gpu-textfile-report.rules.yml): a value per collection. */
@@ -32,6 +34,7 @@ export const RECORDED = {
   freeUtil: 'gpu_textfile:free_utilization:ratio',
   freePower: 'gpu_textfile:free_power:watts',
   freeIdle: 'gpu_textfile:free_idle:bool',
+  reservedIdle: 'gpu_textfile:reservation_idle:bool',
 } as const;
 
 /**
@@ -44,8 +47,8 @@ export interface RecordedRules {
   holders: boolean;
 }
 
-/** What an answer's values fill: the host's samples, a GPU's bucket, a job's hour. */
-export type QueryTarget = 'host' | 'gpu' | 'job' | 'free';
+/** What an answer's values fill: the host's samples, a GPU's bucket, a job's hour, a reserving job's hour. */
+export type QueryTarget = 'host' | 'gpu' | 'job' | 'free' | 'reserved';
 
 /** One question: its name (the key its answers are filed under), the PromQL for a window, and why it is asked. */
 export interface StoreQuery {
@@ -121,6 +124,20 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
   const r = (ms: number) => `${ms}ms`;
   const sub = (inner: string, rangeMs: number, stepMs: number) => `(${inner})[${r(rangeMs)}:${r(stepMs)}]`;
   const free = `(${m(METRIC.holders)} == 0)`;
+  // Per job that reserved a GPU, at one collection: 1 when it ran something there (a holder of the
+  // same job), else 0; and 1 when the GPU was at or over the idle utilization (or had no reading:
+  // the trail counts a sample idle only by a utilization under it), else 0. Each series as it was
+  // within two collections (`last_over_time`), not the store's lookback (Prometheus: 5 minutes, and
+  // a backfilled series has no staleness marker): a job that stopped while its reservation went on
+  // would otherwise read as running for 5 minutes more, 20 samples at 15 s short of idle.
+  const fresh = (selector: string, stepMs: number) => `last_over_time(${selector}[${r(2 * stepMs)}])`;
+  const onJob = `on(${scope.hostLabel},task,gpu,uuid,job_kind,job_id)`;
+  const reservedIdle = (s: number) => {
+    const reserved = fresh(m(METRIC.reservation), s);
+    const ran = `((${reserved} * ${onJob} group_left() max by(${scope.hostLabel},task,gpu,uuid,job_kind,job_id) (${fresh(m(METRIC.holder), s)})) or (${reserved} * 0))`;
+    const busy = `((${reserved} * ${on} group_left() (${fresh(m(METRIC.utilization), s)} >= bool ${idleUtil})) or (${reserved} * 0 + 1))`;
+    return `1 - ${ran} * ${busy}`;
+  };
   // A rule's value per collection, averaged over the window: what the subquery beside it re-samples.
   const recorded = (name: string, w: number) => `avg_over_time(${m(name)}[${r(w)}])`;
   const { idle, holders } = scope.recorded;
@@ -183,6 +200,24 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
       idle
         ? recorded(RECORDED.jobIdle, w)
         : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.utilization)} < bool ${idleUtil})`, w, s)})`,
+    ),
+    q(
+      'reserved_samples',
+      'reserved',
+      "each job's samples reserving each GPU (nvidia_gpu_reservation_info), running on it or not",
+      (w) => `count_over_time(${m(METRIC.reservation)}[${r(w)}])`,
+    ),
+    q(
+      'reserved_idle',
+      'reserved',
+      'the share of those samples the job ran nothing on the GPU or the GPU sat under the idle utilization',
+      (w, s) => (holders ? recorded(RECORDED.reservedIdle, w) : `avg_over_time(${sub(reservedIdle(s), w, s)})`),
+    ),
+    q(
+      'reserved_read',
+      'gpu',
+      "samples that said who reserved the GPU (nvidia_gpu_reservations): its task's jobs get their reserved columns",
+      (w) => `count_over_time(${m(METRIC.reservations)}[${r(w)}])`,
     ),
     q('free_share', 'free', 'the share of samples no job held the GPU (`none` in --by job)', (w, s) =>
       holders ? recorded(RECORDED.free, w) : `avg_over_time(${sub(`${m(METRIC.holders)} == bool 0`, w, s)})`,

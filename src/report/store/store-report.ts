@@ -249,8 +249,8 @@ export async function buildStoreReport(
     query.concurrency,
   );
   if (failed) return { error: describeOutcome(failed) };
-  const { aggregator, jobAccount } = hours.fill(tidyHeap);
-  return reportOf(aggregator, { held: jobAccount }, query.by, {
+  const { aggregator, jobAccount, reservedAccount } = hours.fill(tidyHeap);
+  return reportOf(aggregator, { held: jobAccount, reserved: reservedAccount }, query.by, {
     files: 0,
     fromSidecars: 0,
     badFiles: [],

@@ -32,6 +32,8 @@ function fleet(): Record<string, string[]> {
       // GPU 1 lost for a quarter hour: its own failed samples.
       fail: (gpu, h) => (gpu === 1 && h >= 30 && h < 30.25 ? 'gpu_lost' : undefined),
       jobs: (gpu, h) => (gpu === 0 ? (h < 40 ? 'slurm:1001:alice:60000:90' : '-') : 'slurm:1002:alice:8000:40'),
+      // Reserved by the jobs that run on them; GPU 0 still by 1001 for 8 hours after it stopped.
+      reserved: (gpu, h) => (gpu === 0 ? (h < 48 ? 'slurm:1001:alice' : '-') : 'slurm:1002:alice'),
     }),
     'gpu-b': generateRows({
       ...common,
@@ -41,6 +43,8 @@ function fleet(): Record<string, string[]> {
       // The collector down for an hour and a half: every GPU missed it.
       skip: (_gpu, h) => h >= 50 && h < 51.5,
       jobs: (gpu) => (gpu === 0 ? 'slurm:2002:bob:30000:0' : 'slurm:2003:carol:50000:95'),
+      // GPU 1 also reserved, from hour 10, by a job that never runs anything on it (reserved_idle).
+      reserved: (gpu, h) => (gpu === 0 ? 'slurm:2002:bob' : h >= 10 ? 'slurm:2003:carol slurm:2004:frank' : 'slurm:2003:carol'),
     }),
     'gpu-c': generateRows({
       ...common,
@@ -51,6 +55,8 @@ function fleet(): Record<string, string[]> {
       fail: (_gpu, h) => (h >= 20 && h < 20.1 ? 'nvidia_smi_failed' : undefined),
       skip: (gpu, h) => gpu === 1 && h >= 60 && h < 61,
       jobs: (gpu, h) => (gpu === 0 ? (h < 36 ? 'slurm:3001:dave:50000:10' : 'slurm:3002:erin:50000:10') : '-'),
+      // Its reservations were not read (an empty cell): its jobs have no reserved columns.
+      reserved: () => '',
     }),
   };
 }
@@ -59,7 +65,7 @@ async function writeFleet(): Promise<string> {
   const dir = await tempDir('gpu-textfile-doors-');
   for (const [host, rows] of Object.entries(fleet())) {
     await mkdir(join(dir, host));
-    await writeFile(join(dir, host, 'train.csv'), `${HEADER},jobs\n${rows.join('\n')}\n`);
+    await writeFile(join(dir, host, 'train.csv'), `${HEADER},jobs,reserved\n${rows.join('\n')}\n`);
   }
   return dir;
 }
@@ -105,6 +111,8 @@ async function compareDoors(trail: string, store: string[]): Promise<void> {
       'errors gpu-c 0',
       'held_idle gpu-b 0',
       'idle gpu-b 0',
+      'reserved_idle gpu-a 0',
+      'reserved_idle gpu-b 1',
       'memory_growth gpu-a 1',
     ]),
   );
@@ -115,9 +123,24 @@ async function compareDoors(trail: string, store: string[]): Promise<void> {
   for (const c of csvJobs.rows) {
     const s = storeJobs.rows.find((r) => jobKey(r) === jobKey(c))!;
     near(s.gpu_hours, c.gpu_hours, 0.01, `${jobKey(c)} GPU-hours`);
-    expect(Math.abs(Number(s.busy_percent) - Number(c.busy_percent)), `${jobKey(c)} busy`).toBeLessThanOrEqual(1);
-    near(s.energy_kwh, c.energy_kwh, 0.02, `${jobKey(c)} energy`);
+    // A job that reserved GPUs and ran nothing has no busy share or energy, through either door.
+    expect(s.busy_percent === undefined, `${jobKey(c)} busy known`).toBe(c.busy_percent === undefined);
+    if (c.busy_percent !== undefined) {
+      expect(Math.abs(Number(s.busy_percent) - Number(c.busy_percent)), `${jobKey(c)} busy`).toBeLessThanOrEqual(1);
+      near(s.energy_kwh, c.energy_kwh, 0.02, `${jobKey(c)} energy`);
+    }
+    // What it reserved beside what it used: the same GPUs, hours within 1 %; none where not read.
+    expect(s.reserved_gpus, `${jobKey(c)} reserved`).toEqual(c.reserved_gpus);
+    expect(s.reserved_gpu_hours === undefined, `${jobKey(c)} reserved known`).toBe(c.reserved_gpu_hours === undefined);
+    if (c.reserved_gpu_hours !== undefined) {
+      near(s.reserved_gpu_hours, c.reserved_gpu_hours, 0.01, `${jobKey(c)} reserved GPU-hours`);
+      near(s.reserved_idle_gpu_hours, c.reserved_idle_gpu_hours, 0.01, `${jobKey(c)} reserved idle GPU-hours`);
+    }
   }
+  // The planted reservations are there: one never used, one kept 8 hours after its job stopped.
+  const reservedIdle = (rows: Row[]) => rows.filter((r) => Number(r.reserved_idle_gpu_hours) > 0).map(jobKey);
+  expect(reservedIdle(csvJobs.rows)).toEqual(expect.arrayContaining(['gpu-a slurm 1001 alice 0', 'gpu-b slurm 2004 frank ']));
+  expect(csvJobs.rows.filter((r) => r.host === 'gpu-c').every((r) => r.reserved_gpus === undefined)).toBe(true);
 
   // --host and --task choose the same GPUs through either door.
   const only = ['--host', 'gpu-b', '--task', 'train'];

@@ -47,6 +47,7 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     'gpu_textfile:free_utilization:ratio',
     'gpu_textfile:free_power:watts',
     'gpu_textfile:free_idle:bool',
+    'gpu_textfile:reservation_idle:bool',
   ];
   const idleSubqueries = [
     '(nvidia_gpu_utilization_ratio < bool 0.02) * (nvidia_gpu_memory_used_bytes',
@@ -59,6 +60,7 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     'nvidia_gpu_utilization_ratio and on(',
     'nvidia_gpu_power_draw_watts and on(',
     '(nvidia_gpu_utilization_ratio < bool 0.02) and on(',
+    '1 - ((last_over_time(nvidia_gpu_reservation_info',
   ];
 
   it.each([
