@@ -163,10 +163,9 @@ export async function runSmi(command: string, args: readonly string[], options: 
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
   const printed = stdout();
   const output = `${printed}${stderr()}`;
-  const code = result.error?.code;
-  if (code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
-  if (code === 'EACCES') return { kind: 'not-executable', command, message: result.error?.message ?? 'EACCES' };
-  if (result.error) return { kind: 'exit', code: -1, output: result.error.message };
+  // The gate's sh itself could not be started (an 'error' event, not a throw): as a spawn that threw.
+  if (result.error) return notStarted(command, result.error);
+  if (result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
   if (overflowed) return { kind: 'killed', signal: 'SIGKILL', output: `it printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB` };
   if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
   if (result.signal) return { kind: 'killed', signal: result.signal, output };
