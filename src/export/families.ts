@@ -62,6 +62,50 @@ function valueFamily(key: (typeof VALUE_FIELDS)[number][0], query: string): Expo
   };
 }
 
+/**
+ * The jobs a row's cell names (its `jobs` or its `reserved` column), as the textfile writes them: an
+ * info series per job and GPU, and the count of jobs on the GPU (those not named too). A row whose
+ * cell is absent (not read) has neither.
+ */
+function jobFamilies(
+  info: ExportFamily['family'],
+  count: ExportFamily['family'],
+  cellOf: (row: HistoryRow) => { jobs: readonly { kind: string; id: string; user: string }[]; dropped: number } | undefined,
+): ExportFamily[] {
+  return [
+    {
+      family: info,
+      samples: (sample, base, emit) => {
+        for (const row of sample.rows) {
+          const cell = cellOf(row);
+          if (row.status !== 'ok' || !cell) continue;
+          const seen = new Set<string>();
+          for (const job of cell.jobs) {
+            const key = `${gpuKey(row)}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            const more: Labels = [
+              ['job_kind', job.kind],
+              ['job_id', job.id],
+              ['user', job.user],
+            ];
+            emit(key, () => gpuLabels(base, row, more), 1);
+          }
+        }
+      },
+    },
+    {
+      family: count,
+      samples: (sample, base, emit) => {
+        for (const row of sample.rows) {
+          const cell = cellOf(row);
+          if (row.status === 'ok' && cell) emit(gpuKey(row), () => gpuLabels(base, row), cell.jobs.length + cell.dropped);
+        }
+      },
+    },
+  ];
+}
+
 /** Every family the export writes, in the textfile's order. */
 export const EXPORT_FAMILIES: readonly ExportFamily[] = [
   {
@@ -74,64 +118,11 @@ export const EXPORT_FAMILIES: readonly ExportFamily[] = [
     },
   },
   ...VALUE_FIELDS.map(([key, query]) => valueFamily(key, query)),
-  {
-    family: FIXED_FAMILIES.jobInfo,
-    samples: (sample, base, emit) => {
-      for (const row of sample.rows) {
-        if (row.status !== 'ok' || !row.jobs) continue;
-        const seen = new Set<string>();
-        for (const job of row.jobs.jobs) {
-          const key = `${gpuKey(row)}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          const more: Labels = [
-            ['job_kind', job.kind],
-            ['job_id', job.id],
-            ['user', job.user],
-          ];
-          emit(key, () => gpuLabels(base, row, more), 1);
-        }
-      }
-    },
-  },
-  {
-    family: FIXED_FAMILIES.jobs,
-    samples: (sample, base, emit) => {
-      for (const row of sample.rows)
-        if (row.status === 'ok' && row.jobs) emit(gpuKey(row), () => gpuLabels(base, row), row.jobs.jobs.length + row.jobs.dropped);
-    },
-  },
-  {
-    // Who reserved each GPU (the `reserved` column), as the holders above: where the row says (a
-    // reserved cell), an info series per job and the count; the host's jobs whose reservation could
-    // not be read, once per sample (the cell repeats it on each GPU's row).
-    family: FIXED_FAMILIES.reservationInfo,
-    samples: (sample, base, emit) => {
-      for (const row of sample.rows) {
-        if (row.status !== 'ok' || !row.reserved) continue;
-        const seen = new Set<string>();
-        for (const job of row.reserved.jobs) {
-          const key = `${gpuKey(row)}\u0000${job.kind}\u0000${job.id}\u0000${job.user}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          const more: Labels = [
-            ['job_kind', job.kind],
-            ['job_id', job.id],
-            ['user', job.user],
-          ];
-          emit(key, () => gpuLabels(base, row, more), 1);
-        }
-      }
-    },
-  },
-  {
-    family: FIXED_FAMILIES.reservations,
-    samples: (sample, base, emit) => {
-      for (const row of sample.rows)
-        if (row.status === 'ok' && row.reserved)
-          emit(gpuKey(row), () => gpuLabels(base, row), row.reserved.jobs.length + row.reserved.dropped);
-    },
-  },
+  ...jobFamilies(FIXED_FAMILIES.jobInfo, FIXED_FAMILIES.jobs, (row) => row.jobs),
+  // Who reserved each GPU (the `reserved` column), as the holders: where the row says (a reserved
+  // cell), an info series per job and the count; then the host's jobs whose reservation could not
+  // be read, once per sample (the cell repeats it on each GPU's row).
+  ...jobFamilies(FIXED_FAMILIES.reservationInfo, FIXED_FAMILIES.reservations, (row) => row.reserved),
   {
     family: FIXED_FAMILIES.reservationUnknown,
     samples: (sample, base, emit) => {
