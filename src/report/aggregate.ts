@@ -47,8 +47,10 @@ export const HOUR = 3_600_000;
 export function periodStart(time: number, period: Period): number {
   const d = new Date(time);
   if (period === 'day') return new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
-  d.setMinutes(0, 0, 0);
-  return d.getTime();
+  // Back from `time` by the minutes into its local hour, not setMinutes(0): in the hour a fall-back
+  // repeats (01:00-02:00 twice), setMinutes resolves 01:00 to the first of the two, so the second
+  // hour had no start of its own, and a loop stepping hour by hour from it never moved on.
+  return time - (d.getMinutes() * 60_000 + d.getSeconds() * 1000 + d.getMilliseconds());
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { periodStart } from '../../../src/report/aggregate.js';
 import type { StoreClient } from '../../../src/report/store/client.js';
 import {
   buildStoreReport,
@@ -134,5 +135,28 @@ describe('rulesFrom: from which window a rule set the store has is read', () => 
     const failure = { kind: 'http' as const, status: 503, body: 'unavailable' };
     const from = await rulesFrom(async () => failure, { idle: true, holders: false }, windows);
     expect(from).toBe(failure);
+  });
+});
+
+describe('over a fall-back night (America/New_York, 2026-11-01: 01:00-02:00 twice)', () => {
+  it('each local hour is a window of its own, the repeated one too, and the windows end', () => {
+    const before = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      const [since, until] = [Date.UTC(2026, 9, 31), Date.UTC(2026, 10, 2)];
+      const { whole, partial } = windowsOf(since, until);
+      expect(partial).toEqual([]);
+      expect(whole).toHaveLength(48);
+      whole.forEach((w, i) => {
+        expect(w.end - w.start).toBe(HOUR);
+        expect(w.start).toBe(since + i * HOUR);
+      });
+      // 01:30 EDT and 01:30 EST: two hours with the same local name, each its own start.
+      expect(periodStart(Date.UTC(2026, 10, 1, 5, 30), 'hour')).toBe(Date.UTC(2026, 10, 1, 5));
+      expect(periodStart(Date.UTC(2026, 10, 1, 6, 30), 'hour')).toBe(Date.UTC(2026, 10, 1, 6));
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
   });
 });
