@@ -34,18 +34,18 @@ export const RECORDED = {
   freeUtil: 'gpu_textfile:free_utilization:ratio',
   freePower: 'gpu_textfile:free_power:watts',
   freeIdle: 'gpu_textfile:free_idle:bool',
+  reservationsRead: 'gpu_textfile:reservations_read:bool',
   reservedIdle: 'gpu_textfile:reservation_idle:bool',
 } as const;
 
-/**
- * Which of the rules the store keeps. Each set is told by a series that is there whenever its rules
- * are loaded (a rule about jobs has no series while no job holds a GPU): the idle rules by
- * `idle_held`, the holder rules (added later: a store may have the first file's two only) by `free`.
- */
-export interface RecordedRules {
-  idle: boolean;
-  holders: boolean;
-}
+/** The sets of rules the report tells apart: each is read only where its marker shows it held. */
+export type RuleSet = 'idle' | 'holders' | 'reservations';
+
+/** Which rule sets the report reads (for the range, or for one window). */
+export type RecordedRules = Record<RuleSet, boolean>;
+
+/** No rule read: every question asked as a subquery. */
+export const NO_RULES: RecordedRules = { idle: false, holders: false, reservations: false };
 
 /** What an answer's values fill: the host's samples, a GPU's bucket, a job's hour, a reserving job's hour. */
 export type QueryTarget = 'host' | 'gpu' | 'job' | 'free' | 'reserved';
@@ -94,21 +94,39 @@ export const presenceMatchers = (scope: StoreSubject): string[] => [
   `${METRIC.up}{${matchers(scope)}}`,
 ];
 
-/** Each rule set's marker: a series of it that is there whenever the set is loaded (RecordedRules). */
-export const RULE_MARKERS: Readonly<Record<keyof RecordedRules, string>> = { idle: RECORDED.idleHeld, holders: RECORDED.free };
+/**
+ * Each rule set's marker, a rule of it with a value wherever its `source` has a sample (a rule about
+ * jobs has none while no job holds a GPU), and that source. The idle set is the rules file's first;
+ * the holder set came later (a store may keep an older file's two rules only); the reservation set
+ * later still (its marker is a rule of its own, so a file with the reservation rule but no marker is
+ * taken as not having it).
+ */
+export const RULE_SETS: Readonly<Record<RuleSet, { marker: string; source: string }>> = {
+  idle: { marker: RECORDED.idleHeld, source: METRIC.utilization },
+  holders: { marker: RECORDED.free, source: METRIC.holders },
+  reservations: { marker: RECORDED.reservationsRead, source: METRIC.reservations },
+};
 
-/** The recording rules' series that tell which sets are there (RecordedRules). */
-export const recordedMatchers = (scope: StoreSubject): string[] => Object.values(RULE_MARKERS).map((name) => `${name}{${matchers(scope)}}`);
+/** The markers' series, for the series API: which sets the store has at all over the range. */
+export const recordedMatchers = (scope: StoreSubject): string[] =>
+  Object.values(RULE_SETS).map(({ marker }) => `${marker}{${matchers(scope)}}`);
 
 /** Which rule sets the series API's answer for recordedMatchers shows. */
-export const recordedRules = (series: readonly Record<string, string>[]): RecordedRules => ({
-  idle: series.some((s) => s.__name__ === RULE_MARKERS.idle),
-  holders: series.some((s) => s.__name__ === RULE_MARKERS.holders),
-});
+export const recordedRules = (series: readonly Record<string, string>[]): RecordedRules => {
+  const has = (set: RuleSet) => series.some((s) => s.__name__ === RULE_SETS[set].marker);
+  return { idle: has('idle'), holders: has('holders'), reservations: has('reservations') };
+};
 
-/** Whether a rule set's marker has a sample in a window of `rangeMs` (an instant query: one sample, or none). */
-export const markerProbe = (scope: StoreSubject, set: keyof RecordedRules, rangeMs: number): string =>
-  `count(count_over_time(${RULE_MARKERS[set]}{${matchers(scope)}}[${rangeMs}ms]))`;
+/**
+ * A rule set's coverage of a window: its marker's samples over its source's, all series together.
+ * Near 1 where the rules ran over the whole window; less where they were loaded in it, where a gap
+ * was backfilled after they were (`export`), or where a store behind a Thanos has not loaded them.
+ */
+export const coverage = (scope: StoreSubject, set: RuleSet, rangeMs: number): string => {
+  const sel = `{${matchers(scope)}}`;
+  const { marker, source } = RULE_SETS[set];
+  return `sum(count_over_time(${marker}${sel}[${rangeMs}ms])) / sum(count_over_time(${source}${sel}[${rangeMs}ms]))`;
+};
 
 const MIB = 1_048_576;
 
@@ -116,7 +134,6 @@ const MIB = 1_048_576;
 export function storeQueries(scope: StoreScope): StoreQuery[] {
   const sel = matchers(scope) === '' ? '' : `{${matchers(scope)}}`;
   const on = `on(${scope.hostLabel},task,gpu,uuid)`;
-  const by = `by(${scope.hostLabel},task,gpu,uuid)`;
   const m = (name: string) => `${name}${sel}`;
   const idleUtil = FINDING_THRESHOLDS.idleMaxUtilization / 100;
   const idleMemBytes = FINDING_THRESHOLDS.idleMinMemoryMib * MIB;
@@ -140,7 +157,7 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
   };
   // A rule's value per collection, averaged over the window: what the subquery beside it re-samples.
   const recorded = (name: string, w: number) => `avg_over_time(${m(name)}[${r(w)}])`;
-  const { idle, holders } = scope.recorded;
+  const { idle, holders, reservations } = scope.recorded;
   return [
     q(
       'host_samples',
@@ -194,7 +211,7 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
     q('job_power', 'job', "the job's share of the GPU's power (equal shares of the jobs holding it)", (w, s) =>
       holders
         ? recorded(RECORDED.jobPower, w)
-        : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.power)} / ${on} count ${by} (${m(METRIC.holder)}))`, w, s)})`,
+        : `avg_over_time(${sub(`${m(METRIC.holder)} * ${on} group_left() (${m(METRIC.power)} / ${on} ${m(METRIC.holders)})`, w, s)})`,
     ),
     q('job_idle', 'job', 'the share of its samples the job held the GPU under the idle utilization', (w, s) =>
       idle
@@ -211,7 +228,7 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
       'reserved_idle',
       'reserved',
       'the share of those samples the job ran nothing on the GPU or the GPU sat under the idle utilization',
-      (w, s) => (holders ? recorded(RECORDED.reservedIdle, w) : `avg_over_time(${sub(reservedIdle(s), w, s)})`),
+      (w, s) => (reservations ? recorded(RECORDED.reservedIdle, w) : `avg_over_time(${sub(reservedIdle(s), w, s)})`),
     ),
     q(
       'reserved_read',

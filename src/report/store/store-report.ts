@@ -7,9 +7,11 @@ import {
   METRIC,
   presenceMatchers,
   recordedMatchers,
-  markerProbe,
+  coverage,
+  NO_RULES,
   type RecordedRules,
   recordedRules,
+  type RuleSet,
   storeQueries,
   type StoreQuery,
   type StoreSubject,
@@ -67,7 +69,7 @@ export function windowsOf(since: number, until: number): { whole: Window[]; part
 
 /**
  * Whole hours as range queries: runs of consecutive hours, at most `maxSteps` (MAX_STEPS) each; a
- * window whose start is in `breaks` begins a new one (where the questions change, rulesFrom).
+ * window whose start is in `breaks` begins a new one (where the questions change, readWindows).
  */
 export function rangeChunks(
   whole: readonly Window[],
@@ -86,48 +88,28 @@ export function rangeChunks(
   return chunks;
 }
 
-/** From which window start each rule set the store has is read (absent: not read at all). */
-export type RulesFrom = Partial<Record<keyof RecordedRules, number>>;
-
-/** Which rule sets hold for a window starting at `start` (or a chunk evaluated first at `start`). */
-export const rulesAt = (from: RulesFrom, start: number): RecordedRules => ({
-  idle: from.idle !== undefined && start >= from.idle,
-  holders: from.holders !== undefined && start >= from.holders,
-});
+/** A rule set is read for a window where its marker has at least this share of its source's samples. */
+export const COVERED = 0.99;
 
 /**
- * From which window each rule set the store has can be read. Rules hold only from when they were
- * loaded (or backfilled): an hour before that has none of their series, and read as if it had, it
- * would count no idle time, no job's utilization or power, no free GPU. So the first window with
- * the set's marker is found by halving the windows (an instant query over one window each: a
- * year's range takes 14), the hour before --since included; the set is read from the window after
- * it (the first may be covered in part, unless the hour before was too), and the hours before are
- * asked with the subqueries. Assumes a set once loaded stays: an hour it missed later reads as idle.
+ * The rule sets read in each whole window (by its start), from each set's coverage answers (by
+ * evaluation time, a window's end less 1 ms). Rules hold only where they were evaluated: before they
+ * were loaded, in a gap backfilled after they were, on a store behind a Thanos that lacks them. Read
+ * there as if they held, an hour would count no idle time, no job's utilization or power, no free GPU.
+ * So each set is read only in the windows its marker covers (COVERED of its source's samples: the
+ * evaluations and the scrapes of an hour may differ by one); the others are asked with subqueries,
+ * as are the partial windows at --since and --until (no answer: not covered).
  */
-export async function rulesFrom(
-  probe: (set: keyof RecordedRules, w: Window) => Promise<boolean | Failure>,
+export function readWindows(
   present: RecordedRules,
-  windows: readonly Window[],
-): Promise<RulesFrom | Failure> {
-  const from: RulesFrom = {};
-  if (windows.length === 0) return from;
-  const first = windows[0]!;
-  // Index -1: the hour before the first window.
-  const at = (i: number): Window => (i < 0 ? { start: first.start - HOUR, end: first.start } : windows[i]!);
-  for (const set of ['idle', 'holders'] as const) {
-    if (!present[set]) continue;
-    let [lo, hi] = [-1, windows.length];
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const covered = await probe(set, at(mid));
-      if (typeof covered !== 'boolean') return covered;
-      if (covered) hi = mid;
-      else lo = mid + 1;
-    }
-    if (lo < 0) from[set] = first.start;
-    else if (lo + 1 < windows.length) from[set] = windows[lo + 1]!.start;
-  }
-  return from;
+  coverage: Partial<Record<RuleSet, ReadonlyMap<number, number>>>,
+  whole: readonly Window[],
+): Map<number, RecordedRules> {
+  const read = new Map<number, RecordedRules>();
+  const covered = (set: RuleSet, w: Window) => present[set] && (coverage[set]?.get(w.end - 1) ?? 0) >= COVERED;
+  for (const w of whole)
+    read.set(w.start, { idle: covered('idle', w), holders: covered('holders', w), reservations: covered('reservations', w) });
+  return read;
 }
 
 /** Runs `tasks` with at most `limit` at once; stops starting new ones once one failed. */
@@ -173,32 +155,39 @@ export async function buildStoreReport(
   const recorded = noted(await client.series(recordedMatchers(query), query.since, query.until));
   if (recorded.kind !== 'ok') return { error: describeOutcome(recorded) };
   const { whole, partial } = windowsOf(query.since, query.until);
-  const windows = [...whole, ...partial].sort((a, b) => a.start - b.start);
-  const from = await rulesFrom(
-    async (set, w) => {
-      const outcome = noted(await client.query(markerProbe(query, set, w.end - w.start), w.end - 1));
-      return outcome.kind === 'ok' ? outcome.data.length > 0 : outcome;
-    },
-    recordedRules(recorded.data),
-    windows,
-  );
-  if ('kind' in from) return { error: describeOutcome(from) };
-  // The questions as the rules that hold for a window ask them: by name, for each combination.
+  // Each rule set the store has, its coverage of each whole hour: one range query per chunk.
+  const sets = recordedRules(recorded.data);
+  const coverageOf: Partial<Record<RuleSet, Map<number, number>>> = {};
+  for (const set of (Object.keys(sets) as RuleSet[]).filter((s) => sets[s])) {
+    const points = new Map<number, number>();
+    for (const c of rangeChunks(whole)) {
+      const outcome = noted(await client.queryRange(coverage(query, set, HOUR), c.start, c.end, HOUR));
+      if (outcome.kind !== 'ok') return { error: describeOutcome(outcome) };
+      for (const s of outcome.data) for (const [t, v] of s.points) points.set(t, v);
+    }
+    coverageOf[set] = points;
+  }
+  const read = readWindows(sets, coverageOf, whole);
+  const readAt = (start: number): RecordedRules => read.get(start) ?? NO_RULES;
+  // The questions as the rules read in a window ask them: by name, for each combination.
   const asked = new Map<string, Map<string, StoreQuery>>();
   const questionAt = (name: string, start: number): StoreQuery => {
-    const recorded = rulesAt(from, start);
-    const key = `${recorded.idle} ${recorded.holders}`;
+    const recorded = readAt(start);
+    const key = `${recorded.idle} ${recorded.holders} ${recorded.reservations}`;
     let byName = asked.get(key);
     if (!byName) asked.set(key, (byName = new Map(storeQueries({ ...query, recorded }).map((q) => [q.name, q]))));
     return byName.get(name)!;
   };
+  // A chunk of range queries never spans a change of the rules read.
+  const same = (a: RecordedRules, b: RecordedRules) => a.idle === b.idle && a.holders === b.holders && a.reservations === b.reservations;
+  const breaks = new Set(whole.filter((w, i) => i > 0 && !same(readAt(w.start), readAt(whole[i - 1]!.start))).map((w) => w.start));
 
   const hours = new StoreHours(query.hostLabel);
-  const breaks = new Set(Object.values(from));
   const chunks = rangeChunks(whole, Math.max(24, Math.floor(POINTS_PER_ANSWER / present.data.length)), breaks);
   const ask = (q: StoreQuery, stepMs: () => number): (() => Promise<Failure | undefined>)[] => [
     ...chunks.map((c) => async () => {
-      const expr = questionAt(q.name, c.start).expr(HOUR, stepMs());
+      // The chunk's first window starts an hour before its first evaluation (its last millisecond).
+      const expr = questionAt(q.name, c.start + 1 - HOUR).expr(HOUR, stepMs());
       const outcome = noted(await client.queryRange(expr, c.start, c.end, HOUR));
       if (outcome.kind !== 'ok') return outcome;
       // The points of one answer fall at the same few times: each time's local hour is worked out once.
@@ -225,7 +214,7 @@ export async function buildStoreReport(
       return undefined;
     }),
   ];
-  const queries = storeQueries({ ...query, recorded: { idle: false, holders: false } });
+  const queries = storeQueries({ ...query, recorded: NO_RULES });
   const [first, rest] = [queries.filter((q) => q.name === 'host_samples'), queries.filter((q) => q.name !== 'host_samples')];
   const rawTimes = async (): Promise<Failure | undefined> => {
     if (query.until - query.since > RAW_SPAN_MS) return undefined;

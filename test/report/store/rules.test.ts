@@ -8,6 +8,7 @@ import { emptyStore, fakeStore, json } from './fake-store.js';
 // unit tests, and the report reads them instead of its subqueries when the store has them.
 
 const DIR = join(ROOT, 'examples/prometheus');
+const HOUR = 3_600_000;
 
 describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
   it('passes promtool check rules and its unit tests', { timeout: 60_000 }, async () => {
@@ -19,20 +20,24 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
 
   /**
    * A store with one host's series and no samples, whose rule sets named by their markers (`present`)
-   * were loaded at `loaded`: the series API names them, and a probe of a window after it finds a sample.
+   * were loaded at `loaded` (and were missing again in `hole`, a gap backfilled after): the series API
+   * names them, and a set's coverage of an hour is the share of it they ran in.
    */
-  const storeWithRules = (present: string[], loaded: number) => {
+  const storeWithRules = (present: string[], loaded: number, hole?: { from: number; to: number }) => {
     const empty = emptyStore();
+    const ran = (from: number, to: number) =>
+      Math.max(0, to - Math.max(from, loaded)) - (hole ? Math.max(0, Math.min(to, hole.to) - Math.max(from, hole.from)) : 0);
     return fakeStore((path, form, req, res) => {
       // The report asks the series API for our series, then for the recorded ones.
       if (path.endsWith('/series') && form.getAll('match[]').some((m) => m.startsWith('gpu_textfile:')))
         return json(res, 200, { status: 'success', data: present.map((name) => ({ __name__: name, instance: 'h1' })) });
-      const probed = /^count\(count_over_time\((gpu_textfile:[a-z_]+:bool)\{/.exec(form.get('query') ?? '');
-      if (path.endsWith('/query') && probed) {
-        const time = Number(form.get('time')) * 1000;
-        const found = present.includes(probed[1]!) && time >= loaded;
-        const result = found ? [{ metric: {}, value: [time / 1000, '1'] }] : [];
-        return json(res, 200, { status: 'success', data: { resultType: 'vector', result } });
+      const marker = /^sum\(count_over_time\((gpu_textfile:[a-z_]+:bool)\{/.exec(form.get('query') ?? '');
+      if (path.endsWith('/query_range') && marker) {
+        expect(present).toContain(marker[1]);
+        const [start, end, step] = ['start', 'end', 'step'].map((k) => Number(form.get(k)) * 1000) as [number, number, number];
+        const values: [number, string][] = [];
+        for (let t = start; t <= end; t += step) if (ran(t - HOUR, t) > 0) values.push([t / 1000, String(ran(t - HOUR, t) / HOUR)]);
+        return json(res, 200, { status: 'success', data: { resultType: 'matrix', result: [{ metric: {}, values }] } });
       }
       return empty(path, form, req, res);
     });
@@ -47,8 +52,8 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     'gpu_textfile:free_utilization:ratio',
     'gpu_textfile:free_power:watts',
     'gpu_textfile:free_idle:bool',
-    'gpu_textfile:reservation_idle:bool',
   ];
+  const reservationRules = ['gpu_textfile:reservation_idle:bool'];
   const idleSubqueries = [
     '(nvidia_gpu_utilization_ratio < bool 0.02) * (nvidia_gpu_memory_used_bytes',
     'group_left() (nvidia_gpu_utilization_ratio < bool 0.02)',
@@ -60,52 +65,79 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml', () => {
     'nvidia_gpu_utilization_ratio and on(',
     'nvidia_gpu_power_draw_watts and on(',
     '(nvidia_gpu_utilization_ratio < bool 0.02) and on(',
-    '1 - ((last_over_time(nvidia_gpu_reservation_info',
   ];
+  const reservationSubqueries = ['1 - ((last_over_time(nvidia_gpu_reservation_info'];
+  const MARKERS = {
+    idle: 'gpu_textfile:idle_held:bool',
+    holders: 'gpu_textfile:free:bool',
+    reservations: 'gpu_textfile:reservations_read:bool',
+  };
 
   it.each([
     [[], 'none: every question re-samples'],
-    [['gpu_textfile:idle_held:bool'], "the first file's (idle) set only: the holder questions re-sample"],
-    [['gpu_textfile:idle_held:bool', 'gpu_textfile:free:bool'], 'both sets: no subquery at all'],
+    [[MARKERS.idle], "the first file's (idle) set only: the holder and reservation questions re-sample"],
+    [
+      [MARKERS.idle, MARKERS.holders],
+      'the idle and holder sets (a file with the reservation rule but not its marker): reservations re-sample',
+    ],
+    [[MARKERS.idle, MARKERS.holders, MARKERS.reservations], 'all three sets: no subquery at all'],
   ])('recorded series in the store: %j: %s', { timeout: 60_000 }, async (present: string[]) => {
     const { url, seen } = await storeWithRules(present, Date.parse('2026-10-01'));
     const run = await runCli(['report', '--prometheus', url, '--since', '2026-11-01', '--until', '2026-11-02']);
     expect(run.exitCode, run.stderr).toBe(0);
     const queries = seen.map((s) => s.form.get('query') ?? '').filter((q) => q !== '');
     const asked = (part: string) => queries.some((q) => q.includes(part));
-    const idle = present.includes('gpu_textfile:idle_held:bool');
-    const holders = present.includes('gpu_textfile:free:bool');
-    for (const rule of idleRules) expect(asked(`avg_over_time(${rule}[`), rule).toBe(idle);
-    for (const rule of holderRules) expect(asked(`avg_over_time(${rule}[`), rule).toBe(holders);
-    for (const subquery of idleSubqueries) expect(asked(subquery), subquery).toBe(!idle);
-    for (const subquery of holderSubqueries) expect(asked(subquery), subquery).toBe(!holders);
+    const sets = [
+      { on: present.includes(MARKERS.idle), rules: idleRules, subqueries: idleSubqueries },
+      { on: present.includes(MARKERS.holders), rules: holderRules, subqueries: holderSubqueries },
+      { on: present.includes(MARKERS.reservations), rules: reservationRules, subqueries: reservationSubqueries },
+    ];
+    for (const set of sets) {
+      for (const rule of set.rules) expect(asked(`avg_over_time(${rule}[`), rule).toBe(set.on);
+      for (const subquery of set.subqueries) expect(asked(subquery), subquery).toBe(!set.on);
+    }
     // Where a rule answers, no subquery is left (`[R:S]`).
-    expect(queries.some((q) => /\[\d+ms:\d+ms\]/.test(q))).toBe(!(idle && holders));
+    expect(queries.some((q) => /\[\d+ms:\d+ms\]/.test(q))).toBe(!sets.every((set) => set.on));
   });
 
-  it('rules loaded in the middle of the range: the hours before are asked with subqueries, those after read the rules', {
+  /** The chunks of range queries asking the idle-held question, from their first evaluation: [time, from the rule]. */
+  const idleHeldChunks = (seen: { path: string; form: URLSearchParams }[]) =>
+    seen
+      .filter((s) => s.path.endsWith('/query_range'))
+      .map((s) => ({ query: s.form.get('query')!, start: Number(s.form.get('start')) * 1000 }))
+      .filter(
+        (r) =>
+          r.query.startsWith('avg_over_time(gpu_textfile:idle_held:bool[') ||
+          r.query.includes('(nvidia_gpu_utilization_ratio < bool 0.02) * ('),
+      )
+      .map((r) => [new Date(r.start).toISOString(), r.query.includes('gpu_textfile:')])
+      .sort();
+
+  it('rules loaded in the middle of the range: the hours before, and the hour they were loaded in, are asked with subqueries', {
     timeout: 60_000,
   }, async () => {
-    // Loaded at 09:20 UTC: the probe finds them from the window ending 10:00; they are read from 10:00.
-    const loaded = Date.parse('2026-11-01T09:20:00Z');
-    const { url, seen } = await storeWithRules(['gpu_textfile:idle_held:bool', 'gpu_textfile:free:bool'], loaded);
+    // Loaded at 09:20 UTC: 09:00-10:00 is two thirds covered; the rules are read from 10:00.
+    const { url, seen } = await storeWithRules(Object.values(MARKERS), Date.parse('2026-11-01T09:20:00Z'));
     const run = await runCli(['report', '--prometheus', url, '--since', '2026-11-01T00:00:00Z', '--until', '2026-11-02T00:00:00Z']);
     expect(run.exitCode, run.stderr).toBe(0);
-    const ranges = seen
-      .filter((s) => s.path.endsWith('/query_range'))
-      .map((s) => ({ query: s.form.get('query')!, start: Number(s.form.get('start')) * 1000 }));
-    const idleHeld = ranges.filter(
-      (r) => r.query.includes('gpu_textfile:idle_held:bool') || r.query.includes('(nvidia_gpu_utilization_ratio < bool 0.02) * ('),
-    );
-    // Two chunks of the idle-held question: 00:00-10:00 re-sampled, 10:00-24:00 from the rule.
-    expect(idleHeld.map((r) => [new Date(r.start).toISOString(), r.query.includes('gpu_textfile:')]).sort()).toEqual([
+    expect(idleHeldChunks(seen)).toEqual([
       ['2026-11-01T00:59:59.999Z', false],
       ['2026-11-01T10:59:59.999Z', true],
     ]);
-    for (const rule of [...idleRules, ...holderRules])
-      expect(
-        ranges.some((r) => r.query.includes(rule) && r.start < Date.parse('2026-11-01T10:00:00Z')),
-        rule,
-      ).toBe(false);
+  });
+
+  it('a gap backfilled after the rules were loaded (no rule ran over it): its hours are asked with subqueries', {
+    timeout: 60_000,
+  }, async () => {
+    const hole = { from: Date.parse('2026-11-01T05:00:00Z'), to: Date.parse('2026-11-01T07:30:00Z') };
+    const { url, seen } = await storeWithRules(Object.values(MARKERS), Date.parse('2026-10-01'), hole);
+    const run = await runCli(['report', '--prometheus', url, '--since', '2026-11-01T00:00:00Z', '--until', '2026-11-02T00:00:00Z']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    // 05:00-08:00 re-sampled (07:00-08:00 half covered), the rest from the rules.
+    expect(idleHeldChunks(seen)).toEqual([
+      ['2026-11-01T00:59:59.999Z', true],
+      ['2026-11-01T05:59:59.999Z', false],
+      ['2026-11-01T08:59:59.999Z', true],
+    ]);
   });
 });

@@ -6,8 +6,7 @@ import {
   MAX_STEPS,
   POINTS_PER_ANSWER,
   rangeChunks,
-  rulesAt,
-  rulesFrom,
+  readWindows,
   windowsOf,
 } from '../../../src/report/store/store-report.js';
 
@@ -93,48 +92,26 @@ describe('buildStoreReport', () => {
   });
 });
 
-describe('rulesFrom: from which window a rule set the store has is read', () => {
-  const { whole: windows } = windowsOf(T0, T0 + 8760 * HOUR);
-  /** A store whose rule sets have samples from `loaded` on (a set absent: never). */
-  const storeFrom = (loaded: { idle?: number; holders?: number }) => {
-    const probes: string[] = [];
-    const probe = async (set: 'idle' | 'holders', w: { start: number; end: number }) => {
-      probes.push(set);
-      const at = loaded[set];
-      return at !== undefined && w.end > at;
-    };
-    return { probes, probe };
-  };
+describe('readWindows: which rule sets each hour reads', () => {
+  const { whole } = windowsOf(T0, T0 + 6 * HOUR);
+  const at = (i: number) => T0 + (i + 1) * HOUR - 1;
+  const all = { idle: true, holders: true, reservations: true };
 
-  it('loaded in the middle of the range: read from the hour after the one it began in, found in a few probes', async () => {
-    const loaded = T0 + 1000 * HOUR + 20 * 60_000;
-    const { probes, probe } = storeFrom({ idle: loaded, holders: loaded + 24 * HOUR });
-    const from = await rulesFrom(probe, { idle: true, holders: true }, windows);
-    expect(from).toEqual({ idle: T0 + 1001 * HOUR, holders: T0 + 1025 * HOUR });
-    // Halving a year's windows: 14 probes a set, not 8,760.
-    expect(probes.length).toBeLessThanOrEqual(2 * 15);
-    expect(rulesAt(from as object, T0 + 1000 * HOUR)).toEqual({ idle: false, holders: false });
-    expect(rulesAt(from as object, T0 + 1001 * HOUR)).toEqual({ idle: true, holders: false });
-    expect(rulesAt(from as object, T0 + 2000 * HOUR)).toEqual({ idle: true, holders: true });
+  it('a set is read where its marker covers its source (99 %): not before it was loaded, nor in a gap backfilled after', () => {
+    // idle: loaded in hour 1 (half of it), a gap backfilled in hour 4; holders: covered throughout but for
+    // one evaluation fewer than the scrapes in hour 2 (within the tolerance); reservations: no answer.
+    const idle = new Map([0, 0.5, 1, 1, 0.2, 1].map((v, i) => [at(i), v]));
+    const holders = new Map([1, 1, 0.995, 1, 1, 1].map((v, i) => [at(i), v]));
+    const read = readWindows(all, { idle, holders }, whole);
+    expect(whole.map((w) => read.get(w.start)!.idle)).toEqual([false, false, true, true, false, true]);
+    expect(whole.map((w) => read.get(w.start)!.holders)).toEqual([true, true, true, true, true, true]);
+    expect(whole.map((w) => read.get(w.start)!.reservations)).toEqual([false, false, false, false, false, false]);
   });
 
-  it('loaded before --since: read from the first window; a set the series API did not show is not probed', async () => {
-    const { probes, probe } = storeFrom({ idle: T0 - 5 * HOUR, holders: T0 - 5 * HOUR });
-    expect(await rulesFrom(probe, { idle: true, holders: false }, windows)).toEqual({ idle: T0 });
-    expect(probes.every((set) => set === 'idle')).toBe(true);
-  });
-
-  it("loaded in the range's first hour: read from the second; in its last, or no sample in it at all: not read", async () => {
-    expect(await rulesFrom(storeFrom({ idle: T0 + 60_000 }).probe, { idle: true, holders: false }, windows)).toEqual({ idle: T0 + HOUR });
-    const last = T0 + 8759 * HOUR + 60_000;
-    expect(await rulesFrom(storeFrom({ idle: last }).probe, { idle: true, holders: false }, windows)).toEqual({});
-    expect(await rulesFrom(storeFrom({}).probe, { idle: true, holders: true }, windows)).toEqual({});
-  });
-
-  it('a probe the store failed ends it with that failure', async () => {
-    const failure = { kind: 'http' as const, status: 503, body: 'unavailable' };
-    const from = await rulesFrom(async () => failure, { idle: true, holders: false }, windows);
-    expect(from).toBe(failure);
+  it('a set the series API did not show is never read, whatever its coverage says', () => {
+    const full = new Map(whole.map((_, i) => [at(i), 1]));
+    const read = readWindows({ idle: false, holders: true, reservations: false }, { idle: full, holders: full, reservations: full }, whole);
+    expect([...read.values()].every((r) => !r.idle && r.holders && !r.reservations)).toBe(true);
   });
 });
 
