@@ -16,6 +16,9 @@
 // once per block, so one file of 30 days is read 360 times (one 8-GPU host x 30 days was still in
 // promtool after 23 minutes). A day's file is read 12 times. Prometheus then compacts the 2 h blocks
 // as it would its own (up to 31 days): the report is measured once the block count stops falling.
+// --rules adds two stores: the blocks with gpu-textfile-report.rules.yml backfilled (promtool, from
+// the plain store's answers), and those with gpu-textfile-report-5m.rules.yml too (at 2 min 17 s
+// into each five minutes, as a live group's offset puts them).
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -32,9 +35,11 @@ const data = resolve(arg('--data', `/tmp/gpu-textfile-store-${hosts}x${gpus}x${d
 const trail = join(data, 'trail');
 const text = join(data, 'openmetrics');
 const tsdb = join(data, 'tsdb');
-// --rules: also the report against a copy of the store with the report's recording rules backfilled.
+// --rules: also the report against a copy of the store with the report's recording rules backfilled,
+// and against another with the five-minute rules beside them.
 const withRules = process.argv.includes('--rules');
 const rulesTsdb = join(data, 'tsdb-rules');
+const fiveMinuteTsdb = join(data, 'tsdb-rules-5m');
 
 const seconds = (from) => (performance.now() - from) / 1000;
 const measure = (command) => JSON.parse(execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command]));
@@ -142,50 +147,59 @@ const storeReport = (store) => {
 
 const plain = await storeOn(tsdb);
 let bare;
-let rulesFrom;
+const rulesFrom = {};
+/** `file`'s rules evaluated over the range by promtool from `store`, their blocks beside a copy of `from`'s in `to`: seconds taken. */
+function backfillRules(store, from, to, file, offsetSeconds) {
+  const t = performance.now();
+  rmSync(`${to}.part`, { recursive: true, force: true });
+  const blocks = join(data, 'rule-blocks');
+  rmSync(blocks, { recursive: true, force: true });
+  const start = new Date(Date.parse(since) + offsetSeconds * 1000).toISOString();
+  execFileSync(
+    'promtool',
+    [
+      'tsdb',
+      'create-blocks-from',
+      'rules',
+      '--quiet',
+      `--start=${start}`,
+      `--end=${until}`,
+      `--url=${store.url}`,
+      `--output-dir=${blocks}`,
+      join(ROOT, 'examples/prometheus', file),
+    ],
+    { stdio: 'inherit' },
+  );
+  cpSync(from, `${to}.part`, { recursive: true });
+  for (const block of readdirSync(blocks)) renameSync(join(blocks, block), join(`${to}.part`, block));
+  rmSync(join(`${to}.part`, 'lock'), { force: true });
+  renameSync(`${to}.part`, to);
+  return seconds(t);
+}
 try {
   [made.compaction_s, made.blocks] = [plain.compaction_s, plain.blocks];
   bare = storeReport(plain);
   // The report's recording rules (examples/prometheus/), backfilled once beside the plain blocks in a
   // copy of them, from this store's answers: what a site that adds them to a store with history has.
-  if (withRules && !existsSync(rulesTsdb)) {
-    const t = performance.now();
-    rmSync(`${rulesTsdb}.part`, { recursive: true, force: true });
-    const blocks = join(data, 'rule-blocks');
-    rmSync(blocks, { recursive: true, force: true });
-    execFileSync(
-      'promtool',
-      [
-        'tsdb',
-        'create-blocks-from',
-        'rules',
-        '--quiet',
-        `--start=${since}`,
-        `--end=${until}`,
-        `--url=${plain.url}`,
-        `--output-dir=${blocks}`,
-        join(ROOT, 'examples/prometheus/gpu-textfile-report.rules.yml'),
-      ],
-      { stdio: 'inherit' },
-    );
-    rulesFrom = { rules_backfill_s: seconds(t) };
-    cpSync(tsdb, `${rulesTsdb}.part`, { recursive: true });
-    for (const block of readdirSync(blocks)) renameSync(join(blocks, block), join(`${rulesTsdb}.part`, block));
-    rmSync(join(`${rulesTsdb}.part`, 'lock'), { force: true });
-    renameSync(`${rulesTsdb}.part`, rulesTsdb);
-  }
+  // The five-minute rules at an offset within their interval, as a live Prometheus evaluates a group.
+  if (withRules && !existsSync(rulesTsdb))
+    rulesFrom.rules_backfill_s = backfillRules(plain, tsdb, rulesTsdb, 'gpu-textfile-report.rules.yml', 0);
+  if (withRules && !existsSync(fiveMinuteTsdb))
+    rulesFrom.five_minute_backfill_s = backfillRules(plain, rulesTsdb, fiveMinuteTsdb, 'gpu-textfile-report-5m.rules.yml', 137);
 } finally {
   await plain.stop();
 }
-let ruled;
-if (withRules) {
-  const store = await storeOn(rulesTsdb);
+/** The store's report against the blocks in `dir`. */
+async function reportOn(dir) {
+  const store = await storeOn(dir);
   try {
-    ruled = storeReport(store);
+    return storeReport(store);
   } finally {
     await store.stop();
   }
 }
+const ruled = withRules ? await reportOn(rulesTsdb) : undefined;
+const fiveMinutes = withRules ? await reportOn(fiveMinuteTsdb) : undefined;
 const csv = measure(report(['--csv-dir', trail]));
 const row = (name, m, extra = '') =>
   `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
@@ -194,4 +208,8 @@ console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
 console.log('|---|---|---|---|---|---|');
 console.log(row('--prometheus', bare.m, `Prometheus CPU ${bare.storeCpu.toFixed(2)} s a run`));
 if (ruled) console.log(row('--prometheus, with the recording rules', ruled.m, `Prometheus CPU ${ruled.storeCpu.toFixed(2)} s a run`));
+if (fiveMinutes)
+  console.log(
+    row('--prometheus, with the five-minute rules too', fiveMinutes.m, `Prometheus CPU ${fiveMinutes.storeCpu.toFixed(2)} s a run`),
+  );
 console.log(row('--csv-dir', csv));

@@ -64,6 +64,7 @@ describe('examples', () => {
       'alerts.yml': await readFile(join(EXAMPLES, 'alerts.yml'), 'utf8'),
       'recording-rules.yml': await readFile(join(EXAMPLES, 'recording-rules.yml'), 'utf8'),
       'prometheus/gpu-textfile-report.rules.yml': await readFile(join(EXAMPLES, 'prometheus/gpu-textfile-report.rules.yml'), 'utf8'),
+      'prometheus/gpu-textfile-report-5m.rules.yml': await readFile(join(EXAMPLES, 'prometheus/gpu-textfile-report-5m.rules.yml'), 'utf8'),
       'grafana-dashboard.json': [
         ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
         JSON.stringify(dashboard.templating),

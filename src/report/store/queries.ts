@@ -6,6 +6,8 @@ import { FINDING_THRESHOLDS } from '../findings.js';
 // one sample must be judged against another series' sample of the same time (idle while holding
 // memory, a job's share of power), a subquery re-samples both at the collection interval (`[R:S]`),
 // or the recording rules of examples/prometheus/gpu-textfile-report.rules.yml answer it cheaper.
+// Over a fleet's months every question reads each sample of its series once; the five-minute rules
+// (gpu-textfile-report-5m.rules.yml) keep an hour's answer in 12 samples per series instead.
 
 /** The family names the report reads (src/metrics/metrics-catalog.ts). */
 export const METRIC = {
@@ -38,14 +40,58 @@ export const RECORDED = {
   reservedIdle: 'gpu_textfile:reservation_idle:bool',
 } as const;
 
-/** The sets of rules the report tells apart: each is read only where its marker shows it held. */
-export type RuleSet = 'idle' | 'holders' | 'reservations';
+/**
+ * The five-minute rules (examples/prometheus/gpu-textfile-report-5m.rules.yml): each a count, sum,
+ * peak or increase over five minutes of collections, which an hour's twelve add up to.
+ */
+export const FIVE_MINUTE = {
+  successCount: 'gpu_textfile:collector_success:count_5m',
+  successSum: 'gpu_textfile:collector_success:sum_5m',
+  errorCount: 'gpu_textfile:collector_error:count_5m',
+  upCount: 'gpu_textfile:up:count_5m',
+  upSum: 'gpu_textfile:up:sum_5m',
+  utilCount: 'gpu_textfile:utilization:count_5m',
+  utilSum: 'gpu_textfile:utilization:sum_5m',
+  memoryMax: 'gpu_textfile:memory_used_bytes:max_5m',
+  memoryTotalMax: 'gpu_textfile:memory_total_bytes:max_5m',
+  powerCount: 'gpu_textfile:power_watts:count_5m',
+  powerSum: 'gpu_textfile:power_watts:sum_5m',
+  temperatureMax: 'gpu_textfile:temperature_celsius:max_5m',
+  energyIncrease: 'gpu_textfile:energy_joules:increase_5m',
+  idleHeldSum: 'gpu_textfile:idle_held:sum_5m',
+  idleHeldCount: 'gpu_textfile:idle_held:count_5m',
+  holderCount: 'gpu_textfile:holder:count_5m',
+  holderUtilSum: 'gpu_textfile:holder_utilization:sum_5m',
+  holderUtilCount: 'gpu_textfile:holder_utilization:count_5m',
+  holderPowerSum: 'gpu_textfile:holder_power:sum_5m',
+  holderPowerCount: 'gpu_textfile:holder_power:count_5m',
+  holderIdleSum: 'gpu_textfile:holder_idle:sum_5m',
+  holderIdleCount: 'gpu_textfile:holder_idle:count_5m',
+  reservationCount: 'gpu_textfile:reservation:count_5m',
+  reservedIdleSum: 'gpu_textfile:reservation_idle:sum_5m',
+  reservedIdleCount: 'gpu_textfile:reservation_idle:count_5m',
+  reservationsCount: 'gpu_textfile:reservations:count_5m',
+  freeSum: 'gpu_textfile:free:sum_5m',
+  freeCount: 'gpu_textfile:free:count_5m',
+  freeUtilSum: 'gpu_textfile:free_utilization:sum_5m',
+  freeUtilCount: 'gpu_textfile:free_utilization:count_5m',
+  freePowerSum: 'gpu_textfile:free_power:sum_5m',
+  freePowerCount: 'gpu_textfile:free_power:count_5m',
+  freeIdleSum: 'gpu_textfile:free_idle:sum_5m',
+  freeIdleCount: 'gpu_textfile:free_idle:count_5m',
+} as const;
+
+/**
+ * The sets of rules the report tells apart: each is read only where its marker shows it held. The
+ * five-minute set answers every question of an hour it covers; the others one question each.
+ */
+export type RuleSet = 'idle' | 'holders' | 'reservations' | 'fiveMinute';
 
 /** Which rule sets the report reads (for the range, or for one window). */
 export type RecordedRules = Record<RuleSet, boolean>;
 
 /** No rule read: every question asked as a subquery. */
-export const NO_RULES: RecordedRules = { idle: false, holders: false, reservations: false };
+export const NO_RULES: RecordedRules = { idle: false, holders: false, reservations: false, fiveMinute: false };
 
 /** What an answer's values fill: the host's samples, a GPU's bucket, a job's hour, a reserving job's hour. */
 export type QueryTarget = 'host' | 'gpu' | 'job' | 'free' | 'reserved';
@@ -101,10 +147,12 @@ export const presenceMatchers = (scope: StoreSubject): string[] => [
  * later still (its marker is a rule of its own, so a file with the reservation rule but no marker is
  * taken as not having it).
  */
-export const RULE_SETS: Readonly<Record<RuleSet, { marker: string; source: string }>> = {
+export const RULE_SETS: Readonly<Record<RuleSet, { marker: string; source: string; counts?: boolean }>> = {
   idle: { marker: RECORDED.idleHeld, source: METRIC.utilization },
   holders: { marker: RECORDED.free, source: METRIC.holders },
   reservations: { marker: RECORDED.reservationsRead, source: METRIC.reservations },
+  // Its marker's values are the source's samples in five minutes (a host's series: cheap to count).
+  fiveMinute: { marker: FIVE_MINUTE.successCount, source: METRIC.success, counts: true },
 };
 
 /** The markers' series, for the series API: which sets the store has at all over the range. */
@@ -114,7 +162,7 @@ export const recordedMatchers = (scope: StoreSubject): string[] =>
 /** Which rule sets the series API's answer for recordedMatchers shows. */
 export const recordedRules = (series: readonly Record<string, string>[]): RecordedRules => {
   const has = (set: RuleSet) => series.some((s) => s.__name__ === RULE_SETS[set].marker);
-  return { idle: has('idle'), holders: has('holders'), reservations: has('reservations') };
+  return { idle: has('idle'), holders: has('holders'), reservations: has('reservations'), fiveMinute: has('fiveMinute') };
 };
 
 /**
@@ -124,8 +172,8 @@ export const recordedRules = (series: readonly Record<string, string>[]): Record
  */
 export const coverage = (scope: StoreSubject, set: RuleSet, rangeMs: number): string => {
   const sel = `{${matchers(scope)}}`;
-  const { marker, source } = RULE_SETS[set];
-  return `sum(count_over_time(${marker}${sel}[${rangeMs}ms])) / sum(count_over_time(${source}${sel}[${rangeMs}ms]))`;
+  const { marker, source, counts } = RULE_SETS[set];
+  return `sum(${counts ? 'sum' : 'count'}_over_time(${marker}${sel}[${rangeMs}ms])) / sum(count_over_time(${source}${sel}[${rangeMs}ms]))`;
 };
 
 const MIB = 1_048_576;
@@ -158,7 +206,7 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
   // A rule's value per collection, averaged over the window: what the subquery beside it re-samples.
   const recorded = (name: string, w: number) => `avg_over_time(${m(name)}[${r(w)}])`;
   const { idle, holders, reservations } = scope.recorded;
-  return [
+  const questions = [
     q(
       'host_samples',
       'host',
@@ -251,4 +299,48 @@ export function storeQueries(scope: StoreScope): StoreQuery[] {
         : `avg_over_time(${sub(`(${m(METRIC.utilization)} < bool ${idleUtil}) and ${on} ${free}`, w, s)})`,
     ),
   ];
+  if (!scope.recorded.fiveMinute) return questions;
+  const fromRules = fiveMinuteAnswers(m);
+  return questions.map((question) => ({ ...question, expr: fromRules[question.name]! }));
+}
+
+/**
+ * Every question, as the five-minute rules answer it for a whole hour (`rangeMs`: their twelve
+ * samples in it): counts and sums add up, peaks are the largest, shares are the hour's sum over its
+ * count (what `avg_over_time` of a subquery is).
+ */
+function fiveMinuteAnswers(m: (name: string) => string): Record<string, StoreQuery['expr']> {
+  const F = FIVE_MINUTE;
+  const over = (fn: 'sum' | 'max', name: string, w: number) => `${fn}_over_time(${m(name)}[${w}ms])`;
+  const sum = (name: string) => (w: number) => over('sum', name, w);
+  const max = (name: string) => (w: number) => over('max', name, w);
+  const less = (all: string, part: string) => (w: number) => `${over('sum', all, w)} - ${over('sum', part, w)}`;
+  const share = (part: string, all: string) => (w: number) => `${over('sum', part, w)} / ${over('sum', all, w)}`;
+  return {
+    host_samples: sum(F.successCount),
+    host_failures: less(F.successCount, F.successSum),
+    host_errors: sum(F.errorCount),
+    samples: sum(F.upCount),
+    down: less(F.upCount, F.upSum),
+    util_n: sum(F.utilCount),
+    util_sum: sum(F.utilSum),
+    mem_max: max(F.memoryMax),
+    mem_total: max(F.memoryTotalMax),
+    power_n: sum(F.powerCount),
+    power_sum: sum(F.powerSum),
+    temp_max: max(F.temperatureMax),
+    energy: sum(F.energyIncrease),
+    idle_held: share(F.idleHeldSum, F.idleHeldCount),
+    job_samples: sum(F.holderCount),
+    job_util: share(F.holderUtilSum, F.holderUtilCount),
+    job_power: share(F.holderPowerSum, F.holderPowerCount),
+    job_idle: share(F.holderIdleSum, F.holderIdleCount),
+    reserved_samples: sum(F.reservationCount),
+    reserved_idle: share(F.reservedIdleSum, F.reservedIdleCount),
+    reserved_read: sum(F.reservationsCount),
+    free_share: share(F.freeSum, F.freeCount),
+    free_util: share(F.freeUtilSum, F.freeUtilCount),
+    free_power: share(F.freePowerSum, F.freePowerCount),
+    free_idle: share(F.freeIdleSum, F.freeIdleCount),
+  };
 }

@@ -90,6 +90,15 @@ export function rangeChunks(
 
 /** A rule set is read for a window where its marker has at least this share of its source's samples. */
 export const COVERED = 0.99;
+/**
+ * The five-minute set counts its source's samples, so an hour it covers counts them all, give or take
+ * the few minutes its windows are off the clock hour: more than this share (two evaluations' windows
+ * over the same minutes, from a backfill and a live Prometheus) is read as not covered either.
+ */
+export const OVER_COVERED = 1.01;
+
+/** Whether a window's five-minute coverage reads that set there (readWindows). */
+const fiveMinuteCovered = (share: number | undefined) => share !== undefined && share >= COVERED && share <= OVER_COVERED;
 
 /**
  * The rule sets read in each whole window (by its start), from each set's coverage answers (by
@@ -98,7 +107,8 @@ export const COVERED = 0.99;
  * there as if they held, an hour would count no idle time, no job's utilization or power, no free GPU.
  * So each set is read only in the windows its marker covers (COVERED of its source's samples: the
  * evaluations and the scrapes of an hour may differ by one); the others are asked with subqueries,
- * as are the partial windows at --since and --until (no answer: not covered).
+ * as are the partial windows at --since and --until (no answer: not covered). Where the five-minute
+ * set covers a window it answers every question there, and the others are not read.
  */
 export function readWindows(
   present: RecordedRules,
@@ -108,7 +118,12 @@ export function readWindows(
   const read = new Map<number, RecordedRules>();
   const covered = (set: RuleSet, w: Window) => present[set] && (coverage[set]?.get(w.end - 1) ?? 0) >= COVERED;
   for (const w of whole)
-    read.set(w.start, { idle: covered('idle', w), holders: covered('holders', w), reservations: covered('reservations', w) });
+    read.set(
+      w.start,
+      present.fiveMinute && fiveMinuteCovered(coverage.fiveMinute?.get(w.end - 1))
+        ? { ...NO_RULES, fiveMinute: true }
+        : { idle: covered('idle', w), holders: covered('holders', w), reservations: covered('reservations', w), fiveMinute: false },
+    );
   return read;
 }
 
@@ -155,12 +170,17 @@ export async function buildStoreReport(
   const recorded = noted(await client.series(recordedMatchers(query), query.since, query.until));
   if (recorded.kind !== 'ok') return { error: describeOutcome(recorded) };
   const { whole, partial } = windowsOf(query.since, query.until);
-  // Each rule set the store has, its coverage of each whole hour: one range query per chunk.
+  // Each rule set the store has, its coverage of each whole hour: one range query per chunk. The
+  // five-minute set's first: where it covers an hour the others are not read, and their coverage,
+  // which counts every sample of a GPU's series, is not asked there.
   const sets = recordedRules(recorded.data);
   const coverageOf: Partial<Record<RuleSet, Map<number, number>>> = {};
-  for (const set of (Object.keys(sets) as RuleSet[]).filter((s) => sets[s])) {
+  const order: RuleSet[] = ['fiveMinute', 'idle', 'holders', 'reservations'];
+  for (const set of order.filter((s) => sets[s])) {
     const points = new Map<number, number>();
-    for (const c of rangeChunks(whole)) {
+    const five = coverageOf.fiveMinute;
+    const windows = set === 'fiveMinute' || !five ? whole : whole.filter((w) => !fiveMinuteCovered(five.get(w.end - 1)));
+    for (const c of rangeChunks(windows)) {
       const outcome = noted(await client.queryRange(coverage(query, set, HOUR), c.start, c.end, HOUR));
       if (outcome.kind !== 'ok') return { error: describeOutcome(outcome) };
       for (const s of outcome.data) for (const [t, v] of s.points) points.set(t, v);
@@ -173,13 +193,14 @@ export async function buildStoreReport(
   const asked = new Map<string, Map<string, StoreQuery>>();
   const questionAt = (name: string, start: number): StoreQuery => {
     const recorded = readAt(start);
-    const key = `${recorded.idle} ${recorded.holders} ${recorded.reservations}`;
+    const key = `${recorded.idle} ${recorded.holders} ${recorded.reservations} ${recorded.fiveMinute}`;
     let byName = asked.get(key);
     if (!byName) asked.set(key, (byName = new Map(storeQueries({ ...query, recorded }).map((q) => [q.name, q]))));
     return byName.get(name)!;
   };
   // A chunk of range queries never spans a change of the rules read.
-  const same = (a: RecordedRules, b: RecordedRules) => a.idle === b.idle && a.holders === b.holders && a.reservations === b.reservations;
+  const same = (a: RecordedRules, b: RecordedRules) =>
+    a.idle === b.idle && a.holders === b.holders && a.reservations === b.reservations && a.fiveMinute === b.fiveMinute;
   const breaks = new Set(whole.filter((w, i) => i > 0 && !same(readAt(w.start), readAt(whole[i - 1]!.start))).map((w) => w.start));
 
   const hours = new StoreHours(query.hostLabel);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { generateRows, HEADER } from '../../../src/report/history-generator.js';
+import { FIVE_MINUTE } from '../../../src/report/store/queries.js';
 import { eventually, ROOT, runCli, tempDir } from '../../support/helpers.js';
 import { freePort } from '../../support/node-exporter.js';
 import { startPrometheus } from '../../support/prometheus.js';
@@ -217,6 +218,44 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
     for (const rule of ['gpu_textfile:idle_held:bool', 'gpu_textfile:free:bool', 'gpu_textfile:holder_power:watts'])
       expect((await withRules.query(`count(${rule})`, END / 1000 - 60)).length, rule).toBe(1);
     await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${withRules.port}`]);
+
+    // The five-minute rules over it too, evaluated as a live Prometheus would: at an offset of their
+    // own within the five minutes (2 min 17 s here), so each hour read from them starts before the
+    // clock hour. The report then reads them in every hour they cover, and must still say the same.
+    const fiveMinuteBlocks = join(data, 'five-minute-blocks');
+    const offset = 137;
+    const fiveMinutes = await execa(
+      'promtool',
+      [
+        'tsdb',
+        'create-blocks-from',
+        'rules',
+        '--quiet',
+        `--start=${START / 1000 + offset}`,
+        `--end=${END / 1000 + 300}`,
+        `--url=http://127.0.0.1:${withRules.port}`,
+        `--output-dir=${fiveMinuteBlocks}`,
+        join(ROOT, 'examples/prometheus/gpu-textfile-report-5m.rules.yml'),
+      ],
+      { reject: false, timeout: 300_000, all: true },
+    );
+    expect(fiveMinutes.exitCode, fiveMinutes.all).toBe(0);
+    await withRules.stop();
+    for (const block of await readdir(fiveMinuteBlocks)) await rename(join(fiveMinuteBlocks, block), join(data, 'tsdb', block));
+    // Its query log shows which series the report read.
+    const queryLog = join(data, 'queries.log');
+    const withFiveMinutes = await startPrometheus(data, { global: { query_log_file: queryLog }, scrape_configs: [] });
+    onTestFinished(() => withFiveMinutes.stop());
+    await withFiveMinutes.ready();
+    for (const rule of [FIVE_MINUTE.successCount, FIVE_MINUTE.holderPowerSum, FIVE_MINUTE.reservedIdleSum])
+      expect((await withFiveMinutes.query(`count(${rule})`, END / 1000 - 60)).length, rule).toBe(1);
+    const five = await withFiveMinutes.query(`count(count_over_time(${FIVE_MINUTE.successCount}[1h]))`, END / 1000 - 60);
+    expect(five.length).toBe(1);
+    await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${withFiveMinutes.port}`]);
+    // Read from the five-minute set, not from the GPUs' samples, in the hours it covers.
+    const logged = await readFile(queryLog, 'utf8');
+    expect(logged).toContain(`sum_over_time(${FIVE_MINUTE.utilSum}`);
+    expect(logged).toContain(`sum_over_time(${FIVE_MINUTE.holderPowerSum}`);
   });
 
   it('VictoriaMetrics, filled through its import API from export', { timeout: 600_000 }, async () => {

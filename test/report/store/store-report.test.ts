@@ -95,7 +95,7 @@ describe('buildStoreReport', () => {
 describe('readWindows: which rule sets each hour reads', () => {
   const { whole } = windowsOf(T0, T0 + 6 * HOUR);
   const at = (i: number) => T0 + (i + 1) * HOUR - 1;
-  const all = { idle: true, holders: true, reservations: true };
+  const all = { idle: true, holders: true, reservations: true, fiveMinute: false };
 
   it('a set is read where its marker covers its source (99 %): not before it was loaded, nor in a gap backfilled after', () => {
     // idle: loaded in hour 1 (half of it), a gap backfilled in hour 4; holders: covered throughout but for
@@ -110,8 +110,24 @@ describe('readWindows: which rule sets each hour reads', () => {
 
   it('a set the series API did not show is never read, whatever its coverage says', () => {
     const full = new Map(whole.map((_, i) => [at(i), 1]));
-    const read = readWindows({ idle: false, holders: true, reservations: false }, { idle: full, holders: full, reservations: full }, whole);
-    expect([...read.values()].every((r) => !r.idle && r.holders && !r.reservations)).toBe(true);
+    const read = readWindows(
+      { idle: false, holders: true, reservations: false, fiveMinute: false },
+      { idle: full, holders: full, reservations: full, fiveMinute: full },
+      whole,
+    );
+    expect([...read.values()].every((r) => !r.idle && r.holders && !r.reservations && !r.fiveMinute)).toBe(true);
+  });
+
+  it('where the five-minute set counts every sample (1 % either way) it alone is read; elsewhere the other sets as they cover', () => {
+    // Loaded in hour 1 (a third of it); hour 3 counted twice over a few minutes (a backfill beside the
+    // live evaluations, 3 % over); hour 4 short by the few minutes its windows are off the clock (0.995).
+    const fiveMinute = new Map([0, 0.33, 1, 1.03, 0.995, 1].map((v, i) => [at(i), v]));
+    const idle = new Map([1, 1, 1, 1, 1, 0.5].map((v, i) => [at(i), v]));
+    const read = readWindows({ ...all, fiveMinute: true }, { fiveMinute, idle }, whole);
+    expect(whole.map((w) => read.get(w.start)!.fiveMinute)).toEqual([false, false, true, false, true, true]);
+    // Read alone: the others are not asked where it answers.
+    expect(whole.map((w) => read.get(w.start)!.idle)).toEqual([true, true, false, true, false, false]);
+    expect(whole.map((w) => read.get(w.start)!.holders)).toEqual([false, false, false, false, false, false]);
   });
 });
 
