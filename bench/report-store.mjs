@@ -17,8 +17,9 @@
 // promtool after 23 minutes). A day's file is read 12 times. Prometheus then compacts the 2 h blocks
 // as it would its own (up to 31 days): the report is measured once the block count stops falling.
 // --rules adds two stores: the blocks with gpu-textfile-report.rules.yml backfilled (promtool, from
-// the plain store's answers), and those with gpu-textfile-report-5m.rules.yml too (at 2 min 17 s
-// into each five minutes, as a live group's offset puts them). --five-minute-rules adds only the
+// the plain store's answers), and those with gpu-textfile-report-5m.rules.yml too (promtool given
+// the file by a name relative to examples/prometheus: the group's offset within the five minutes is
+// a hash of its name and that path, as a live Prometheus's is of the path it loads). --five-minute-rules adds only the
 // second, beside the plain blocks (promtool's backfill of the first takes some 20 minutes a year).
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -151,12 +152,11 @@ const plain = await storeOn(tsdb);
 let bare;
 const rulesFrom = {};
 /** `file`'s rules evaluated over the range by promtool from `store`, their blocks beside a copy of `from`'s in `to`: seconds taken. */
-function backfillRules(store, from, to, file, offsetSeconds) {
+function backfillRules(store, from, to, file) {
   const t = performance.now();
   rmSync(`${to}.part`, { recursive: true, force: true });
   const blocks = join(data, 'rule-blocks');
   rmSync(blocks, { recursive: true, force: true });
-  const start = new Date(Date.parse(since) + offsetSeconds * 1000).toISOString();
   execFileSync(
     'promtool',
     [
@@ -164,13 +164,13 @@ function backfillRules(store, from, to, file, offsetSeconds) {
       'create-blocks-from',
       'rules',
       '--quiet',
-      `--start=${start}`,
+      `--start=${since}`,
       `--end=${until}`,
       `--url=${store.url}`,
       `--output-dir=${blocks}`,
-      join(ROOT, 'examples/prometheus', file),
+      file,
     ],
-    { stdio: 'inherit' },
+    { cwd: join(ROOT, 'examples/prometheus'), stdio: 'inherit' },
   );
   cpSync(from, `${to}.part`, { recursive: true });
   for (const block of readdirSync(blocks)) renameSync(join(blocks, block), join(`${to}.part`, block));
@@ -185,14 +185,13 @@ try {
   // copy of them, from this store's answers: what a site that adds them to a store with history has.
   // The five-minute rules at an offset within their interval, as a live Prometheus evaluates a group.
   if (withRules && !existsSync(rulesTsdb))
-    rulesFrom.rules_backfill_s = backfillRules(plain, tsdb, rulesTsdb, 'gpu-textfile-report.rules.yml', 0);
+    rulesFrom.rules_backfill_s = backfillRules(plain, tsdb, rulesTsdb, 'gpu-textfile-report.rules.yml');
   if (withFiveMinutes && !existsSync(fiveMinuteTsdb))
     rulesFrom.five_minute_backfill_s = backfillRules(
       plain,
       withRules ? rulesTsdb : tsdb,
       fiveMinuteTsdb,
       'gpu-textfile-report-5m.rules.yml',
-      137,
     );
 } finally {
   await plain.stop();

@@ -166,14 +166,19 @@ export const recordedRules = (series: readonly Record<string, string>[]): Record
 };
 
 /**
- * A rule set's coverage of a window: its marker's samples over its source's, all series together.
- * Near 1 where the rules ran over the whole window; less where they were loaded in it, where a gap
- * was backfilled after they were (`export`), or where a store behind a Thanos has not loaded them.
+ * A rule set's coverage of a window, per host and task: its marker's samples over its source's (the
+ * five-minute marker's values are counts of its source's samples). Near 1 where the rules ran over
+ * the whole window; less where they were loaded in it, where a gap was backfilled after they were
+ * (`export`), or where a store behind a Thanos has not loaded them; 0 for a host whose source has
+ * samples and its marker none. Per host: one host's hour missing among a hundred is still missing.
  */
 export const coverage = (scope: StoreSubject, set: RuleSet, rangeMs: number): string => {
   const sel = `{${matchers(scope)}}`;
   const { marker, source, counts } = RULE_SETS[set];
-  return `sum(${counts ? 'sum' : 'count'}_over_time(${marker}${sel}[${rangeMs}ms])) / sum(count_over_time(${source}${sel}[${rangeMs}ms]))`;
+  const by = `(${scope.hostLabel},task)`;
+  const samples = `sum by${by} (count_over_time(${source}${sel}[${rangeMs}ms]))`;
+  const marked = `sum by${by} (${counts ? 'sum' : 'count'}_over_time(${marker}${sel}[${rangeMs}ms]))`;
+  return `(${marked} or on${by} (${samples} * 0)) / on${by} ${samples}`;
 };
 
 const MIB = 1_048_576;

@@ -92,31 +92,38 @@ export function rangeChunks(
 export const COVERED = 0.99;
 /**
  * The five-minute set counts its source's samples, so an hour it covers counts them all, give or take
- * the few minutes its windows are off the clock hour: more than this share (two evaluations' windows
- * over the same minutes, from a backfill and a live Prometheus) is read as not covered either.
+ * the few minutes its windows are off the clock hour: more than this share at any host (two
+ * evaluations' windows over the same minutes, from a backfill and a live Prometheus) is read as not
+ * covered either.
  */
 export const OVER_COVERED = 1.01;
 
+/** A rule set's coverage of a window: the least and the most of its hosts' (queries.ts, coverage). */
+export interface Coverage {
+  least: number;
+  most: number;
+}
+
 /** Whether a window's five-minute coverage reads that set there (readWindows). */
-const fiveMinuteCovered = (share: number | undefined) => share !== undefined && share >= COVERED && share <= OVER_COVERED;
+const fiveMinuteCovered = (c: Coverage | undefined) => c !== undefined && c.least >= COVERED && c.most <= OVER_COVERED;
 
 /**
  * The rule sets read in each whole window (by its start), from each set's coverage answers (by
  * evaluation time, a window's end less 1 ms). Rules hold only where they were evaluated: before they
  * were loaded, in a gap backfilled after they were, on a store behind a Thanos that lacks them. Read
  * there as if they held, an hour would count no idle time, no job's utilization or power, no free GPU.
- * So each set is read only in the windows its marker covers (COVERED of its source's samples: the
- * evaluations and the scrapes of an hour may differ by one); the others are asked with subqueries,
+ * So each set is read only in the windows its marker covers at every host (COVERED of its source's
+ * samples: the evaluations and the scrapes of an hour may differ by one); the others are asked with subqueries,
  * as are the partial windows at --since and --until (no answer: not covered). Where the five-minute
  * set covers a window it answers every question there, and the others are not read.
  */
 export function readWindows(
   present: RecordedRules,
-  coverage: Partial<Record<RuleSet, ReadonlyMap<number, number>>>,
+  coverage: Partial<Record<RuleSet, ReadonlyMap<number, Coverage>>>,
   whole: readonly Window[],
 ): Map<number, RecordedRules> {
   const read = new Map<number, RecordedRules>();
-  const covered = (set: RuleSet, w: Window) => present[set] && (coverage[set]?.get(w.end - 1) ?? 0) >= COVERED;
+  const covered = (set: RuleSet, w: Window) => present[set] && (coverage[set]?.get(w.end - 1)?.least ?? 0) >= COVERED;
   for (const w of whole)
     read.set(
       w.start,
@@ -125,6 +132,23 @@ export function readWindows(
         : { idle: covered('idle', w), holders: covered('holders', w), reservations: covered('reservations', w), fiveMinute: false },
     );
   return read;
+}
+
+/**
+ * A report over less than this is never read from the five-minute set: its hours are the rules'
+ * windows, up to 6 minutes before the clock hour, so where it meets an hour read otherwise a few
+ * minutes are counted twice or not at all; over a day at least that is under 1 % (and a short range
+ * costs the store little anyway).
+ */
+export const FIVE_MINUTE_SPAN = 24 * HOUR;
+
+/**
+ * The whole windows the five-minute set may answer: not over a range shorter than FIVE_MINUTE_SPAN,
+ * nor the first and last whole hours, which are read from every collection so that the range's own
+ * edges (a peak in its last minutes, the first samples) are the trail's.
+ */
+export function fiveMinuteWindows<W extends Window>(since: number, until: number, whole: readonly W[]): W[] {
+  return until - since < FIVE_MINUTE_SPAN ? [] : whole.slice(1, -1);
 }
 
 /** Runs `tasks` with at most `limit` at once; stops starting new ones once one failed. */
@@ -174,16 +198,25 @@ export async function buildStoreReport(
   // five-minute set's first: where it covers an hour the others are not read, and their coverage,
   // which counts every sample of a GPU's series, is not asked there.
   const sets = recordedRules(recorded.data);
-  const coverageOf: Partial<Record<RuleSet, Map<number, number>>> = {};
+  const coverageOf: Partial<Record<RuleSet, Map<number, Coverage>>> = {};
   const order: RuleSet[] = ['fiveMinute', 'idle', 'holders', 'reservations'];
   for (const set of order.filter((s) => sets[s])) {
-    const points = new Map<number, number>();
+    const points = new Map<number, Coverage>();
     const five = coverageOf.fiveMinute;
-    const windows = set === 'fiveMinute' || !five ? whole : whole.filter((w) => !fiveMinuteCovered(five.get(w.end - 1)));
+    const windows =
+      set === 'fiveMinute'
+        ? fiveMinuteWindows(query.since, query.until, whole)
+        : whole.filter((w) => !fiveMinuteCovered(five?.get(w.end - 1)));
     for (const c of rangeChunks(windows)) {
       const outcome = noted(await client.queryRange(coverage(query, set, HOUR), c.start, c.end, HOUR));
       if (outcome.kind !== 'ok') return { error: describeOutcome(outcome) };
-      for (const s of outcome.data) for (const [t, v] of s.points) points.set(t, v);
+      // A host per series: the hour's coverage is its least and its most covered host's.
+      for (const s of outcome.data)
+        for (const [t, v] of s.points) {
+          const c = points.get(t);
+          if (c === undefined) points.set(t, { least: v, most: v });
+          else [c.least, c.most] = [Math.min(c.least, v), Math.max(c.most, v)];
+        }
     }
     coverageOf[set] = points;
   }

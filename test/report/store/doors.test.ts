@@ -219,11 +219,11 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
       expect((await withRules.query(`count(${rule})`, END / 1000 - 60)).length, rule).toBe(1);
     await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${withRules.port}`]);
 
-    // The five-minute rules over it too, evaluated as a live Prometheus would: at an offset of their
-    // own within the five minutes (2 min 17 s here), so each hour read from them starts before the
-    // clock hour. The report then reads them in every hour they cover, and must still say the same.
+    // The five-minute rules over it too, evaluated where a live Prometheus loading the file by this
+    // name would: at the group's own offset within the five minutes (a hash of its name and the
+    // file's path as given, 72.6 s here), so each hour read from them starts before the clock hour.
+    // The report then reads them in every hour they cover, and must still say the same.
     const fiveMinuteBlocks = join(data, 'five-minute-blocks');
-    const offset = 137;
     const fiveMinutes = await execa(
       'promtool',
       [
@@ -231,13 +231,13 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
         'create-blocks-from',
         'rules',
         '--quiet',
-        `--start=${START / 1000 + offset}`,
-        `--end=${END / 1000 + 300}`,
+        `--start=${START / 1000}`,
+        `--end=${END / 1000 + 360}`,
         `--url=http://127.0.0.1:${withRules.port}`,
         `--output-dir=${fiveMinuteBlocks}`,
-        join(ROOT, 'examples/prometheus/gpu-textfile-report-5m.rules.yml'),
+        'gpu-textfile-report-5m.rules.yml',
       ],
-      { reject: false, timeout: 300_000, all: true },
+      { cwd: join(ROOT, 'examples/prometheus'), reject: false, timeout: 300_000, all: true },
     );
     expect(fiveMinutes.exitCode, fiveMinutes.all).toBe(0);
     await withRules.stop();
@@ -252,7 +252,8 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
     const five = await withFiveMinutes.query(`count(count_over_time(${FIVE_MINUTE.successCount}[1h]))`, END / 1000 - 60);
     expect(five.length).toBe(1);
     await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${withFiveMinutes.port}`]);
-    // Read from the five-minute set, not from the GPUs' samples, in the hours it covers.
+    // Read from the five-minute set (in the hours it covers: not the first, whose windows begin
+    // before the trail does).
     const logged = await readFile(queryLog, 'utf8');
     expect(logged).toContain(`sum_over_time(${FIVE_MINUTE.utilSum}`);
     expect(logged).toContain(`sum_over_time(${FIVE_MINUTE.holderPowerSum}`);

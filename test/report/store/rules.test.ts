@@ -51,14 +51,16 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml and gpu-textfile-rep
       // The report asks the series API for our series, then for the recorded ones.
       if (path.endsWith('/series') && form.getAll('match[]').some((m) => m.startsWith('gpu_textfile:')))
         return json(res, 200, { status: 'success', data: present.map((name) => ({ __name__: name, instance: 'h1' })) });
-      const marker = /^sum\((?:count|sum)_over_time\((gpu_textfile:[a-z_]+:[a-z_0-9]+)\{/.exec(form.get('query') ?? '');
+      const marker = /^\(sum by\(instance,task\) \((?:count|sum)_over_time\((gpu_textfile:[a-z_]+:[a-z_0-9]+)\{/.exec(
+        form.get('query') ?? '',
+      );
       if (path.endsWith('/query_range') && marker) {
         expect(present).toContain(marker[1]);
         const [start, end, step] = ['start', 'end', 'step'].map((k) => Number(form.get(k)) * 1000) as [number, number, number];
         const values: [number, string][] = [];
         for (let t = start; t <= end; t += step)
           if (ran(marker[1]!, t - HOUR, t) > 0) values.push([t / 1000, String(ran(marker[1]!, t - HOUR, t) / HOUR)]);
-        return json(res, 200, { status: 'success', data: { resultType: 'matrix', result: [{ metric: {}, values }] } });
+        return json(res, 200, { status: 'success', data: { resultType: 'matrix', result: [{ metric: { instance: 'h1' }, values }] } });
       }
       return empty(path, form, req, res);
     });
@@ -106,8 +108,8 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml and gpu-textfile-rep
       'the idle and holder sets (a file with the reservation rule but not its marker): reservations re-sample',
     ],
     [[MARKERS.idle, MARKERS.holders, MARKERS.reservations], 'all three sets: no subquery at all'],
-    [[MARKERS.fiveMinute], 'the five-minute set alone: every question from it, no subquery'],
-    [Object.values(MARKERS), 'all four: the five-minute set answers, the others are not read nor their coverage asked'],
+    [[MARKERS.fiveMinute], 'the five-minute set alone: every question from it but in the first and last hours (subqueries)'],
+    [Object.values(MARKERS), 'all four: the five-minute set answers but in the first and last hours, which the others answer'],
   ])('recorded series in the store: %j: %s', { timeout: 60_000 }, async (present: string[]) => {
     const { url, seen } = await storeWithRules(present, Date.parse('2026-10-01'));
     const run = await runCli(['report', '--prometheus', url, '--since', '2026-11-01', '--until', '2026-11-02']);
@@ -120,17 +122,24 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml and gpu-textfile-rep
       { on: present.includes(MARKERS.holders), rules: holderRules, subqueries: holderSubqueries },
       { on: present.includes(MARKERS.reservations), rules: reservationRules, subqueries: reservationSubqueries },
     ];
+    // Each set's rules where it is there, its subqueries where not: over the whole day, or, where the
+    // five-minute set answers, over the day's first and last hours only (fiveMinuteWindows).
     for (const set of sets) {
-      for (const rule of set.rules) expect(asked(`avg_over_time(${rule}[`), rule).toBe(set.on && !five);
-      for (const subquery of set.subqueries) expect(asked(subquery), subquery).toBe(!set.on && !five);
+      for (const rule of set.rules) expect(asked(`avg_over_time(${rule}[`), rule).toBe(set.on);
+      for (const subquery of set.subqueries) expect(asked(subquery), subquery).toBe(!set.on);
     }
     for (const rule of fiveMinuteRules) expect(asked(`_over_time(${rule}{`) || asked(`_over_time(${rule}[`), rule).toBe(five);
-    // Where the five-minute set covers every hour, the others' coverage (every sample of a GPU's series) is not asked.
     for (const marker of [MARKERS.idle, MARKERS.holders, MARKERS.reservations])
-      expect(asked(`sum(count_over_time(${marker}{`), marker).toBe(present.includes(marker) && !five);
-    // Where a rule answers, no subquery is left (`[R:S]`); the raw series are not read in whole hours.
-    expect(queries.some((q) => /\[\d+ms:\d+ms\]/.test(q))).toBe(!five && !sets.every((set) => set.on));
-    if (five) expect(queries.filter((q) => q.startsWith('count_over_time(nvidia_gpu_utilization_ratio'))).toEqual([]);
+      expect(asked(`(count_over_time(${marker}{`), marker).toBe(present.includes(marker));
+    // Where a rule answers, no subquery is left (`[R:S]`).
+    expect(queries.some((q) => /\[\d+ms:\d+ms\]/.test(q))).toBe(!sets.every((set) => set.on));
+    // With the five-minute set, nothing else is asked of the hours between the first and the last.
+    const ranged = seen.filter((s) => s.path.endsWith('/query_range'));
+    const [first, last] = ['2026-11-01T00:59:59.999Z', '2026-11-01T23:59:59.999Z'].map((t) => String(Date.parse(t) / 1000));
+    const other = ranged.filter((s) => !fiveMinuteRules.some((rule) => s.form.get('query')!.includes(rule)));
+    if (five)
+      expect(other.filter((s) => s.form.get('start') !== s.form.get('end') || ![first, last].includes(s.form.get('start')!))).toEqual([]);
+    else expect(other.some((s) => s.form.get('start') === first && s.form.get('end') === last)).toBe(true);
   });
 
   it('the five-minute set loaded in the middle of the range: the hours before read the other sets, their coverage asked only there', {
@@ -145,15 +154,30 @@ describe('examples/prometheus/gpu-textfile-report.rules.yml and gpu-textfile-rep
     expect(run.exitCode, run.stderr).toBe(0);
     const ranges = seen
       .filter((s) => s.path.endsWith('/query_range'))
-      .map((s) => ({ query: s.form.get('query')!, start: s.form.get('start') }));
+      .map((s) => ({ query: s.form.get('query')!, start: s.form.get('start'), end: s.form.get('end') }));
+    const iso = (seconds: string | null) => new Date(Number(seconds) * 1000).toISOString();
+    // [first evaluation, last evaluation] of each chunk of range queries asking it.
     const chunks = (test: (q: string) => boolean) =>
       ranges
         .filter((r) => test(r.query))
-        .map((r) => new Date(Number(r.start) * 1000).toISOString())
+        .map((r) => [iso(r.start), iso(r.end)])
         .sort();
-    expect(chunks((q) => q.startsWith('avg_over_time(gpu_textfile:idle_held:bool['))).toEqual(['2026-11-01T00:59:59.999Z']);
-    expect(chunks((q) => q.startsWith(`sum_over_time(${FIVE_MINUTE.idleHeldSum}[`))).toEqual(['2026-11-01T10:59:59.999Z']);
-    expect(chunks((q) => q.startsWith(`sum(count_over_time(${MARKERS.idle}{`))).toEqual(['2026-11-01T00:59:59.999Z']);
+    // The last hour too: a range's first and last are read from every collection.
+    expect(chunks((q) => q.startsWith('avg_over_time(gpu_textfile:idle_held:bool['))).toEqual([
+      ['2026-11-01T00:59:59.999Z', '2026-11-01T09:59:59.999Z'],
+      ['2026-11-01T23:59:59.999Z', '2026-11-01T23:59:59.999Z'],
+    ]);
+    expect(chunks((q) => q.startsWith(`sum_over_time(${FIVE_MINUTE.idleHeldSum}[`))).toEqual([
+      ['2026-11-01T10:59:59.999Z', '2026-11-01T22:59:59.999Z'],
+    ]);
+    expect(chunks((q) => q.includes(`(count_over_time(${MARKERS.idle}{`))).toEqual([
+      ['2026-11-01T00:59:59.999Z', '2026-11-01T09:59:59.999Z'],
+      ['2026-11-01T23:59:59.999Z', '2026-11-01T23:59:59.999Z'],
+    ]);
+    // Its own coverage asked of the hours between the first and the last only.
+    expect(chunks((q) => q.includes(`(sum_over_time(${MARKERS.fiveMinute}{`))).toEqual([
+      ['2026-11-01T01:59:59.999Z', '2026-11-01T22:59:59.999Z'],
+    ]);
   });
 
   /** The chunks of range queries asking the idle-held question, from their first evaluation: [time, from the rule]. */

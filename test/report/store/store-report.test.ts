@@ -3,6 +3,7 @@ import { periodStart } from '../../../src/report/aggregate.js';
 import type { StoreClient } from '../../../src/report/store/client.js';
 import {
   buildStoreReport,
+  fiveMinuteWindows,
   MAX_STEPS,
   POINTS_PER_ANSWER,
   rangeChunks,
@@ -96,12 +97,14 @@ describe('readWindows: which rule sets each hour reads', () => {
   const { whole } = windowsOf(T0, T0 + 6 * HOUR);
   const at = (i: number) => T0 + (i + 1) * HOUR - 1;
   const all = { idle: true, holders: true, reservations: true, fiveMinute: false };
+  /** Each hour's coverage where every host is covered alike. */
+  const even = (shares: number[]) => new Map(shares.map((v, i) => [at(i), { least: v, most: v }]));
 
   it('a set is read where its marker covers its source (99 %): not before it was loaded, nor in a gap backfilled after', () => {
     // idle: loaded in hour 1 (half of it), a gap backfilled in hour 4; holders: covered throughout but for
     // one evaluation fewer than the scrapes in hour 2 (within the tolerance); reservations: no answer.
-    const idle = new Map([0, 0.5, 1, 1, 0.2, 1].map((v, i) => [at(i), v]));
-    const holders = new Map([1, 1, 0.995, 1, 1, 1].map((v, i) => [at(i), v]));
+    const idle = even([0, 0.5, 1, 1, 0.2, 1]);
+    const holders = even([1, 1, 0.995, 1, 1, 1]);
     const read = readWindows(all, { idle, holders }, whole);
     expect(whole.map((w) => read.get(w.start)!.idle)).toEqual([false, false, true, true, false, true]);
     expect(whole.map((w) => read.get(w.start)!.holders)).toEqual([true, true, true, true, true, true]);
@@ -109,7 +112,7 @@ describe('readWindows: which rule sets each hour reads', () => {
   });
 
   it('a set the series API did not show is never read, whatever its coverage says', () => {
-    const full = new Map(whole.map((_, i) => [at(i), 1]));
+    const full = even(whole.map(() => 1));
     const read = readWindows(
       { idle: false, holders: true, reservations: false, fiveMinute: false },
       { idle: full, holders: full, reservations: full, fiveMinute: full },
@@ -121,13 +124,33 @@ describe('readWindows: which rule sets each hour reads', () => {
   it('where the five-minute set counts every sample (1 % either way) it alone is read; elsewhere the other sets as they cover', () => {
     // Loaded in hour 1 (a third of it); hour 3 counted twice over a few minutes (a backfill beside the
     // live evaluations, 3 % over); hour 4 short by the few minutes its windows are off the clock (0.995).
-    const fiveMinute = new Map([0, 0.33, 1, 1.03, 0.995, 1].map((v, i) => [at(i), v]));
-    const idle = new Map([1, 1, 1, 1, 1, 0.5].map((v, i) => [at(i), v]));
+    const fiveMinute = even([0, 0.33, 1, 1.03, 0.995, 1]);
+    const idle = even([1, 1, 1, 1, 1, 0.5]);
     const read = readWindows({ ...all, fiveMinute: true }, { fiveMinute, idle }, whole);
     expect(whole.map((w) => read.get(w.start)!.fiveMinute)).toEqual([false, false, true, false, true, true]);
     // Read alone: the others are not asked where it answers.
     expect(whole.map((w) => read.get(w.start)!.idle)).toEqual([true, true, false, true, false, false]);
     expect(whole.map((w) => read.get(w.start)!.holders)).toEqual([false, false, false, false, false, false]);
+  });
+
+  it("an hour is covered only where every host's is: one host missing among many, or counted twice, is not covered", () => {
+    // Hour 1: one host of a hundred without the set (a gap backfilled there after the rules ran); hour
+    // 2: one counted twice over a few minutes; hour 3: every host within 1 %.
+    const hosts = (least: number, most: number) => ({ least, most });
+    const fiveMinute = new Map([hosts(1, 1), hosts(0, 1), hosts(1, 1.05), hosts(0.992, 1.008)].map((c, i) => [at(i), c]));
+    const idle = new Map([hosts(1, 1), hosts(0.4, 1), hosts(1, 1), hosts(1, 1)].map((c, i) => [at(i), c]));
+    const read = readWindows({ ...all, fiveMinute: true }, { fiveMinute, idle }, whole.slice(0, 4));
+    expect(whole.slice(0, 4).map((w) => read.get(w.start)!.fiveMinute)).toEqual([true, false, false, true]);
+    expect(whole.slice(0, 4).map((w) => read.get(w.start)!.idle)).toEqual([false, false, true, false]);
+  });
+});
+
+describe('fiveMinuteWindows: where the five-minute set may answer', () => {
+  it('never over less than a day; over a day or more, every whole hour but the first and the last', () => {
+    const day = windowsOf(T0, T0 + 24 * HOUR).whole;
+    expect(fiveMinuteWindows(T0, T0 + 24 * HOUR, day)).toEqual(day.slice(1, 23));
+    const short = windowsOf(T0, T0 + 23 * HOUR).whole;
+    expect(fiveMinuteWindows(T0, T0 + 23 * HOUR, short)).toEqual([]);
   });
 });
 
