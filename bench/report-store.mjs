@@ -224,3 +224,11 @@ if (fiveMinutes)
     ),
   );
 console.log(row('--csv-dir', csv));
+// Why a run failed (its last line on stderr): a failed run's wall is in the medians above.
+for (const [name, m] of [
+  ['--prometheus', bare.m],
+  ['--prometheus, with the recording rules', ruled?.m],
+  ['--prometheus, with the five-minute rules', fiveMinutes?.m],
+  ['--csv-dir', csv],
+])
+  for (const failure of m?.failures ?? []) console.log(`${name}: a run failed: ${failure}`);
