@@ -3,7 +3,7 @@ import type { HistoryRow } from '../csvlog/read.js';
 import type { GpuJob, JobKind } from '../host/job.js';
 import type { ReservingJob } from '../host/reservation.js';
 import type { RowJobs } from '../csvlog/jobs-cell.js';
-import { HOUR, periodStart } from './aggregate.js';
+import { compareGpuIds, HOUR, periodStart } from './aggregate.js';
 import { FINDING_THRESHOLDS, type Finding } from './findings.js';
 import { printable } from './printable.js';
 import { chain, firstAfter, maxOf, mergeHour, type JobHour, type SeriesCounter } from './job-runs.js';
@@ -357,6 +357,7 @@ export class JobAccount {
    */
   heldIdle(intervalOf: IntervalOf, minMs = HELD_IDLE_MIN_MS): Finding[] {
     const found: Finding[] = [];
+    const firstSeen = new Map<Finding, number>();
     for (const hours of this.byJobGpu().values()) {
       const h0 = hours[0]!;
       const interval = intervalOf(h0.host, h0.task, h0.gpu, h0.uuid);
@@ -392,8 +393,18 @@ export class JobAccount {
         longest_idle_hours: Math.round((longestMs / HOUR) * 10_000) / 10_000,
         idle_hours: Math.round(((idle * interval) / HOUR) * 10_000) / 10_000,
       });
+      firstSeen.set(found[found.length - 1]!, h0.first);
     }
-    return found;
+    // In the trail's order (hosts by name, GPUs by index, a GPU's jobs as they came), not the order
+    // the account was filled in: a store's answers arrive in any order.
+    return found.sort(
+      (a, b) =>
+        a.host.localeCompare(b.host) ||
+        a.task_id.localeCompare(b.task_id) ||
+        compareGpuIds(a.gpu_id, b.gpu_id) ||
+        a.gpu_uuid.localeCompare(b.gpu_uuid) ||
+        firstSeen.get(a)! - firstSeen.get(b)!,
+    );
   }
 
   private fresh(row: HistoryRow, job: { kind: AccountKind; id: string; user: string }, seq: number): JobHour {
