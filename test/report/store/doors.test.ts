@@ -167,6 +167,34 @@ async function compareDoors(trail: string, store: string[]): Promise<void> {
   });
 }
 
+/**
+ * `file`'s rules (examples/prometheus/) evaluated by promtool over the trail up to `end` from
+ * `prometheus`'s answers, which is then stopped, and their blocks moved into `dir`/tsdb. promtool is
+ * given the file by that name, as a Prometheus loading it from there would: a group's evaluations
+ * fall at an offset within its interval that is a hash of its name and the file's path.
+ */
+async function backfillRules(prometheus: { port: number; stop: () => Promise<void> }, file: string, end: number, dir: string) {
+  const blocks = join(dir, `${file}-blocks`);
+  const evaluated = await execa(
+    'promtool',
+    [
+      'tsdb',
+      'create-blocks-from',
+      'rules',
+      '--quiet',
+      `--start=${START / 1000}`,
+      `--end=${end / 1000}`,
+      `--url=http://127.0.0.1:${prometheus.port}`,
+      `--output-dir=${blocks}`,
+      file,
+    ],
+    { cwd: join(ROOT, 'examples/prometheus'), reject: false, timeout: 300_000, all: true },
+  );
+  expect(evaluated.exitCode, evaluated.all).toBe(0);
+  await prometheus.stop();
+  for (const block of await readdir(blocks)) await rename(join(blocks, block), join(dir, 'tsdb', block));
+}
+
 describe('report --prometheus against report --csv-dir on the same trail', () => {
   it('Prometheus, backfilled with promtool from export', { timeout: 600_000 }, async () => {
     const trail = await writeFleet();
@@ -191,26 +219,7 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
     // The report's recording rules backfilled over the same trail (as a site adding them to a store
     // with history would): the report then reads them instead of its subqueries (rules.test.ts), and
     // must say the same.
-    const rules = join(ROOT, 'examples/prometheus/gpu-textfile-report.rules.yml');
-    const ruleBlocks = join(data, 'rule-blocks');
-    const evaluated = await execa(
-      'promtool',
-      [
-        'tsdb',
-        'create-blocks-from',
-        'rules',
-        '--quiet',
-        `--start=${START / 1000}`,
-        `--end=${END / 1000}`,
-        `--url=http://127.0.0.1:${prometheus.port}`,
-        `--output-dir=${ruleBlocks}`,
-        rules,
-      ],
-      { reject: false, timeout: 300_000, all: true },
-    );
-    expect(evaluated.exitCode, evaluated.all).toBe(0);
-    await prometheus.stop();
-    for (const block of await readdir(ruleBlocks)) await rename(join(ruleBlocks, block), join(data, 'tsdb', block));
+    await backfillRules(prometheus, 'gpu-textfile-report.rules.yml', END, data);
     const withRules = await startPrometheus(data, { scrape_configs: [] });
     onTestFinished(() => withRules.stop());
     await withRules.ready();
@@ -222,26 +231,9 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
     // The five-minute rules over it too, evaluated where a live Prometheus loading the file by this
     // name would: at the group's own offset within the five minutes (a hash of its name and the
     // file's path as given, 72.6 s here), so each hour read from them starts before the clock hour.
-    // The report then reads them in every hour they cover, and must still say the same.
-    const fiveMinuteBlocks = join(data, 'five-minute-blocks');
-    const fiveMinutes = await execa(
-      'promtool',
-      [
-        'tsdb',
-        'create-blocks-from',
-        'rules',
-        '--quiet',
-        `--start=${START / 1000}`,
-        `--end=${END / 1000 + 360}`,
-        `--url=http://127.0.0.1:${withRules.port}`,
-        `--output-dir=${fiveMinuteBlocks}`,
-        'gpu-textfile-report-5m.rules.yml',
-      ],
-      { cwd: join(ROOT, 'examples/prometheus'), reject: false, timeout: 300_000, all: true },
-    );
-    expect(fiveMinutes.exitCode, fiveMinutes.all).toBe(0);
-    await withRules.stop();
-    for (const block of await readdir(fiveMinuteBlocks)) await rename(join(fiveMinuteBlocks, block), join(data, 'tsdb', block));
+    // The report then reads them in the hours they cover, and must still say the same. Their windows
+    // end a minute before each evaluation: evaluated past END, the last ones hold the trail's end.
+    await backfillRules(withRules, 'gpu-textfile-report-5m.rules.yml', END + 360_000, data);
     // Its query log shows which series the report read.
     const queryLog = join(data, 'queries.log');
     const withFiveMinutes = await startPrometheus(data, { global: { query_log_file: queryLog }, scrape_configs: [] });
@@ -252,8 +244,7 @@ describe('report --prometheus against report --csv-dir on the same trail', () =>
     const five = await withFiveMinutes.query(`count(count_over_time(${FIVE_MINUTE.successCount}[1h]))`, END / 1000 - 60);
     expect(five.length).toBe(1);
     await compareDoors(trail, ['--prometheus', `http://127.0.0.1:${withFiveMinutes.port}`]);
-    // Read from the five-minute set (in the hours it covers: not the first, whose windows begin
-    // before the trail does).
+    // Read from the five-minute set (in the hours it covers, which are not the range's first and last).
     const logged = await readFile(queryLog, 'utf8');
     expect(logged).toContain(`sum_over_time(${FIVE_MINUTE.utilSum}`);
     expect(logged).toContain(`sum_over_time(${FIVE_MINUTE.holderPowerSum}`);
