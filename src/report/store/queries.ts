@@ -155,6 +155,13 @@ export const RULE_SETS: Readonly<Record<RuleSet, { marker: string; source: strin
   fiveMinute: { marker: FIVE_MINUTE.successCount, source: METRIC.success, counts: true },
 };
 
+/** Every rule set, in RULE_SETS' order. */
+export const RULE_SET_NAMES = Object.keys(RULE_SETS) as RuleSet[];
+
+/** Which rule sets `read` says are read. */
+export const ruleSetsWhere = (read: (set: RuleSet) => boolean): RecordedRules =>
+  Object.fromEntries(RULE_SET_NAMES.map((set) => [set, read(set)])) as RecordedRules;
+
 /** The markers' series, for the series API: which sets the store has at all over the range. */
 export const recordedMatchers = (scope: StoreSubject): string[] =>
   Object.values(RULE_SETS).map(({ marker }) => `${marker}{${matchers(scope)}}`);
@@ -162,7 +169,7 @@ export const recordedMatchers = (scope: StoreSubject): string[] =>
 /** Which rule sets the series API's answer for recordedMatchers shows. */
 export const recordedRules = (series: readonly Record<string, string>[]): RecordedRules => {
   const has = (set: RuleSet) => series.some((s) => s.__name__ === RULE_SETS[set].marker);
-  return { idle: has('idle'), holders: has('holders'), reservations: has('reservations'), fiveMinute: has('fiveMinute') };
+  return ruleSetsWhere(has);
 };
 
 /**

@@ -11,6 +11,8 @@ import {
   NO_RULES,
   type RecordedRules,
   recordedRules,
+  RULE_SET_NAMES,
+  ruleSetsWhere,
   type RuleSet,
   storeQueries,
   type StoreQuery,
@@ -129,7 +131,7 @@ export function readWindows(
       w.start,
       present.fiveMinute && fiveMinuteCovered(coverage.fiveMinute?.get(w.end - 1))
         ? { ...NO_RULES, fiveMinute: true }
-        : { idle: covered('idle', w), holders: covered('holders', w), reservations: covered('reservations', w), fiveMinute: false },
+        : ruleSetsWhere((set) => set !== 'fiveMinute' && covered(set, w)),
     );
   return read;
 }
@@ -199,7 +201,7 @@ export async function buildStoreReport(
   // which counts every sample of a GPU's series, is not asked there.
   const sets = recordedRules(recorded.data);
   const coverageOf: Partial<Record<RuleSet, Map<number, Coverage>>> = {};
-  const order: RuleSet[] = ['fiveMinute', 'idle', 'holders', 'reservations'];
+  const order: RuleSet[] = ['fiveMinute', ...RULE_SET_NAMES.filter((s) => s !== 'fiveMinute')];
   for (const set of order.filter((s) => sets[s])) {
     const points = new Map<number, Coverage>();
     const five = coverageOf.fiveMinute;
@@ -226,14 +228,13 @@ export async function buildStoreReport(
   const asked = new Map<string, Map<string, StoreQuery>>();
   const questionAt = (name: string, start: number): StoreQuery => {
     const recorded = readAt(start);
-    const key = `${recorded.idle} ${recorded.holders} ${recorded.reservations} ${recorded.fiveMinute}`;
+    const key = RULE_SET_NAMES.map((set) => recorded[set]).join(' ');
     let byName = asked.get(key);
     if (!byName) asked.set(key, (byName = new Map(storeQueries({ ...query, recorded }).map((q) => [q.name, q]))));
     return byName.get(name)!;
   };
   // A chunk of range queries never spans a change of the rules read.
-  const same = (a: RecordedRules, b: RecordedRules) =>
-    a.idle === b.idle && a.holders === b.holders && a.reservations === b.reservations && a.fiveMinute === b.fiveMinute;
+  const same = (a: RecordedRules, b: RecordedRules) => RULE_SET_NAMES.every((set) => a[set] === b[set]);
   const breaks = new Set(whole.filter((w, i) => i > 0 && !same(readAt(w.start), readAt(whole[i - 1]!.start))).map((w) => w.start));
 
   const hours = new StoreHours(query.hostLabel);
