@@ -4,27 +4,32 @@
 // measure.py), the Prometheus process's own CPU time over the store's report, `export` rows per
 // second and promtool's backfill time.
 //
-//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--data DIR] [--rules | --five-minute-rules]
+//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--plain-runs R] [--data DIR] [--rules | --five-minute-rules]
 //
 // Defaults: 2 hosts x 8 GPUs x 2 days (about 2 minutes here: export ~25k rows/s). The issue's scales
 // are `--hosts 40 --gpus 8 --days 30` and `--hosts 1 --gpus 8 --days 365`: 55 M and 17 M rows at
-// 15 s, hours of trail-making and export on two cores. --data keeps the trail, the export and the
-// blocks for the next run (made once).
+// 15 s, an hour or more of trail-making, export and backfill on two cores. --data keeps the trail,
+// the export and the blocks for the next run (made once). --plain-runs: fewer runs against the store
+// without rules (40 hosts' month takes minutes a run there).
 //
-// The trail is exported a day at a time (`export --since --until`), one promtool backfill per day:
-// Debian's promtool (2.42) has no --max-block-duration, cuts 2 h blocks and reads its whole input
-// once per block, so one file of 30 days is read 360 times (one 8-GPU host x 30 days was still in
-// promtool after 23 minutes). A day's file is read 12 times. Prometheus then compacts the 2 h blocks
-// as it would its own (up to 31 days): the report is measured once the block count stops falling.
-// --rules adds two stores: the blocks with gpu-textfile-report.rules.yml backfilled (promtool, from
-// the plain store's answers), and those with gpu-textfile-report-5m.rules.yml too (promtool given
-// the file by a name relative to examples/prometheus: the group's offset within the five minutes is
-// a hash of its name and that path, as a live Prometheus's is of the path it loads). --five-minute-rules adds only the
-// second, beside the plain blocks (promtool's backfill of the first takes some 20 minutes a year).
-import { execFileSync, spawn } from 'node:child_process';
+// The trail is exported a day at a time (`export --since --until`), one promtool backfill per day,
+// two days at once: Debian's promtool (2.42) has no --max-block-duration, cuts 2 h blocks and reads
+// its whole input once per block, so one file of 30 days is read 360 times (one 8-GPU host x 30 days
+// was still in promtool after 23 minutes). A day's file is read 12 times. Prometheus then compacts
+// the 2 h blocks as it would its own (up to 31 days): the report is measured once the block count
+// stops falling.
+// --rules adds two stores: the blocks with gpu-textfile-report.rules.yml backfilled from the plain
+// store's answers, and those with gpu-textfile-report-5m.rules.yml too; --five-minute-rules adds
+// only the second, beside the plain blocks. The rules are backfilled by bench/backfill-rules.mjs, on
+// the grid promtool puts the group's evaluations on (given the file by its name in
+// examples/prometheus, as a live Prometheus's offset is a hash of the path it loads), and checked
+// against promtool's own backfill of the first day: promtool itself writes a block per rule and 2 h
+// (149,000 for the five-minute set over a year, some six hours here).
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { backfillRules, checkAgainstPromtool } from './backfill-rules.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist/gpu-textfile.js');
@@ -45,7 +50,9 @@ const rulesTsdb = join(data, 'tsdb-rules');
 const fiveMinuteTsdb = join(data, 'tsdb-rules-5m');
 
 const seconds = (from) => (performance.now() - from) / 1000;
-const measure = (command) => JSON.parse(execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(runs), '--', ...command]));
+const plainRuns = Number(arg('--plain-runs', runs));
+const measure = (command, times = runs) =>
+  JSON.parse(execFileSync('python3', [join(ROOT, 'bench/measure.py'), String(times), '--', ...command], { maxBuffer: 1 << 24 }));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 mkdirSync(data, { recursive: true });
@@ -59,23 +66,30 @@ if (!existsSync(trail)) {
 }
 if (!existsSync(tsdb)) {
   mkdirSync(text, { recursive: true });
-  const [exportStart, backfillStart] = [{ s: 0 }, { s: 0 }];
-  for (let day = 0; day < days; day++) {
-    const from = new Date(Date.UTC(2026, 0, 1) + day * 86_400_000).toISOString();
-    const to = new Date(Date.UTC(2026, 0, 1) + (day + 1) * 86_400_000).toISOString();
-    const file = join(text, `day-${String(day).padStart(3, '0')}.om`);
-    let t = performance.now();
-    execFileSync(process.execPath, [CLI, 'export', '--csv-dir', trail, '--since', from, '--until', to, '--out', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+  const spent = { export: 0, backfill: 0 };
+  const run = (command, args) =>
+    new Promise((done, fail) => {
+      const t = performance.now();
+      execFile(command, args, { maxBuffer: 1 << 24 }, (error) => (error ? fail(error) : done(seconds(t))));
     });
-    exportStart.s += seconds(t);
-    t = performance.now();
-    execFileSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', file, `${tsdb}.part`], { stdio: 'ignore' });
-    backfillStart.s += seconds(t);
-    rmSync(file);
-  }
+  // Two days at once (a core each): the export and promtool are single-threaded.
+  let next = 0;
+  const worker = async () => {
+    while (next < days) {
+      const day = next++;
+      const from = new Date(Date.UTC(2026, 0, 1) + day * 86_400_000).toISOString();
+      const to = new Date(Date.UTC(2026, 0, 1) + (day + 1) * 86_400_000).toISOString();
+      const file = join(text, `day-${String(day).padStart(3, '0')}.om`);
+      spent.export += await run(process.execPath, [CLI, 'export', '--csv-dir', trail, '--since', from, '--until', to, '--out', file]);
+      spent.backfill += await run('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', file, `${tsdb}.part`]);
+      rmSync(file);
+    }
+  };
+  const t = performance.now();
+  await Promise.all([worker(), worker()]);
   renameSync(`${tsdb}.part`, tsdb);
-  [made.export_s, made.backfill_s] = [exportStart.s, backfillStart.s];
+  // CPU-ish seconds of each (summed over the two at once), and the wall of both.
+  [made.export_s, made.backfill_s, made.export_and_backfill_wall_s] = [spent.export, spent.backfill, seconds(t)];
 }
 writeFileSync(join(data, 'prometheus.yml'), '{}\n');
 const freePort = () =>
@@ -142,36 +156,30 @@ const since = new Date(Date.UTC(2026, 0, 1)).toISOString();
 const until = new Date(Date.UTC(2026, 0, 1) + days * 86_400_000).toISOString();
 const report = (door) => [process.execPath, CLI, 'report', ...door, '--since', since, '--until', until, '--by', 'host'];
 /** The store's report over `store`: the report's own measure, and the store's CPU seconds per run. */
-const storeReport = (store) => {
+const storeReport = (store, times = runs) => {
   const before = store.cpu();
-  const m = measure(report(['--prometheus', store.url]));
-  return { m, storeCpu: (store.cpu() - before) / runs };
+  const m = measure(report(['--prometheus', store.url]), times);
+  return { m, storeCpu: (store.cpu() - before) / times };
 };
 
 const plain = await storeOn(tsdb);
 let bare;
 const rulesFrom = {};
-/** `file`'s rules evaluated over the range by promtool from `store`, their blocks beside a copy of `from`'s in `to`: seconds taken. */
-function backfillRules(store, from, to, file) {
+/**
+ * `file`'s rules evaluated over the range from `store`, their blocks beside a copy of `from`'s in
+ * `to` (bench/backfill-rules.mjs: promtool's grid, a block per 2 h rather than per rule and 2 h;
+ * checked first against promtool's own backfill of the range's first day): seconds taken.
+ */
+async function backfillRulesInto(store, from, to, file) {
   const t = performance.now();
+  const cwd = join(ROOT, 'examples/prometheus');
+  const check = await checkAgainstPromtool({ url: store.url, cwd, file, day: Date.parse(since) });
+  if (check.firstDifference || check.ours === 0)
+    throw new Error(`${file}: the backfill differs from promtool's on the first day: ${JSON.stringify(check)}`);
   rmSync(`${to}.part`, { recursive: true, force: true });
   const blocks = join(data, 'rule-blocks');
   rmSync(blocks, { recursive: true, force: true });
-  execFileSync(
-    'promtool',
-    [
-      'tsdb',
-      'create-blocks-from',
-      'rules',
-      '--quiet',
-      `--start=${since}`,
-      `--end=${until}`,
-      `--url=${store.url}`,
-      `--output-dir=${blocks}`,
-      file,
-    ],
-    { cwd: join(ROOT, 'examples/prometheus'), stdio: 'inherit' },
-  );
+  await backfillRules({ url: store.url, cwd, file, since: Date.parse(since), until: Date.parse(until), outputDir: blocks });
   cpSync(from, `${to}.part`, { recursive: true });
   for (const block of readdirSync(blocks)) renameSync(join(blocks, block), join(`${to}.part`, block));
   rmSync(join(`${to}.part`, 'lock'), { force: true });
@@ -180,14 +188,14 @@ function backfillRules(store, from, to, file) {
 }
 try {
   [made.compaction_s, made.blocks] = [plain.compaction_s, plain.blocks];
-  bare = storeReport(plain);
+  bare = storeReport(plain, plainRuns);
   // The report's recording rules (examples/prometheus/), backfilled once beside the plain blocks in a
   // copy of them, from this store's answers: what a site that adds them to a store with history has.
   // The five-minute rules at an offset within their interval, as a live Prometheus evaluates a group.
   if (withRules && !existsSync(rulesTsdb))
-    rulesFrom.rules_backfill_s = backfillRules(plain, tsdb, rulesTsdb, 'gpu-textfile-report.rules.yml');
+    rulesFrom.rules_backfill_s = await backfillRulesInto(plain, tsdb, rulesTsdb, 'gpu-textfile-report.rules.yml');
   if (withFiveMinutes && !existsSync(fiveMinuteTsdb))
-    rulesFrom.five_minute_backfill_s = backfillRules(
+    rulesFrom.five_minute_backfill_s = await backfillRulesInto(
       plain,
       withRules ? rulesTsdb : tsdb,
       fiveMinuteTsdb,
@@ -210,7 +218,7 @@ const fiveMinutes = withFiveMinutes ? await reportOn(fiveMinuteTsdb) : undefined
 const csv = measure(report(['--csv-dir', trail]));
 const row = (name, m, extra = '') =>
   `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
-console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}); ${JSON.stringify({ ...made, ...rulesFrom })}`);
+console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}${plainRuns !== runs ? `, ${plainRuns} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`);
 console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
 console.log('|---|---|---|---|---|---|');
 console.log(row('--prometheus', bare.m, `Prometheus CPU ${bare.storeCpu.toFixed(2)} s a run`));
