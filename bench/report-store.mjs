@@ -10,7 +10,7 @@
 // are `--hosts 40 --gpus 8 --days 30` and `--hosts 1 --gpus 8 --days 365`: 55 M and 17 M rows at
 // 15 s, an hour or more of trail-making, export and backfill on two cores. --data keeps the trail,
 // the export and the blocks for the next run (made once). --plain-runs: fewer runs against the store
-// without rules (40 hosts' month takes minutes a run there).
+// without rules (40 hosts' month takes minutes a run there; 0: none).
 //
 // The trail is exported a day at a time (`export --since --until`), one promtool backfill per day,
 // two days at once: Debian's promtool (2.42) has no --max-block-duration, cuts 2 h blocks and reads
@@ -188,7 +188,7 @@ async function backfillRulesInto(store, from, to, file) {
 }
 try {
   [made.compaction_s, made.blocks] = [plain.compaction_s, plain.blocks];
-  bare = storeReport(plain, plainRuns);
+  if (plainRuns > 0) bare = storeReport(plain, plainRuns);
   // The report's recording rules (examples/prometheus/), backfilled once beside the plain blocks in a
   // copy of them, from this store's answers: what a site that adds them to a store with history has.
   // The five-minute rules at an offset within their interval, as a live Prometheus evaluates a group.
@@ -218,10 +218,10 @@ const fiveMinutes = withFiveMinutes ? await reportOn(fiveMinuteTsdb) : undefined
 const csv = measure(report(['--csv-dir', trail]));
 const row = (name, m, extra = '') =>
   `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
-console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}${plainRuns !== runs ? `, ${plainRuns} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`);
+console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}${plainRuns !== runs ? `, ${plainRuns || 'none'} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`);
 console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
 console.log('|---|---|---|---|---|---|');
-console.log(row('--prometheus', bare.m, `Prometheus CPU ${bare.storeCpu.toFixed(2)} s a run`));
+if (bare) console.log(row('--prometheus', bare.m, `Prometheus CPU ${bare.storeCpu.toFixed(2)} s a run`));
 if (ruled) console.log(row('--prometheus, with the recording rules', ruled.m, `Prometheus CPU ${ruled.storeCpu.toFixed(2)} s a run`));
 if (fiveMinutes)
   console.log(
@@ -234,7 +234,7 @@ if (fiveMinutes)
 console.log(row('--csv-dir', csv));
 // Why a run failed (its last line on stderr): a failed run's wall is in the medians above.
 for (const [name, m] of [
-  ['--prometheus', bare.m],
+  ['--prometheus', bare?.m],
   ['--prometheus, with the recording rules', ruled?.m],
   ['--prometheus, with the five-minute rules', fiveMinutes?.m],
   ['--csv-dir', csv],
