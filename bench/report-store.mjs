@@ -218,7 +218,9 @@ const fiveMinutes = withFiveMinutes ? await reportOn(fiveMinuteTsdb) : undefined
 const csv = measure(report(['--csv-dir', trail]));
 const row = (name, m, extra = '') =>
   `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
-console.log(`${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}${plainRuns !== runs ? `, ${plainRuns || 'none'} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`);
+console.log(
+  `${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}${plainRuns !== runs ? `, ${plainRuns || 'none'} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`,
+);
 console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
 console.log('|---|---|---|---|---|---|');
 if (bare) console.log(row('--prometheus', bare.m, `Prometheus CPU ${bare.storeCpu.toFixed(2)} s a run`));
