@@ -18,7 +18,7 @@ import { basename, dirname, join } from 'node:path';
 const DAY = 86_400_000;
 
 /** The groups of a rule file: name, interval in ms, and the recording rules' names and expressions. */
-export function ruleGroups(file) {
+function ruleGroups(file) {
   const json = execFileSync('python3', ['-c', 'import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', file]);
   const durationMs = (text) => {
     const units = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -33,7 +33,7 @@ export function ruleGroups(file) {
   }));
 }
 
-/** promtool's backfill of `file` (by its name, from `cwd`) over [from, from + span]: the blocks it wrote, in a directory of their own. */
+/** promtool's backfill of `file` (by its name, from `cwd`) over [from, to]: the blocks it wrote, in a directory of their own. */
 function promtoolBackfill({ url, cwd, file, from, to }) {
   const out = mkdtempSync(join(tmpdir(), 'rule-blocks-'));
   execFileSync(
@@ -124,6 +124,9 @@ async function writeDay(path, url, group, offset, dayStart, dayEnd) {
  */
 export async function backfillRules({ url, cwd, file, since, until, outputDir, concurrency = 2 }) {
   const groups = ruleGroups(join(cwd, file));
+  // promtool's blocks do not say which group they are of: the grid read from them is one group's
+  // only where the file holds one (each of examples/prometheus/'s does).
+  if (groups.length !== 1) throw new Error(`${file}: ${groups.length} groups; give the rule files one group each`);
   const work = join(dirname(outputDir), `.${basename(outputDir)}.openmetrics`);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
