@@ -343,15 +343,14 @@ export function segmentFromJson(json: unknown): HoursSegment | undefined {
               errors: at('errors')!,
               utilMilliSum: at('utilMilliSum')!,
               utilN: at('utilN')!,
+              memMax: at('memMax'),
+              memTotal: at('memTotal'),
               powerMwSum: at('powerMwSum')!,
               powerN: at('powerN')!,
+              tempMax: at('tempMax'),
               idleHeld: at('idleHeld')!,
               missingMs: 0,
             };
-            for (const f of ['memMax', 'memTotal', 'tempMax'] as const) {
-              const value = at(f);
-              if (value !== undefined) bucket[f] = value;
-            }
             return [hour, bucket];
           }),
           errors: list(g.error_reasons, (e) => {

@@ -43,7 +43,8 @@ interface JobAnswer {
 interface HostHour {
   samples: number;
   failures: number;
-  errors: Map<string, number>;
+  /** Made at the first error: most hours have none, and a map each was 5 MB at 40 hosts' month. */
+  errors?: Map<string, number>;
 }
 
 /** Jobs' answers by GPU and job: the holders', or the reservations'. */
@@ -52,25 +53,160 @@ type JobAnswers = Map<string, { gpu: string; kind: AccountKind; id: string; user
 const MIB = 1_048_576;
 const key = (...parts: string[]) => parts.join('\u0000');
 
-/** What each `gpu` question's value fills in the GPU's hour. */
-const GPU_ANSWERS: Readonly<Record<string, (h: GpuHour, value: number) => void>> = {
-  samples: (h, v) => (h.samples += v),
-  down: (h, v) => (h.down += v),
-  util_n: (h, v) => (h.utilN += v),
-  util_sum: (h, v) => (h.utilSum += v),
-  mem_max: (h, v) => (h.memMax = v),
-  mem_total: (h, v) => (h.memTotal = v),
-  power_n: (h, v) => (h.powerN += v),
-  power_sum: (h, v) => (h.powerSum += v),
-  temp_max: (h, v) => (h.tempMax = v),
-  energy: (h, v) => (h.energy = v),
-  idle_held: (h, v) => (h.idleShare = v),
-  free_share: (h, v) => (h.freeShare = v),
-  free_util: (h, v) => (h.freeUtil = v),
-  free_power: (h, v) => (h.freePower = v),
-  free_idle: (h, v) => (h.freeIdle = v),
-  reserved_read: (h, v) => (h.reservedRead = (h.reservedRead ?? 0) + v),
+/**
+ * The fields of a GPU's hour, in the order of its row in GpuHourRows. `present` says the hour was
+ * answered at all; a field a question sets (not adds to) is NaN until it is answered.
+ */
+const GPU_FIELDS = [
+  'present',
+  'samples',
+  'down',
+  'utilN',
+  'utilSum',
+  'memMax',
+  'memTotal',
+  'powerN',
+  'powerSum',
+  'tempMax',
+  'energy',
+  'idleShare',
+  'freeShare',
+  'freeUtil',
+  'freePower',
+  'freeIdle',
+  'reservedRead',
+] as const;
+type GpuField = Exclude<(typeof GPU_FIELDS)[number], 'present'>;
+const FIELD_COUNT = GPU_FIELDS.length;
+const COLUMN = Object.fromEntries(GPU_FIELDS.map((field, i) => [field, i])) as Record<(typeof GPU_FIELDS)[number], number>;
+/** Fields that sum the answers of their question (the others take its one value); 0 when not answered. */
+const SUMMED: readonly GpuField[] = ['samples', 'down', 'utilN', 'utilSum', 'powerN', 'powerSum'];
+
+/** What each `gpu` question's value fills in the GPU's hour, and whether it adds to it or sets it. */
+const GPU_ANSWERS: Readonly<Record<string, { field: GpuField; adds: boolean }>> = {
+  samples: { field: 'samples', adds: true },
+  down: { field: 'down', adds: true },
+  util_n: { field: 'utilN', adds: true },
+  util_sum: { field: 'utilSum', adds: true },
+  mem_max: { field: 'memMax', adds: false },
+  mem_total: { field: 'memTotal', adds: false },
+  power_n: { field: 'powerN', adds: true },
+  power_sum: { field: 'powerSum', adds: true },
+  temp_max: { field: 'tempMax', adds: false },
+  energy: { field: 'energy', adds: false },
+  idle_held: { field: 'idleShare', adds: false },
+  free_share: { field: 'freeShare', adds: false },
+  free_util: { field: 'freeUtil', adds: false },
+  free_power: { field: 'freePower', adds: false },
+  free_idle: { field: 'freeIdle', adds: false },
+  reserved_read: { field: 'reservedRead', adds: true },
 };
+
+/** The report's hours, each given a row number the first time any answer names it; shared by all GPUs. */
+class HourSlots {
+  private readonly slotOf = new Map<number, number>();
+  readonly hours: number[] = [];
+
+  constructor(hours: readonly number[]) {
+    for (const hour of hours) this.slot(hour);
+  }
+
+  slot(hour: number): number {
+    let slot = this.slotOf.get(hour);
+    if (slot === undefined) {
+      slot = this.hours.length;
+      this.slotOf.set(hour, slot);
+      this.hours.push(hour);
+    }
+    return slot;
+  }
+
+  get size(): number {
+    return this.hours.length;
+  }
+}
+
+/**
+ * A resizable ArrayBuffer (ES2024; TypeScript's lib here is ES2022's), used at a fixed length: V8
+ * maps its pages apart and unmaps them when it is let go, where a plain one of 100 KB comes from
+ * malloc, which kept the freed rows of every GPU in the process (peak RSS 184 -> 166 MB at 40 hosts'
+ * month, Node.js 20, bench/report-store.mjs).
+ */
+const MappedArrayBuffer = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
+
+/**
+ * One GPU's hours as rows of one Float64Array (a row per hour slot, a column per field). Kept as
+ * an object per hour in a Map, 40 hosts x 8 GPUs x 30 days was 230,000 objects whose fields, added
+ * after the literal, went to a property array each, their numbers boxed: 60 MB of the 69 MB alive
+ * before the buckets were made (a heap snapshot), where these rows are 31 MB.
+ */
+class GpuHourRows {
+  private rows = new Float64Array(0);
+
+  constructor(private readonly slots: HourSlots) {}
+
+  /** The row of `hour`, made present (summed fields 0, the others NaN) the first time. */
+  private row(hour: number): number {
+    const slot = this.slots.slot(hour);
+    if ((slot + 1) * FIELD_COUNT > this.rows.length) {
+      // To every hour known so far at once: the report names them all before the first answer.
+      const bytes = Math.max(slot + 1, this.slots.size) * FIELD_COUNT * Float64Array.BYTES_PER_ELEMENT;
+      const grown = new Float64Array(new MappedArrayBuffer(bytes, { maxByteLength: bytes }));
+      grown.set(this.rows);
+      this.rows = grown;
+    }
+    const at = slot * FIELD_COUNT;
+    if (this.rows[at] === 0) {
+      this.rows.fill(Number.NaN, at + 1, at + FIELD_COUNT);
+      this.rows[at] = 1;
+      for (const field of SUMMED) this.rows[at + COLUMN[field]] = 0;
+    }
+    return at;
+  }
+
+  /** `value` set as the hour's `field`, or added to it (a field not yet answered is NaN: it is set). */
+  take(hour: number, field: GpuField, value: number, adds: boolean): void {
+    const at = this.row(hour) + COLUMN[field];
+    const old = this.rows[at]!;
+    this.rows[at] = adds && !Number.isNaN(old) ? old + value : value;
+  }
+
+  /** The hours answered, as objects (made as they are read: they live no longer than the caller's loop). */
+  *entries(): Generator<[number, GpuHour]> {
+    for (let slot = 0; (slot + 1) * FIELD_COUNT <= this.rows.length; slot++) {
+      const at = slot * FIELD_COUNT;
+      if (this.rows[at] === 0) continue;
+      const value = (field: GpuField) => this.rows[at + COLUMN[field]]!;
+      const optional = (field: GpuField) => (Number.isNaN(value(field)) ? undefined : value(field));
+      yield [
+        this.slots.hours[slot]!,
+        {
+          samples: value('samples'),
+          down: value('down'),
+          utilN: value('utilN'),
+          utilSum: value('utilSum'),
+          memMax: optional('memMax'),
+          memTotal: optional('memTotal'),
+          powerN: value('powerN'),
+          powerSum: value('powerSum'),
+          tempMax: optional('tempMax'),
+          energy: optional('energy'),
+          idleShare: optional('idleShare'),
+          freeShare: optional('freeShare'),
+          freeUtil: optional('freeUtil'),
+          freePower: optional('freePower'),
+          freeIdle: optional('freeIdle'),
+          reservedRead: optional('reservedRead'),
+        },
+      ];
+    }
+  }
+
+  /** Lets the rows go (the GPU's buckets are made). */
+  clear(): void {
+    this.rows = new Float64Array(0);
+  }
+}
 
 /** The hour's entry in `hours`, made by `make` the first time. */
 function hourIn<T>(hours: Map<number, T>, hour: number, make: () => T): T {
@@ -85,14 +221,22 @@ const sortedHours = <T>(hours: Map<number, T>) => [...hours.keys()].sort((a, b) 
 /** A store's answers, gathered window by window, then made into the report's state. */
 export class StoreHours {
   private readonly hosts = new Map<string, { host: string; task: string; hours: Map<number, HostHour> }>();
-  private readonly gpus = new Map<string, { host: string; task: string; gpu: string; uuid: string; hours: Map<number, GpuHour> }>();
+  private readonly gpus = new Map<string, { host: string; task: string; gpu: string; uuid: string; hours: GpuHourRows }>();
   private readonly jobs: JobAnswers = new Map();
   /** The jobs that reserved each GPU, as `jobs` the ones that held it. */
   private readonly reserving: JobAnswers = new Map();
   /** Raw collection times per host, where the range was short enough to ask for them. */
   private readonly rawTimes = new Map<string, number[]>();
 
-  constructor(private readonly hostLabel: string) {}
+  private readonly slots: HourSlots;
+
+  /** `hours`: the report's hours, where known before the answers (each GPU's rows are then made once). */
+  constructor(
+    private readonly hostLabel: string,
+    hours: readonly number[] = [],
+  ) {
+    this.slots = new HourSlots(hours);
+  }
 
   /** Where a series belongs: host, task (a series without one is task `default`), GPU. */
   private where(labels: Readonly<Record<string, string>>) {
@@ -107,11 +251,11 @@ export class StoreHours {
     return entry.hours;
   }
 
-  private gpuHours(labels: Readonly<Record<string, string>>): Map<number, GpuHour> {
+  private gpuHours(labels: Readonly<Record<string, string>>): GpuHourRows {
     const w = this.where(labels);
     const k = key(w.host, w.task, w.gpu, w.uuid);
     let entry = this.gpus.get(k);
-    if (!entry) this.gpus.set(k, (entry = { ...w, hours: new Map() }));
+    if (!entry) this.gpus.set(k, (entry = { ...w, hours: new GpuHourRows(this.slots) }));
     return entry.hours;
   }
 
@@ -142,10 +286,13 @@ export class StoreHours {
       const reason = labels.reason ?? 'unknown';
       return (hour, value) => {
         if (!Number.isFinite(value)) return;
-        const h = hourIn<HostHour>(hours, hour, () => ({ samples: 0, failures: 0, errors: new Map() }));
+        const h = hourIn<HostHour>(hours, hour, () => ({ samples: 0, failures: 0, errors: undefined }));
         if (name === 'host_samples') h.samples += value;
         else if (name === 'host_failures') h.failures += value;
-        else if (value > 0) h.errors.set(reason, (h.errors.get(reason) ?? 0) + value);
+        else if (value > 0) {
+          h.errors ??= new Map();
+          h.errors.set(reason, (h.errors.get(reason) ?? 0) + value);
+        }
       };
     }
     if (target === 'job' || target === 'reserved') {
@@ -160,13 +307,9 @@ export class StoreHours {
       };
     }
     const hours = this.gpuHours(labels);
-    const fill = GPU_ANSWERS[name];
+    const answer = GPU_ANSWERS[name];
     return (hour, value) => {
-      if (!Number.isFinite(value) || !fill) return;
-      fill(
-        hourIn(hours, hour, () => ({ samples: 0, down: 0, utilN: 0, utilSum: 0, powerN: 0, powerSum: 0 })),
-        value,
-      );
+      if (Number.isFinite(value) && answer) hours.take(hour, answer.field, value, answer.adds);
     };
   }
 
@@ -237,7 +380,7 @@ export class StoreHours {
       const interval = intervals.get(hostKey);
       const stats = aggregator.seriesFor(entry);
       const counts = new Map<number, number>();
-      for (const [hour, g] of entry.hours) {
+      for (const [hour, g] of entry.hours.entries()) {
         const hh = host?.hours.get(hour);
         const bucket = gpuBucket(g, hh, interval);
         stats.hourly.set(hour, bucket);
@@ -292,7 +435,11 @@ export class StoreHours {
     const account = new JobAccount(undefined, 'reserved');
     this.addJobs(account, this.reserving, intervals);
     for (const gpu of this.gpus.values())
-      if ([...gpu.hours.values()].some((h) => (h.reservedRead ?? 0) > 0)) account.noteRead(gpu.host, gpu.task, gpu.gpu, gpu.uuid);
+      for (const [, h] of gpu.hours.entries())
+        if ((h.reservedRead ?? 0) > 0) {
+          account.noteRead(gpu.host, gpu.task, gpu.gpu, gpu.uuid);
+          break;
+        }
     return account;
   }
 
@@ -306,9 +453,9 @@ export class StoreHours {
       const freeSamples = new Map<number, number>();
       const noneKey = key(gpuKey, 'none', '');
       const none = { gpu: gpuKey, kind: 'none' as const, id: '', user: '' };
-      for (const [hour, g] of gpu.hours)
+      for (const [hour, g] of gpu.hours.entries())
         if (g.freeShare !== undefined && g.freeShare > 0) freeSamples.set(hour, Math.round(g.freeShare * (g.samples - g.down)));
-      for (const [hour, g] of gpu.hours) {
+      for (const [hour, g] of gpu.hours.entries()) {
         const samples = freeSamples.get(hour) ?? 0;
         if (samples <= 0) continue;
         const jobHour = this.jobHourOf(gpu, none, hour, samples, Math.round((g.freeIdle ?? 0) * samples), interval, freeSamples);
@@ -382,18 +529,21 @@ function medianSpacing(times: number[]): number | undefined {
 function gpuBucket(g: GpuHour, host: HostHour | undefined, interval: number | undefined): Bucket {
   const b = emptyBucket();
   const failures = host?.failures ?? 0;
-  b.samples = g.samples + failures;
-  b.errors = g.down + failures;
-  b.utilN = g.utilN;
+  // Counts and whole degrees through Math.round, which gives a small integer as one (a "Smi"):
+  // read from GpuHourRows' Float64Array it is a boxed double, and V8 then keeps that field of every
+  // bucket boxed, 16 bytes more each (three fields x 230,000 buckets at 40 hosts' month).
+  b.samples = Math.round(g.samples + failures);
+  b.errors = Math.round(g.down + failures);
+  b.utilN = Math.round(g.utilN);
   b.utilMilliSum = Math.round(g.utilSum * 100_000);
   if (g.memMax !== undefined) b.memMax = Math.round(g.memMax / MIB);
   if (g.memTotal !== undefined) b.memTotal = Math.round(g.memTotal / MIB);
-  b.powerN = g.powerN;
+  b.powerN = Math.round(g.powerN);
   b.powerMwSum = Math.round(g.powerSum * 1000);
   // The board's own counter where it has one: its energy over the hour, as the power sum that
   // gives it at this interval (the hour's average power stays the energy over the time seen).
   if (g.energy !== undefined && interval && g.powerN > 0) b.powerMwSum = Math.round((g.energy / (interval / 1000)) * 1000);
-  if (g.tempMax !== undefined) b.tempMax = g.tempMax;
+  if (g.tempMax !== undefined) b.tempMax = Number.isInteger(g.tempMax) ? Math.round(g.tempMax) : g.tempMax;
   b.idleHeld = Math.round((g.idleShare ?? 0) * g.utilN);
   return b;
 }

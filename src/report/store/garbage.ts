@@ -9,6 +9,13 @@ import { runInNewContext } from 'node:vm';
 // of what was alive (32 MB at least) keeps the peak near what is alive, at the price of the
 // collections (each costs about what is alive). V8's collector is reached as Jest reaches it:
 // --expose-gc set at run time holds for a context made afterwards, whose global `gc` collects.
+//
+// The young generation is kept at the size it has: the answers live across awaits, so V8 saw them
+// survive and grew it to its most, which Node.js 24 sets at 128 MB (Node.js 20: 32 MB), all of it
+// touched. At 40 hosts' month that was 273-282 MB of peak RSS on Node.js 24 against 165-193 on 20;
+// kept, 160-165 and 144, for some 20 % more CPU (BENCHMARKS.md, "Issue 37: the young generation").
+// Its most cannot be lowered once V8 has started (--max-semi-space-size is read then), but its
+// growth factor is read at each growth.
 
 /** Collects the whole heap if it grew enough since the last collection; nothing where there is no collector. */
 export type TidyHeap = () => void;
@@ -16,10 +23,11 @@ export type TidyHeap = () => void;
 /** Heap growth that is never worth a collection, in bytes. */
 const MIN_GROWTH = 32 * 1024 * 1024;
 
-/** The heap's tidier: a collection once the heap is half again what survived the last one. */
+/** The heap's tidier: a collection once the heap is half again what survived the last one; the young generation kept as it is. */
 export function heapTidier(): TidyHeap {
   let gc: unknown;
   try {
+    setFlagsFromString('--semi-space-growth-factor=1');
     setFlagsFromString('--expose-gc');
     gc = runInNewContext('typeof gc === "function" ? gc : undefined');
   } catch {

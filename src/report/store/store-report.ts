@@ -237,7 +237,10 @@ export async function buildStoreReport(
   const same = (a: RecordedRules, b: RecordedRules) => RULE_SET_NAMES.every((set) => a[set] === b[set]);
   const breaks = new Set(whole.filter((w, i) => i > 0 && !same(readAt(w.start), readAt(whole[i - 1]!.start))).map((w) => w.start));
 
-  const hours = new StoreHours(query.hostLabel);
+  const hours = new StoreHours(
+    query.hostLabel,
+    [...partial, ...whole].map((w) => periodStart(w.end - 1, 'hour')).sort((a, b) => a - b),
+  );
   const chunks = rangeChunks(whole, Math.max(24, Math.floor(POINTS_PER_ANSWER / present.data.length)), breaks);
   const ask = (q: StoreQuery, stepMs: () => number): (() => Promise<Failure | undefined>)[] => [
     ...chunks.map((c) => async () => {

@@ -1,9 +1,13 @@
+import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import { build } from 'esbuild';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { heapTidier } from '../../../src/report/store/garbage.js';
+import { ROOT, cliEnv, tempDir } from '../../support/helpers.js';
 
 // The store door's heap tidier: a full collection once the heap grew by half of what survived the
-// last one (32 MB at least), none before.
+// last one (32 MB at least), none before; V8's young generation kept at the size it has.
 
 const MB = 1024 * 1024;
 const used = () => getHeapStatistics().used_heap_size;
@@ -38,5 +42,33 @@ describe('heapTidier', () => {
     tidy();
     // No collection: what was dropped is still counted (a young collection may take a little of it).
     expect(used()).toBeGreaterThan(before + (grown - before) / 2);
+  });
+});
+
+describe('the young generation', () => {
+  /** young-generation.ts in a Node.js of its own (V8's flags are the process's): its young generation before and after. */
+  async function youngGeneration(tidy: boolean): Promise<{ before: number; after: number; kept: number }> {
+    const script = join(await tempDir(), 'young-generation.mjs');
+    await build({
+      entryPoints: [join(ROOT, 'test/report/store/young-generation.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: script,
+      logLevel: 'error',
+    });
+    const child = await execa(process.execPath, [script, ...(tidy ? ['tidy'] : [])], { env: cliEnv(), extendEnv: false });
+    return JSON.parse(child.stdout);
+  }
+
+  it('grows as objects survive young collections, and not once the tidier is made', async () => {
+    const grown = await youngGeneration(false);
+    expect(grown.kept).toBe(3);
+    // From 1 MB (one half committed), Node.js 20 grows it to 32 MB, 24 to 64 MB here.
+    expect(grown.after).toBeGreaterThan(8 * grown.before);
+    const kept = await youngGeneration(true);
+    expect(kept.kept).toBe(3);
+    // Its two halves at their first size.
+    expect(kept.after).toBeLessThanOrEqual(2 * kept.before);
   });
 });
