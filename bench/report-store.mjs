@@ -4,13 +4,15 @@
 // measure.py), the Prometheus process's own CPU time over the store's report, `export` rows per
 // second and promtool's backfill time.
 //
-//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--plain-runs R] [--data DIR] [--rules | --five-minute-rules]
+//   node bench/report-store.mjs [--hosts N] [--gpus G] [--days D] [--runs R] [--plain-runs R] [--data DIR] [--rules | --five-minute-rules] [--node PATH]
 //
 // Defaults: 2 hosts x 8 GPUs x 2 days (about 2 minutes here: export ~25k rows/s). The issue's scales
 // are `--hosts 40 --gpus 8 --days 30` and `--hosts 1 --gpus 8 --days 365`: 55 M and 17 M rows at
 // 15 s, an hour or more of trail-making, export and backfill on two cores. --data keeps the trail,
 // the export and the blocks for the next run (made once). --plain-runs: fewer runs against the store
-// without rules (40 hosts' month takes minutes a run there; 0: none).
+// without rules (40 hosts' month takes minutes a run there; 0: none). --node: the Node.js the two
+// reports run on (default: this one), e.g. the packages' (node_modules/.cache/gpu-textfile-runtimes/,
+// made by the packaging tests): its young generation is V8's, and V8's sizes differ by version.
 //
 // The trail is exported a day at a time (`export --since --until`), one promtool backfill per day,
 // two days at once: Debian's promtool (2.42) has no --max-block-duration, cuts 2 h blocks and reads
@@ -154,7 +156,8 @@ async function storeOn(dir) {
 // The span the trail covers (make-history starts 2026-01-01 UTC).
 const since = new Date(Date.UTC(2026, 0, 1)).toISOString();
 const until = new Date(Date.UTC(2026, 0, 1) + days * 86_400_000).toISOString();
-const report = (door) => [process.execPath, CLI, 'report', ...door, '--since', since, '--until', until, '--by', 'host'];
+const reportNode = resolve(arg('--node', process.execPath));
+const report = (door) => [reportNode, CLI, 'report', ...door, '--since', since, '--until', until, '--by', 'host'];
 /** The store's report over `store`: the report's own measure, and the store's CPU seconds per run. */
 const storeReport = (store, times = runs) => {
   const before = store.cpu();
@@ -219,7 +222,7 @@ const csv = measure(report(['--csv-dir', trail]));
 const row = (name, m, extra = '') =>
   `| ${name} | ${median(m.wall).toFixed(2)} s | ${median(m.cpu).toFixed(2)} s | ${Math.round(median(m.maxrss_kib) / 1024)} MiB | ${m.exit.join(',')} | ${extra} |`;
 console.log(
-  `${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s (median of ${runs}${plainRuns !== runs ? `, ${plainRuns || 'none'} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`,
+  `${hosts} hosts x ${gpus} GPUs x ${days} days at 15 s, on Node.js ${execFileSync(reportNode, ['--version'], { encoding: 'utf8' }).trim()} (median of ${runs}${plainRuns !== runs ? `, ${plainRuns || 'none'} without rules` : ''}); ${JSON.stringify({ ...made, ...rulesFrom })}`,
 );
 console.log('| report --by host | wall | CPU | peak RSS | exit | the store |');
 console.log('|---|---|---|---|---|---|');
