@@ -12,10 +12,10 @@ import { runInNewContext } from 'node:vm';
 //
 // The young generation is kept at the size it has: the answers live across awaits, so V8 saw them
 // survive and grew it to its most, which Node.js 24 sets at 128 MB (Node.js 20: 32 MB), all of it
-// touched. At 40 hosts' month that was 273-282 MB of peak RSS on Node.js 24 against 165-193 on 20;
-// kept, 160-165 and 144, for some 20 % more CPU (BENCHMARKS.md, "Issue 37: the young generation").
-// Its most cannot be lowered once V8 has started (--max-semi-space-size is read then), but its
-// growth factor is read at each growth.
+// touched. At 40 hosts' month that alone was 262-276 MiB of peak RSS on Node.js 24, 156-161 MiB kept,
+// for more CPU where answers come faster than they are read (BENCHMARKS.md, "Issue 37: the young
+// generation"). Its most cannot be lowered once V8 has started (--max-semi-space-size is read then),
+// but its growth factor is read at each growth.
 
 /** Collects the whole heap if it grew enough since the last collection; nothing where there is no collector. */
 export type TidyHeap = () => void;

@@ -98,8 +98,8 @@ export class HourSlots {
 /**
  * A resizable ArrayBuffer (ES2024; TypeScript's lib here is ES2022's), used at a fixed length: V8
  * maps its pages apart and unmaps them when it is let go, where a plain one of 100 KB comes from
- * malloc, which kept the freed rows of every GPU in the process (peak RSS 184 -> 166 MB at 40 hosts'
- * month, Node.js 20, bench/report-store.mjs).
+ * malloc, which kept the freed rows of every GPU in the process (peak RSS 179-182 -> 161-166 MiB at
+ * 40 hosts' month, Node.js 20, against Prometheus).
  */
 const MappedArrayBuffer = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
 
