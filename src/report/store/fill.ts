@@ -132,9 +132,9 @@ export class StoreHours {
       };
     }
     const hours = this.gpuHours(labels);
-    const answer = GPU_ANSWERS[name];
+    const field = GPU_ANSWERS[name];
     return (hour, value) => {
-      if (Number.isFinite(value) && answer) hours.take(hour, answer.field, value, answer.adds);
+      if (Number.isFinite(value) && field) hours.take(hour, field, value);
     };
   }
 

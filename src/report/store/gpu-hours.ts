@@ -48,27 +48,29 @@ const GPU_FIELDS = [
 type GpuField = Exclude<(typeof GPU_FIELDS)[number], 'present'>;
 const FIELD_COUNT = GPU_FIELDS.length;
 const COLUMN = Object.fromEntries(GPU_FIELDS.map((field, i) => [field, i])) as Record<(typeof GPU_FIELDS)[number], number>;
-/** Fields that sum the answers of their question (the others take its one value); 0 when not answered. */
+/** Fields that sum the answers of their question; 0 when not answered. */
 const SUMMED: readonly GpuField[] = ['samples', 'down', 'utilN', 'utilSum', 'powerN', 'powerSum'];
+/** Fields that add their answers up: the sums, and the samples that said who reserved the GPU (none until one did). */
+const ADDED: ReadonlySet<GpuField> = new Set([...SUMMED, 'reservedRead']);
 
-/** What each `gpu` question's value fills in the GPU's hour, and whether it adds to it or sets it. */
-export const GPU_ANSWERS: Readonly<Record<string, { field: GpuField; adds: boolean }>> = {
-  samples: { field: 'samples', adds: true },
-  down: { field: 'down', adds: true },
-  util_n: { field: 'utilN', adds: true },
-  util_sum: { field: 'utilSum', adds: true },
-  mem_max: { field: 'memMax', adds: false },
-  mem_total: { field: 'memTotal', adds: false },
-  power_n: { field: 'powerN', adds: true },
-  power_sum: { field: 'powerSum', adds: true },
-  temp_max: { field: 'tempMax', adds: false },
-  energy: { field: 'energy', adds: false },
-  idle_held: { field: 'idleShare', adds: false },
-  free_share: { field: 'freeShare', adds: false },
-  free_util: { field: 'freeUtil', adds: false },
-  free_power: { field: 'freePower', adds: false },
-  free_idle: { field: 'freeIdle', adds: false },
-  reserved_read: { field: 'reservedRead', adds: true },
+/** The field of a GPU's hour each `gpu` question's value fills. */
+export const GPU_ANSWERS: Readonly<Record<string, GpuField>> = {
+  samples: 'samples',
+  down: 'down',
+  util_n: 'utilN',
+  util_sum: 'utilSum',
+  mem_max: 'memMax',
+  mem_total: 'memTotal',
+  power_n: 'powerN',
+  power_sum: 'powerSum',
+  temp_max: 'tempMax',
+  energy: 'energy',
+  idle_held: 'idleShare',
+  free_share: 'freeShare',
+  free_util: 'freeUtil',
+  free_power: 'freePower',
+  free_idle: 'freeIdle',
+  reserved_read: 'reservedRead',
 };
 
 /** The report's hours, each given a row number the first time any answer names it; shared by all GPUs. */
@@ -88,10 +90,6 @@ export class HourSlots {
       this.hours.push(hour);
     }
     return slot;
-  }
-
-  get size(): number {
-    return this.hours.length;
   }
 }
 
@@ -119,7 +117,7 @@ export class GpuHourRows {
     const slot = this.slots.slot(hour);
     if ((slot + 1) * FIELD_COUNT > this.rows.length) {
       // To every hour known so far at once: the report names them all before the first answer.
-      const bytes = Math.max(slot + 1, this.slots.size) * FIELD_COUNT * Float64Array.BYTES_PER_ELEMENT;
+      const bytes = Math.max(slot + 1, this.slots.hours.length) * FIELD_COUNT * Float64Array.BYTES_PER_ELEMENT;
       const grown = new Float64Array(new MappedArrayBuffer(bytes, { maxByteLength: bytes }));
       grown.set(this.rows);
       this.rows = grown;
@@ -133,11 +131,11 @@ export class GpuHourRows {
     return at;
   }
 
-  /** `value` set as the hour's `field`, or added to it (a field not yet answered is NaN: it is set). */
-  take(hour: number, field: GpuField, value: number, adds: boolean): void {
+  /** `value` added to the hour's `field` (ADDED), or set as it; a field not yet answered is NaN: it is set. */
+  take(hour: number, field: GpuField, value: number): void {
     const at = this.row(hour) + COLUMN[field];
     const old = this.rows[at]!;
-    this.rows[at] = adds && !Number.isNaN(old) ? old + value : value;
+    this.rows[at] = ADDED.has(field) && !Number.isNaN(old) ? old + value : value;
   }
 
   /** The hours answered, as objects (made as they are read: they live no longer than the caller's loop). */

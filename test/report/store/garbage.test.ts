@@ -1,10 +1,8 @@
-import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
-import { build } from 'esbuild';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { heapTidier } from '../../../src/report/store/garbage.js';
-import { ROOT, cliEnv, tempDir } from '../../support/helpers.js';
+import { bundledScript, cliEnv } from '../../support/helpers.js';
 
 // The store door's heap tidier: a full collection once the heap grew by half of what survived the
 // last one (32 MB at least), none before; V8's young generation kept at the size it has.
@@ -48,15 +46,7 @@ describe('heapTidier', () => {
 describe('the young generation', () => {
   /** young-generation.ts in a Node.js of its own (V8's flags are the process's): its young generation before and after. */
   async function youngGeneration(tidy: boolean): Promise<{ before: number; after: number; kept: number }> {
-    const script = join(await tempDir(), 'young-generation.mjs');
-    await build({
-      entryPoints: [join(ROOT, 'test/report/store/young-generation.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      outfile: script,
-      logLevel: 'error',
-    });
+    const script = await bundledScript('test/report/store/young-generation.ts');
     const child = await execa(process.execPath, [script, ...(tidy ? ['tidy'] : [])], { env: cliEnv(), extendEnv: false });
     return JSON.parse(child.stdout);
   }

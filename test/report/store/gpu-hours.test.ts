@@ -11,23 +11,23 @@ describe('GpuHourRows', () => {
   it('adds, sets, and reads back only the hours answered, in the order the hours were named', () => {
     const slots = new HourSlots([T0, T0 + HOUR, T0 + 2 * HOUR]);
     const rows = new GpuHourRows(slots);
-    rows.take(T0 + 2 * HOUR, 'samples', 100, true);
-    rows.take(T0 + 2 * HOUR, 'samples', 140, true);
-    rows.take(T0 + 2 * HOUR, 'memMax', 3, false);
-    rows.take(T0 + 2 * HOUR, 'memMax', 2, false);
-    rows.take(T0, 'reservedRead', 0, true);
-    rows.take(T0, 'reservedRead', 2, true);
+    rows.take(T0 + 2 * HOUR, 'samples', 100);
+    rows.take(T0 + 2 * HOUR, 'samples', 140);
+    rows.take(T0 + 2 * HOUR, 'memMax', 3);
+    rows.take(T0 + 2 * HOUR, 'memMax', 2);
+    rows.take(T0, 'reservedRead', 1);
+    rows.take(T0, 'reservedRead', 2);
     const hours = [...rows.entries()];
     expect(hours.map(([hour]) => hour)).toEqual([T0, T0 + 2 * HOUR]);
-    expect(hours[0]![1]).toMatchObject({ samples: 0, utilN: 0, reservedRead: 2, memMax: undefined });
+    expect(hours[0]![1]).toMatchObject({ samples: 0, utilN: 0, reservedRead: 3, memMax: undefined });
     expect(hours[1]![1]).toMatchObject({ samples: 240, memMax: 2, reservedRead: undefined, tempMax: undefined });
   });
 
   it('makes a row for an hour named after its rows were made, keeping the others', () => {
     const slots = new HourSlots([T0]);
     const rows = new GpuHourRows(slots);
-    rows.take(T0, 'tempMax', 70, false);
-    rows.take(T0 + 5 * HOUR, 'tempMax', 71, false);
+    rows.take(T0, 'tempMax', 70);
+    rows.take(T0 + 5 * HOUR, 'tempMax', 71);
     expect([...rows.entries()].map(([hour, h]) => [hour, h.tempMax])).toEqual([
       [T0, 70],
       [T0 + 5 * HOUR, 71],
