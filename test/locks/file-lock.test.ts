@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { chown, mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { FILE_STEPS } from '../../src/files/file-steps.js';
@@ -9,7 +8,7 @@ import { OWN_PROC } from '../../src/host/host.js';
 import { isLockError, removeLeftoverTemps, tryLock, withFileLock } from '../../src/locks/file-lock.js';
 import { currentOwner, formatOwner } from '../../src/locks/owner.js';
 import { pinDir } from '../../src/files/safe-fs.js';
-import { CLI, FAKE_SMI, ROOT, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
+import { CLI, FAKE_SMI, bundledScript, capture, cliEnv, runCli, tempDir, madeDir } from '../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 const me = currentOwner();
@@ -17,16 +16,7 @@ const NOBODY = 65534;
 
 /** A real second process holding the lock at `path` until it is told to let go (or killed). */
 async function holder(path: string) {
-  const dir = await tempDir();
-  const script = join(dir, 'holder.mjs');
-  await build({
-    entryPoints: [join(ROOT, 'test/locks/holder.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: script,
-    logLevel: 'error',
-  });
+  const script = await bundledScript('test/locks/holder.ts');
   const child = execa(process.execPath, [script, path], { stdin: 'pipe', reject: false, env: cliEnv(), extendEnv: false });
   const said = await new Promise<string>((resolve) => child.stdout!.once('data', (chunk: Buffer) => resolve(String(chunk).trim())));
   expect(said).toBe('held');

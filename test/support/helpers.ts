@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
 import { execa } from 'execa';
 import { onTestFinished } from 'vitest';
 
@@ -19,6 +20,16 @@ export async function tempDir(prefix = 'gpu-textfile-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * `entry` (a TypeScript file under ROOT) bundled into one ES module in a temp directory of its own,
+ * for a test to run in a Node.js process of its own: its path.
+ */
+export async function bundledScript(entry: string): Promise<string> {
+  const script = join(await tempDir(), `${entry.split('/').pop()!.replace(/\.ts$/, '')}.mjs`);
+  await build({ entryPoints: [join(ROOT, entry)], bundle: true, platform: 'node', format: 'esm', outfile: script, logLevel: 'error' });
+  return script;
 }
 
 /**
