@@ -14,7 +14,7 @@ import { publishTargetFrom, targetPlanOf } from './publish-target.js';
 import type { CollectIo, CollectPlan } from './plan.js';
 
 /** Where the plan publishes; `knownGpus` are the GPUs of the state read at the start. */
-export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: NodeJS.WritableStream): PublishTarget => ({
+export const publishTargetOf = (plan: CollectPlan, state: CollectorState, out: PublishTarget['out']): PublishTarget => ({
   ...publishTargetFrom(targetPlanOf(plan), out),
   csv: plan.csv ? { ...plan.csv, host: csvHost(hostname(), plan.source), knownGpus: () => state.gpus ?? [] } : undefined,
 });

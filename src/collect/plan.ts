@@ -2,6 +2,7 @@ import type { FieldSpec } from '../fields/field-spec.js';
 import type { Host } from '../host/host.js';
 import type { CompatName } from '../compat/compat-file.js';
 import type { DemoHostName, SourceName } from '../sources/sources.js';
+import type { PublishTarget } from '../publish/publish.js';
 
 /** Everything a collect run needs, checked and typed: commands/collect.ts builds it from the options. */
 export interface CollectPlan {
@@ -35,6 +36,7 @@ export interface CollectPlan {
 
 /** Where a collect run reports: the exposition with --dry-run, and its one-line messages. */
 export interface CollectIo {
-  out: NodeJS.WritableStream;
+  /** Where --dry-run prints. */
+  out: PublishTarget['out'];
   say: (line: string) => void;
 }

@@ -111,9 +111,25 @@ export function daemonBanner(plan: CollectPlan & { intervalMs: number }): string
   return `collecting every ${every} ${SOURCE_WORDS[plan.source]}, ${into}; Ctrl-C stops it`;
 }
 
+/**
+ * The process's own streams, looked up when written to: Node.js makes each on first use, and the
+ * timer's collect, which prints nothing, then never makes them (src/launch/start.ts).
+ */
+const PROCESS_STREAMS = {
+  get out(): NodeJS.WritableStream {
+    return process.stdout;
+  },
+  get err(): NodeJS.WritableStream {
+    return process.stderr;
+  },
+};
+
 /** `gpu-textfile collect`: once, or in daemon mode with --interval. Returns the exit status. */
-export async function runCollect(args: CollectArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
-  const collectIo: CollectIo = { out: io.out, say: (line) => io.err.write(`gpu-textfile: ${line}\n`) };
+export async function runCollect(
+  args: CollectArgs,
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream } = PROCESS_STREAMS,
+): Promise<number> {
+  const collectIo: CollectIo = { out: { write: (text) => io.out.write(text) }, say: (line) => io.err.write(`gpu-textfile: ${line}\n`) };
   const parsed = parseCollectArgs(args);
   // Before anything runs (no nvidia-smi, no state, no CSV): --dry-run writes nothing, so needs none.
   const plan = typeof parsed === 'string' || parsed.dryRun ? parsed : (missingTextfileDir(parsed.textfileDir) ?? parsed);

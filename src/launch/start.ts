@@ -20,11 +20,13 @@ export function start(args: readonly string[], load: () => Loaded): void {
   // trace: stop quietly, as other commands in a pipeline do. Not `run`: it passes the broken pipe on
   // to its job (src/run/job.ts), and the job's exit status is still its own.
   if (args[0] !== 'run') {
-    for (const stream of [process.stdout, process.stderr]) {
-      stream.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EPIPE') throw error;
-        process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-      });
+    for (const name of ['stdout', 'stderr'] as const) {
+      whenMade<NodeJS.WriteStream>(process, name, (stream) =>
+        stream.on('error', (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EPIPE') throw error;
+          process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+        }),
+      );
     }
   }
   const { cli, save } = load();
@@ -32,5 +34,32 @@ export function start(args: readonly string[], load: () => Loaded): void {
     process.exitCode = status;
     // Only a collect that succeeded ran the path the next runs take.
     if (status === 0) save();
+  });
+}
+
+/**
+ * Calls `attach` with `owner[name]` once it is made: process.stdout and process.stderr are made by
+ * Node.js on first use, loading its stream code (and for a pipe or a socket, as the journal is under
+ * systemd, its net code). The timer's collect writes to neither and so never pays for them (3 to 5
+ * ms of a one-shot run before nvidia-smi started, issue 41). Where the property is no longer made on
+ * demand (made already, or a Node.js that defines it otherwise), `attach` is called at once.
+ */
+export function whenMade<T>(owner: object, name: string, attach: (made: T) => void): void {
+  const property = Object.getOwnPropertyDescriptor(owner, name);
+  const make = property?.get;
+  if (!make || !property.configurable) {
+    attach((owner as Record<string, T>)[name]!);
+    return;
+  }
+  let made: { value: T } | undefined;
+  Object.defineProperty(owner, name, {
+    configurable: true,
+    enumerable: property.enumerable,
+    get: () => {
+      if (made) return made.value;
+      made = { value: make.call(owner) as T };
+      attach(made.value);
+      return made.value;
+    },
   });
 }
