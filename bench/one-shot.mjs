@@ -90,10 +90,14 @@ try {
   ];
   const target = {};
   const baseLauncher = values['base-dist'] && join(resolve(values['base-dist']), 'gpu-textfile.js');
-  /** The base build's row of a collect command, beside this build's `before` row. */
+  /**
+   * The base build's row of a collect command, beside this build's `before` row. Its code cache has a
+   * directory of its own: a run keeps one build's cache file in its directory and removes the others'
+   * (src/launch/code-cache.ts), so two builds sharing one would each compile from scratch at every run.
+   */
   const baseRow = (label, args) =>
     baseLauncher
-      ? [{ key: 'base', label, command: [node, baseLauncher, ...args], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache') } }]
+      ? [{ key: 'base', label, command: [node, baseLauncher, ...args], env: { ...env, NODE_COMPILE_CACHE: join(work, 'cache-base') } }]
       : [];
   if (gpu) {
     // collect's own nvidia-smi calls, recorded by a shim that runs the real one: those of a run after
@@ -122,13 +126,20 @@ try {
       .find((arg) => arg.startsWith('--query-gpu='))
       .slice('--query-gpu='.length);
     const collect = (name) => ['collect', '--textfile-dir', join(work, name), '--state-dir', join(work, `${name}-state`)];
-    for (const name of ['base', 'before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain'])
+    for (const name of ['base', 'before', 'snapshot', 'nvml-before', 'nvml', 'nvml-short', 'plain', 'floor'])
       execFileSync('mkdir', ['-p', join(work, name)]);
     rows.push(
       {
         key: 'bash',
         label: 'a bash script: one nvidia-smi call, a heredoc, mv (plain-collector.sh)',
         command: ['bash', join(ROOT, 'bench/plain-collector.sh'), 'nvidia-smi', fields, join(work, 'plain')],
+        env,
+      },
+      {
+        key: 'floor',
+        label:
+          "the floor of a Node.js one-shot: the bundled Node.js running collect's two calls at once and renaming a file (one-shot-floor.cjs)",
+        command: [node, join(ROOT, 'bench/one-shot-floor.cjs'), join(work, 'floor'), JSON.stringify(calls)],
         env,
       },
       ...baseRow('collect, the base build, packaged Node.js, code cache', collect('base')),
@@ -215,7 +226,12 @@ try {
       ['snapshot', 'from its snapshot'],
     ]) {
       if (!m[key]) continue;
-      say(`packaged one-shot, ${what}: wall <= \`node -e 0\` + the longer nvidia-smi call + 20 ms`, m[key].wall, target.wall);
+      say(
+        `packaged one-shot, ${what}: wall <= \`node -e 0\` + the longer nvidia-smi call + 20 ms`,
+        m[key].wall,
+        target.wall,
+        `a Node.js one-shot that only runs the two calls and renames a file ${ms(m.floor.wall)} ms`,
+      );
       say(
         `packaged one-shot, ${what}: CPU <= 2.5 x the bash script's`,
         m[key].cpu,
