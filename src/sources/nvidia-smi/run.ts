@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { boundedLines } from './lines.js';
-import { endGuard, guarded, SH_NOT_EXECUTABLE, SH_NOT_FOUND } from './orphan-guard.js';
+import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, gated, type GuardPool, guardPool, openGate, startGuard } from './orphan-guard.js';
 
 // nvidia-smi is started with node:child_process, not execa (which `install` keeps using): the one-shot
 // collect runs every 15 s on every GPU host, and execa's modules were nearly half of what collect loaded (302 of
@@ -26,6 +26,8 @@ export interface RunOptions {
   graceMs?: number;
   /** Extra environment for the child (the stand-in nvidia-smi reads its capture from it). */
   env?: Record<string, string>;
+  /** The guards of the runs this one shares a guard with (a collection's); else a guard of its own. */
+  guards?: GuardPool;
 }
 
 /** A way to run nvidia-smi with arguments; tests and the daemon mode pass their own. */
@@ -54,17 +56,17 @@ interface Ended {
 }
 
 /**
- * Starts `command args` guarded (orphan-guard.ts), leading a process group of its own, in the C locale;
+ * Starts `command args` gated (orphan-guard.ts), leading a process group of its own, in the C locale;
  * or why it could not: spawn() throws some errors (E2BIG, ENOMEM when fork fails) instead of emitting them.
  */
-function startGuarded(
+function startGated(
   command: string,
   args: readonly string[],
   env: Record<string, string> | undefined,
 ): { child: ChildProcess; ended: Promise<Ended> } | { error: NodeJS.ErrnoException } {
   let child: ChildProcess;
   try {
-    child = spawn(...guarded(command, args), {
+    child = spawn(...gated(command, args), {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       // nvidia-smi's messages are English already; keep any locale from changing number formats.
@@ -73,9 +75,6 @@ function startGuarded(
   } catch (error) {
     return { error: error as NodeJS.ErrnoException };
   }
-  // nvidia-smi done, its guard kills what it left in its group: a child of its holding our pipes open
-  // would otherwise keep us waiting for their EOF until the deadline.
-  child.once('exit', () => endGuard(child.stdin));
   const ended = new Promise<Ended>((resolve) => {
     child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
     child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
@@ -118,9 +117,15 @@ function keep(stream: Readable | null, maxBytes: number, over: () => void): () =
 /** Runs `command args` with a hard deadline on the whole process group. */
 export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
   const graceMs = options.graceMs ?? 1000;
-  const started = startGuarded(command, args, options.env);
-  if ('error' in started) return notStarted(command, started.error);
+  const guard = (options.guards ?? guardPool()).guard();
+  const started = startGated(command, args, options.env);
+  if ('error' in started) {
+    guard.release();
+    return notStarted(command, started.error);
+  }
   const { child, ended } = started;
+  guard.watch(child.pid);
+  openGate(child.stdin);
   let overflowed = false;
   const overflow = () => {
     overflowed = true;
@@ -147,6 +152,7 @@ export async function runSmi(command: string, args: readonly string[], options: 
   const result = await Promise.race([ended, stuck]);
   clearTimeout(forceKill);
   clearTimeout(giveUp);
+  guard.release();
   if (result === 'stuck') {
     // Nothing of it may keep this process alive: its pipes are closed and its handle let go.
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
@@ -157,11 +163,11 @@ export async function runSmi(command: string, args: readonly string[], options: 
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
   const printed = stdout();
   const output = `${printed}${stderr()}`;
-  // The sh itself could not be started (an 'error' event, not a throw): as a spawn that threw.
+  // The gate's sh itself could not be started (an 'error' event, not a throw): as a spawn that threw.
   if (result.error) return notStarted(command, result.error);
-  if (result.exitCode === SH_NOT_FOUND) return { kind: 'not-found', command };
+  if (result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
   if (overflowed) return { kind: 'killed', signal: 'SIGKILL', output: `it printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB` };
-  if (result.exitCode === SH_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
+  if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
   if (result.signal) return { kind: 'killed', signal: result.signal, output };
   if (result.exitCode === 0) return { kind: 'ok', stdout: printed };
   return { kind: 'exit', code: result.exitCode ?? -1, output };
@@ -195,13 +201,18 @@ export function streamSmi(
   args: readonly string[],
   options: { graceMs?: number; env?: Record<string, string> } = {},
 ): SmiStream {
-  const started = startGuarded(command, args, options.env);
+  const guard = startGuard();
+  const started = startGated(command, args, options.env);
   if ('error' in started) {
+    guard.release();
     return { lines: (async function* () {})(), stop: () => {}, ended: Promise.resolve(notStarted(command, started.error)) };
   }
   const { child, ended: closed } = started;
+  guard.watch(child.pid);
+  openGate(child.stdin);
   // Its stderr says why it stopped, at its end: the last 64 KiB of it are plenty.
   const stderr = keepTail(child.stderr, MAX_STDERR_BYTES);
+  const releaseGroup = guard.release;
   const tail: string[] = [];
   let stopped = false;
   let forceKill: NodeJS.Timeout | undefined;
@@ -223,11 +234,12 @@ export function streamSmi(
   }
   const ended = closed.then((result): SmiOutcome => {
     clearTimeout(forceKill);
+    releaseGroup();
     // Newest first: the line nvidia-smi printed last says why it stopped.
     const output = [result.error?.message ?? stderr().replace(/\r?\n$/, ''), ...[...tail].reverse()].filter(Boolean).join('\n');
-    if (result.error?.code === 'ENOENT' || result.exitCode === SH_NOT_FOUND) return { kind: 'not-found', command };
-    // As runSmi: the sh could not exec it (the one-shot query right after would say the same).
-    if (result.exitCode === SH_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
+    if (result.error?.code === 'ENOENT' || result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
+    // As runSmi: the gate's sh could not exec it (the one-shot query right after would say the same).
+    if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
     if (result.signal) return { kind: 'killed', signal: result.signal, output };
     return { kind: 'exit', code: result.exitCode ?? -1, output };
   });

@@ -6,6 +6,7 @@ import { COMPUTE_APPS_ARGS, parseComputeApps } from './compute-apps.js';
 import { classifyFailure } from './failure.js';
 import { kernelGpus, queryGpuArgs, queryGpus } from './query-gpu.js';
 import { sampleFromCells } from './rows.js';
+import { guardPool } from './orphan-guard.js';
 import { smiRunner, streamSmi, type SmiRunner, type SmiStream } from './run.js';
 import { cudaVersionOf, VERSION_ARGS } from './version.js';
 
@@ -18,10 +19,11 @@ export interface NvidiaSmiOptions {
   host: Host;
 }
 
-/** A runner whose calls share one deadline: --timeout bounds the whole collection. */
+/** A runner whose calls share one deadline (--timeout bounds the whole collection) and, while they run at once, one guard. */
 function deadlineRunner(command: string, timeoutMs: number): SmiRunner {
   const deadline = Date.now() + timeoutMs;
-  return (args) => smiRunner(command, { timeoutMs: Math.max(1, deadline - Date.now()) })(args);
+  const guards = guardPool();
+  return (args) => smiRunner(command, { timeoutMs: Math.max(1, deadline - Date.now()), guards })(args);
 }
 
 /** One collection's reads through `run` (tests pass a runner that replays a capture). */

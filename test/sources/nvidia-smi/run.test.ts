@@ -1,13 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, copyFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { guarded } from '../../../src/sources/nvidia-smi/orphan-guard.js';
+import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
-import { CLI, FAKE_BIN, FAKE_SMI, capture, cliEnv, tempDir, madeDir, collectIn } from '../../support/helpers.js';
+import { CLI, FAKE_BIN, FAKE_SMI, ROOT, capture, cliEnv, tempDir, madeDir, collectIn } from '../../support/helpers.js';
 
 const H200 = capture('h200x2__580.159.04__linux-idle');
 
@@ -59,7 +61,7 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     expect(await groupGone(pgid)).toBe(true);
   });
 
-  it('a SIGKILLed collect leaves neither of its two nvidia-smi calls behind', async () => {
+  it('a SIGKILLed collect leaves neither of its two nvidia-smi calls behind: one guard watches both', async () => {
     const dir = await tempDir();
     // A link of its own (told apart from other tests' children by its command line), and a state
     // directory that knows the names: the next run asks --query-gpu and --query-compute-apps at once.
@@ -83,18 +85,43 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     for (const pgid of groups) expect(await groupGone(pgid)).toBe(true);
   });
 
-  it('an nvidia-smi that exits leaving a child holding its stdout: its answer comes at once, and nothing of its group is left', async () => {
+  it('a guard lets go of a group released, and kills the one still watched when gpu-textfile dies', async () => {
     const dir = await tempDir();
-    const smi = join(dir, 'nvidia-smi');
-    // Its own pid (the group's id: it leads the group) and a child that would hold stdout for a minute.
-    await writeFile(smi, '#!/bin/sh\necho $$\nsleep 60 &\nexit 0\n');
-    await chmod(smi, 0o755);
-    // Far from its deadline: waiting for the sleep's EOF would end in a timeout instead.
-    const outcome = await runSmi(smi, [], { timeoutMs: 50_000 });
-    expect(outcome).toEqual({ kind: 'ok', stdout: expect.stringMatching(/^\d+\n$/) });
-    const pgid = Number((outcome as { stdout: string }).stdout);
-    // The guard killed the sleep and then itself: it was a member of the group, so its id was never free for reuse meanwhile.
-    expect(await groupGone(pgid)).toBe(true);
+    // The guard module, bundled for a process of its own that plays gpu-textfile: two children in
+    // groups of their own watched by one guard, the first released, then that process SIGKILLed.
+    await build({
+      stdin: {
+        contents: `import { spawn } from 'node:child_process';
+import { guardPool } from ${JSON.stringify(join(ROOT, 'src/sources/nvidia-smi/orphan-guard.ts'))};
+const pool = guardPool();
+const guards = [pool.guard(), pool.guard()];
+const children = ['300', '301'].map((seconds) => spawn('sleep', [seconds], { detached: true, stdio: 'ignore' }));
+children.forEach((child, i) => guards[i].watch(child.pid));
+guards[0].release();
+process.stdout.write(JSON.stringify(children.map((child) => child.pid)) + '\\n');
+setInterval(() => {}, 1000);`,
+        resolveDir: ROOT,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: join(dir, 'plays-collect.mjs'),
+      logLevel: 'silent',
+    });
+    const player = execa(process.execPath, [join(dir, 'plays-collect.mjs')], { reject: false, buffer: false });
+    const [released, watched] = await new Promise<number[]>((resolve) =>
+      player.stdout!.once('data', (data) => resolve(JSON.parse(String(data)))),
+    );
+    try {
+      player.kill('SIGKILL');
+      await player;
+      expect(await groupGone(watched!)).toBe(true);
+      // The guard read the release before the end of its pipe: the released group lives on.
+      expect((await processes()).some((p) => p.pgid === released)).toBe(true);
+    } finally {
+      process.kill(-released!, 'SIGKILL');
+    }
   });
 
   it('a SIGKILLed collect --interval leaves no silent nvidia-smi -lms behind', async () => {
@@ -126,17 +153,19 @@ describe('no nvidia-smi outlives gpu-textfile', { timeout: 120_000 }, () => {
     expect(outcome).toEqual({ kind: 'ok', stdout: expect.stringMatching(/^0, GPU-d9041e44/) });
   });
 
-  // Issue 33: gpu-textfile killed between the child's start and a separate guard learning its group
-  // left nothing to kill it. The guard is now forked by the child itself, before nvidia-smi runs,
-  // and needs to learn nothing: killed at any moment after the spawn, we leave no nvidia-smi behind.
-  it('gpu-textfile killed right after the spawn: the guard kills the child at once (an -lms that would run for ever)', async () => {
-    const [file, args] = guarded(FAKE_SMI, ['--query-gpu=index', '--format=csv', '-lms', '100']);
-    const child = spawn(file, args, { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: cliEnv({ FAKE_SMI_CAPTURE: H200 }) });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_, signal) => resolve(signal)));
+  // Issue 33: gpu-textfile killed between the child's start and the guard learning its group left
+  // the guard nothing to kill. The child now waits at a gate until the guard knows: killed before
+  // that, we never open it, and nvidia-smi never runs.
+  it('a gate never opened (gpu-textfile killed before its guard knew the group) runs no nvidia-smi', async () => {
+    const dir = await tempDir();
+    const log = join(dir, 'argv.log');
+    const [file, args] = gated(FAKE_SMI, ['--query-gpu=index', '--format=csv', '-lms', '100']);
+    const gate = spawn(file, args, { stdio: ['pipe', 'ignore', 'ignore'], env: cliEnv({ FAKE_SMI_CAPTURE: H200, FAKE_SMI_LOG: log }) });
+    const exited = new Promise<number | null>((resolve) => gate.once('exit', resolve));
     // What the kernel does to our end of the pipe when we are killed.
-    child.stdin!.destroy();
-    expect(await exited).toBe('SIGKILL');
-    expect(await groupGone(child.pid!)).toBe(true);
+    gate.stdin!.destroy();
+    expect(await exited).toBe(0);
+    expect(existsSync(log)).toBe(false);
   });
 
   it('an nvidia-smi that cannot be executed is reported so', async () => {
