@@ -19,14 +19,17 @@ export function start(args: readonly string[], load: () => Loaded): void {
   // A reader that went away (`gpu-textfile install --dry-run | head -1`) is no error worth a stack
   // trace: stop quietly, as other commands in a pipeline do. Not `run`: it passes the broken pipe on
   // to its job (src/run/job.ts), and the job's exit status is still its own.
+  // The streams made so far: what the end below waits for.
+  const made: NodeJS.WriteStream[] = [];
   if (args[0] !== 'run') {
     for (const name of ['stdout', 'stderr'] as const) {
-      whenMade<NodeJS.WriteStream>(process, name, (stream) =>
+      whenMade<NodeJS.WriteStream>(process, name, (stream) => {
+        made.push(stream);
         stream.on('error', (error: NodeJS.ErrnoException) => {
           if (error.code !== 'EPIPE') throw error;
           process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-        }),
-      );
+        });
+      });
     }
   }
   const { cli, save } = load();
@@ -35,10 +38,11 @@ export function start(args: readonly string[], load: () => Loaded): void {
     // Only a collect that succeeded ran the path the next runs take.
     if (status === 0) save();
     // The timer's collect ends here: every file it owns is written, synchronously, before main()
-    // resolves, and what it printed is written too (stdout and stderr are synchronous on Linux for
-    // files, pipes and terminals). Node's own teardown after that (its heap, its handles) took 2 to 3
-    // ms of each run on an H200 host (issue 41); exiting skips it. Other commands end as Node ends them.
-    if (args[0] === 'collect') process.exit(status);
+    // resolves. Node's own teardown after that (its heap, its handles) took 2 to 3 ms of each run on
+    // an H200 host (issue 41); exiting skips it, unless something printed is still on its way: a
+    // pipe or a socket (the journal) takes what fits at once and the rest later, which an exit now
+    // would cut off (`collect --dry-run --compat | slow-reader`). Other commands end as Node ends them.
+    if (args[0] === 'collect' && made.every((stream) => stream.writableLength === 0)) process.exit(status);
   });
 }
 
