@@ -217,6 +217,8 @@ export function streamSmi(
   let stopped = false;
   let forceKill: NodeJS.Timeout | undefined;
   const stop = () => {
+    // Once it has ended, its group's id is free and may be another's by now: nothing is sent to it
+    // (the daemon and pulse stop a child in a finally, whether or not it already ended).
     if (stopped) return;
     stopped = true;
     killGroup(child.pid, 'SIGTERM');
@@ -233,6 +235,7 @@ export function streamSmi(
     }
   }
   const ended = closed.then((result): SmiOutcome => {
+    stopped = true;
     clearTimeout(forceKill);
     releaseGroup();
     // Newest first: the line nvidia-smi printed last says why it stopped.

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { gated } from '../../../src/sources/nvidia-smi/orphan-guard.js';
 import { runSmi, streamSmi } from '../../../src/sources/nvidia-smi/run.js';
 import { CLI, FAKE_BIN, FAKE_SMI, ROOT, capture, cliEnv, tempDir, madeDir, collectIn } from '../../support/helpers.js';
@@ -196,6 +196,19 @@ setInterval(() => {}, 1000);`,
     const stream = streamSmi(FAKE_SMI, ['-lms', '1000'], { env });
     for await (const _ of stream.lines);
     expect(await stream.ended).toEqual({ kind: 'exit', code: -1, output: expect.stringContaining('E2BIG') });
+  });
+
+  it('an -lms child stopped after it ended on its own: no signal goes to its group, whose id may be reused', async () => {
+    const stream = streamSmi('/bin/sh', ['-c', 'echo one line']);
+    for await (const _ of stream.lines);
+    expect(await stream.ended).toEqual({ kind: 'exit', code: 0, output: 'one line' });
+    const kill = vi.spyOn(process, 'kill');
+    try {
+      stream.stop();
+      expect(kill).not.toHaveBeenCalled();
+    } finally {
+      kill.mockRestore();
+    }
   });
 
   it("an -lms child's last words are the end of its stderr, without its final newline", async () => {
