@@ -48,10 +48,10 @@ export function start(args: readonly string[], load: () => Loaded): void {
 
 /**
  * Calls `attach` with `owner[name]` once it is made: process.stdout and process.stderr are made by
- * Node.js on first use, loading its stream code (and for a pipe or a socket, as the journal is under
- * systemd, its net code). The timer's collect writes to neither and so never pays for them (3 to 5
- * ms of a one-shot run before nvidia-smi started, issue 41). Where the property is no longer made on
- * demand (made already, or a Node.js that defines it otherwise), `attach` is called at once.
+ * Node.js on first use. The timer's collect writes to neither and so never makes them (about 1 ms of
+ * a one-shot run with the journal's socket as both, issue 41: Node's stream code itself is loaded
+ * all the same, for the pipes to nvidia-smi). Where the property is no longer made on demand (made
+ * already, or a Node.js that defines it otherwise), `attach` is called at once.
  */
 export function whenMade<T>(owner: object, name: string, attach: (made: T) => void): void {
   const property = Object.getOwnPropertyDescriptor(owner, name);
