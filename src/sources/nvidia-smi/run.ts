@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { killGroup, MAX_OUTPUT_BYTES, startCall, startGated, type StartedCall } from './call.js';
 import { boundedLines } from './lines.js';
-import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, gated, type GuardPool, guardPool, openGate, startGuard } from './orphan-guard.js';
+import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, type GuardPool, openGate, startGuard } from './orphan-guard.js';
 
 // nvidia-smi is started with node:child_process, not execa (which `install` keeps using): the one-shot
 // collect runs every 15 s on every GPU host, and execa's modules were nearly half of what collect loaded (302 of
@@ -28,59 +28,12 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The guards of the runs this one shares a guard with (a collection's); else a guard of its own. */
   guards?: GuardPool;
+  /** The call, started already (the launcher's head start, head-start.ts): waited for instead of started. */
+  takeOver?: StartedCall;
 }
 
 /** A way to run nvidia-smi with arguments; tests and the daemon mode pass their own. */
 export type SmiRunner = (args: readonly string[]) => Promise<SmiOutcome>;
-
-const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
-  if (pid === undefined) return;
-  try {
-    // The child leads its own process group (detached): a negative pid reaches its children too,
-    // so a grandchild holding stdout open cannot keep us waiting.
-    process.kill(-pid, signal);
-  } catch (error) {
-    // ESRCH: the group is already gone, which is what we wanted.
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-};
-
-/** The most of its stdout (and of its stderr) a run keeps: far over any host's answer, and a bound on our memory. */
-const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
-
-/** How a child ended: its exit status or signal once its pipes closed, or why it could not start. */
-interface Ended {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  error?: NodeJS.ErrnoException;
-}
-
-/**
- * Starts `command args` gated (orphan-guard.ts), leading a process group of its own, in the C locale;
- * or why it could not: spawn() throws some errors (E2BIG, ENOMEM when fork fails) instead of emitting them.
- */
-function startGated(
-  command: string,
-  args: readonly string[],
-  env: Record<string, string> | undefined,
-): { child: ChildProcess; ended: Promise<Ended> } | { error: NodeJS.ErrnoException } {
-  let child: ChildProcess;
-  try {
-    child = spawn(...gated(command, args), {
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // nvidia-smi's messages are English already; keep any locale from changing number formats.
-      env: { ...process.env, ...env, LC_ALL: 'C' },
-    });
-  } catch (error) {
-    return { error: error as NodeJS.ErrnoException };
-  }
-  const ended = new Promise<Ended>((resolve) => {
-    child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
-    child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
-  });
-  return { child, ended };
-}
 
 /** What a child that could not be started came to. */
 function notStarted(command: string, error: NodeJS.ErrnoException): SmiOutcome {
@@ -101,38 +54,12 @@ function keepTail(stream: Readable | null, maxBytes: number): () => string {
   return () => Buffer.concat(chunks).subarray(-maxBytes).toString('utf8');
 }
 
-/** A stream's bytes, kept up to `maxBytes`; `over` is called once when it printed more. */
-function keep(stream: Readable | null, maxBytes: number, over: () => void): () => string {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  stream?.on('data', (chunk: Buffer) => {
-    if (bytes > maxBytes) return;
-    bytes += chunk.length;
-    if (bytes > maxBytes) over();
-    else chunks.push(chunk);
-  });
-  return () => Buffer.concat(chunks).toString('utf8');
-}
-
 /** Runs `command args` with a hard deadline on the whole process group. */
 export async function runSmi(command: string, args: readonly string[], options: RunOptions): Promise<SmiOutcome> {
   const graceMs = options.graceMs ?? 1000;
-  const guard = (options.guards ?? guardPool()).guard();
-  const started = startGated(command, args, options.env);
-  if ('error' in started) {
-    guard.release();
-    return notStarted(command, started.error);
-  }
-  const { child, ended } = started;
-  guard.watch(child.pid);
-  openGate(child.stdin);
-  let overflowed = false;
-  const overflow = () => {
-    overflowed = true;
-    killGroup(child.pid, 'SIGKILL');
-  };
-  const stdout = keep(child.stdout, MAX_OUTPUT_BYTES, overflow);
-  const stderr = keep(child.stderr, MAX_OUTPUT_BYTES, overflow);
+  const started = options.takeOver ?? startCall(command, args, { env: options.env, guards: options.guards });
+  if ('error' in started) return notStarted(command, started.error);
+  const { child, ended, guard } = started;
   let timedOut = false;
   let forceKill: NodeJS.Timeout | undefined;
   let giveUp: NodeJS.Timeout | undefined;
@@ -161,12 +88,13 @@ export async function runSmi(command: string, args: readonly string[], options: 
   }
 
   if (timedOut) return { kind: 'timeout', afterMs: options.timeoutMs };
-  const printed = stdout();
-  const output = `${printed}${stderr()}`;
+  const printed = started.stdout();
+  const output = `${printed}${started.stderr()}`;
   // The gate's sh itself could not be started (an 'error' event, not a throw): as a spawn that threw.
   if (result.error) return notStarted(command, result.error);
   if (result.exitCode === GATE_NOT_FOUND) return { kind: 'not-found', command };
-  if (overflowed) return { kind: 'killed', signal: 'SIGKILL', output: `it printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB` };
+  if (started.overflowed())
+    return { kind: 'killed', signal: 'SIGKILL', output: `it printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB` };
   if (result.exitCode === GATE_NOT_EXECUTABLE) return { kind: 'not-executable', command, message: lastWords(output) };
   if (result.signal) return { kind: 'killed', signal: result.signal, output };
   if (result.exitCode === 0) return { kind: 'ok', stdout: printed };
