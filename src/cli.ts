@@ -4,19 +4,21 @@ import type { ArgsOf, OptionTable } from './commands/option-types.js';
 import { closestName, envValues, parseOptions, unknownOptions } from './commands/parse-options.js';
 import { withDefaultsFile } from './commands/defaults-file.js';
 import { RUN_OPTIONS } from './commands/run-options.js';
+import type { HeadStart } from './sources/sources.js';
 
 /** Reads a command's arguments by its option table: the fast parser or yargs. */
 type Parse = <T extends OptionTable>(table: T) => Promise<ArgsOf<T>>;
 
 /**
  * A command: its options, and how it starts once its arguments are parsed (its code is imported only
- * then). `operands` are the words after `--` (run's job), never parsed as options.
+ * then). `operands` are the words after `--` (run's job), never parsed as options; `headStart` is
+ * collect's nvidia-smi calls, begun by the launcher (src/launch/head-start.ts).
  */
 interface Command {
   name: string;
   describe: string;
   options: OptionTable;
-  start: (parse: Parse, operands: readonly string[]) => Promise<number>;
+  start: (parse: Parse, operands: readonly string[], headStart?: HeadStart) => Promise<number>;
 }
 
 /** Ties a command's handler to its table: the handler takes exactly the arguments the table gives. */
@@ -42,12 +44,15 @@ declare const PACKAGE_VERSION: string;
 
 /** The commands. Each command's code is imported only when it runs. */
 const COMMANDS: Command[] = [
-  command(
-    'collect',
-    'Run nvidia-smi once and publish the metrics (and CSV rows)',
-    COLLECT_OPTIONS,
-    async () => (await import('./commands/collect.js')).runCollect,
-  ),
+  {
+    name: 'collect',
+    describe: 'Run nvidia-smi once and publish the metrics (and CSV rows)',
+    options: COLLECT_OPTIONS,
+    start: async (parse, _operands, headStart) => {
+      const args = await parse(COLLECT_OPTIONS);
+      return (await import('./commands/collect.js')).runCollect(args, undefined, headStart);
+    },
+  },
   command(
     'archive',
     'Rotate the CSV trail: copy each live CSV to a dated archive, then truncate it, losing no row',
@@ -169,8 +174,8 @@ const yargsArgs = async <T extends OptionTable>(
   env: NodeJS.ProcessEnv,
 ): Promise<ArgsOf<T>> => (await parseWithYargs(name, args, env)) as ArgsOf<T>;
 
-/** Runs the command named by argv; resolves to its exit status. */
-export async function main(argv: readonly string[]): Promise<number> {
+/** Runs the command named by argv; resolves to its exit status. `headStart`: see Command. */
+export async function main(argv: readonly string[], headStart?: HeadStart): Promise<number> {
   let args = argv;
   // `gpu-textfile help collect` is `gpu-textfile collect --help`.
   if (args[0] === 'help') return main(args[1] === undefined ? ['--help'] : [args[1], '--help']);
@@ -189,10 +194,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command && command.name === 'collect' && !wantsHelp) {
     // The every-15-seconds path: the option table read without yargs, whose loading alone costs more
     // than a third of a one-shot run's own CPU time. Same table, same rules (a test compares them).
-    return command.start(async (table) => {
-      const parsed = parseOptions(table, args.slice(1), env);
-      return typeof parsed === 'string' ? usageError(parsed) : parsed;
-    }, operands);
+    return command.start(
+      async (table) => {
+        const parsed = parseOptions(table, args.slice(1), env);
+        return typeof parsed === 'string' ? usageError(parsed) : parsed;
+      },
+      operands,
+      headStart,
+    );
   }
   if (command) return command.start((table) => yargsArgs(command.name, table, args.slice(1), env), operands);
   const first = args[0];

@@ -4,6 +4,7 @@ import { csvHost } from '../csvlog/columns.js';
 import { unaskedCompatFiles } from '../compat/compat-file.js';
 import type { PublishTarget } from '../publish/publish.js';
 import type { Source } from '../sources/source.js';
+import type { HeadStart } from '../sources/sources.js';
 import { openSource } from '../sources/sources.js';
 import { readState, writeState, type CollectorState } from './state.js';
 import { watchXids, type XidWatch } from '../xid/watch.js';
@@ -87,11 +88,27 @@ export const ONE_SHOT_STEPS: OneShotSteps = { openSource, loadPublish: () => imp
  * signal as it would have (nvidia-smi's group goes with it: src/sources/nvidia-smi/orphan-guard.ts).
  * One that comes later lets the sample's publishing finish first.
  */
-export async function runOneShot(plan: CollectPlan, io: CollectIo, steps: OneShotSteps = ONE_SHOT_STEPS): Promise<number> {
+export async function runOneShot(
+  plan: CollectPlan,
+  io: CollectIo,
+  steps: OneShotSteps = ONE_SHOT_STEPS,
+  headStart?: HeadStart,
+): Promise<number> {
   const stop = listenForStop();
+  // The source the run opens, told at the end how the run went (what it keeps for the next start).
+  let opened: Source | undefined;
+  const openSource: OneShotSteps['openSource'] = async (name, options) => {
+    opened = await steps.openSource(name, { ...options, headStart });
+    return opened;
+  };
+  let status: number | undefined;
   try {
-    return await withCollectLock(plan, io, () => collectAndPublish(plan, io, steps, stop.stopped));
+    status = await withCollectLock(plan, io, () => collectAndPublish(plan, io, { ...steps, openSource }, stop.stopped));
+    return status;
   } finally {
+    // A run that wrote nothing (--dry-run) leaves nothing for the next either.
+    opened?.settle?.(status === 0 && !plan.dryRun);
+    headStart?.drop();
     stop.end();
   }
 }

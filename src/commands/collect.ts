@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { missingTextfileDir } from '../publish/textfile.js';
 import { defaultTextfileDir, type COLLECT_OPTIONS } from './options.js';
 import type { ArgsOf } from './option-types.js';
+import type { HeadStart } from '../sources/sources.js';
 
 export type CollectArgs = ArgsOf<typeof COLLECT_OPTIONS>;
 
@@ -124,10 +125,14 @@ const PROCESS_STREAMS = {
   },
 };
 
-/** `gpu-textfile collect`: once, or in daemon mode with --interval. Returns the exit status. */
+/**
+ * `gpu-textfile collect`: once, or in daemon mode with --interval. Returns the exit status.
+ * `headStart`: the one-shot's nvidia-smi calls, begun by the launcher from the last run's record.
+ */
 export async function runCollect(
   args: CollectArgs,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream } = PROCESS_STREAMS,
+  headStart?: HeadStart,
 ): Promise<number> {
   const collectIo: CollectIo = { out: { write: (text) => io.out.write(text) }, say: (line) => io.err.write(`gpu-textfile: ${line}\n`) };
   const parsed = parseCollectArgs(args);
@@ -137,7 +142,9 @@ export async function runCollect(
     collectIo.say(plan);
     return 2;
   }
-  if (plan.intervalMs === undefined) return runOneShot(plan, collectIo);
+  if (plan.intervalMs === undefined) return runOneShot(plan, collectIo, undefined, headStart);
+  // The daemon starts its own (an -lms child): calls begun for a one-shot have no taker here.
+  headStart?.drop();
   // A command that runs until stopped and prints nothing looks hung: on a terminal it says once what
   // it does and how it ends. Under systemd or a pipe it says nothing (the journal is not for this).
   if ((io.err as { isTTY?: boolean }).isTTY === true) collectIo.say(daemonBanner({ ...plan, intervalMs: plan.intervalMs }));

@@ -13,8 +13,11 @@ export const cacheFileName = (buildId: string, nodeVersion: string, arch: string
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
-/** The cache file's contents, if `uid` owns it and nobody else may change it: bytecode is code. */
-export function readOwnCache(path: string, uid: number): Buffer | undefined {
+/**
+ * The cache file's contents, if `uid` owns it, nobody else may change it, no other name links to it
+ * (a planted hard link) and it is at most `maxBytes`: bytecode is code.
+ */
+export function readOwnCache(path: string, uid: number, maxBytes = Number.POSITIVE_INFINITY): Buffer | undefined {
   let fd: number;
   try {
     // No link followed, and a FIFO planted at the name is opened without blocking, then refused.
@@ -25,7 +28,9 @@ export function readOwnCache(path: string, uid: number): Buffer | undefined {
   }
   try {
     const info = fstatSync(fd);
-    return info.isFile() && info.uid === uid && (info.mode & 0o022) === 0 ? readFileSync(fd) : undefined;
+    return info.isFile() && info.nlink === 1 && info.uid === uid && (info.mode & 0o022) === 0 && info.size <= maxBytes
+      ? readFileSync(fd)
+      : undefined;
   } catch (error) {
     if (isFileError(error)) return undefined;
     throw error;

@@ -9,6 +9,8 @@ import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startupSnapshot } from 'node:v8';
 import { main } from '../cli.js';
+import { headStartFor } from './head-start.js';
+import { startRecordedCalls } from '../sources/nvidia-smi/head-start-calls.js';
 import { start } from './start.js';
 // What the one-shot loads on first use (import() in the CLI), evaluated here, at build time, so that a
 // start from the snapshot finds it ready: the collect command, the nvidia-smi source, the publishing
@@ -46,5 +48,12 @@ startupSnapshot.setDeserializeMainFunction(() => {
     return;
   }
   holder.__gpuTextfileFiles = { dir: dirname(script), file: script, url: pathToFileURL(script).href, require: createRequire(script) };
-  start(process.argv.slice(2), () => ({ cli: { main }, save: () => {} }));
+  const args = process.argv.slice(2);
+  // As from dist/cli.js (src/launch/main.ts): the units' collect begins its calls from the last run's record.
+  const cacheDir = args[0] === 'collect' ? process.env.NODE_COMPILE_CACHE : undefined;
+  start(
+    args,
+    () => ({ cli: { main }, save: () => {} }),
+    () => (cacheDir ? headStartFor(cacheDir, args, process.env, process.geteuid?.() ?? -1, () => startRecordedCalls) : undefined),
+  );
 });

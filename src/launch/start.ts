@@ -3,14 +3,19 @@
 // (src/launch/snapshot.ts). Run at start, never at snapshot time: it installs listeners on this
 // process and reads its arguments.
 
-/** The CLI bundle's one export the launcher calls. */
-export type Cli = { main: (args: readonly string[]) => Promise<number> };
+import type { HeadStart } from '../sources/nvidia-smi/head-start.js';
+
+/** The CLI bundle's one export the launcher calls; `headStart`: collect's calls started already. */
+export type Cli = { main: (args: readonly string[], headStart?: HeadStart) => Promise<number> };
 
 /** The CLI, loaded, and what to do after a run that succeeded (keep the code cache). */
 export type Loaded = { cli: Cli; save: () => void };
 
-/** Runs the command `args` names with the CLI `load` gives, called once the listeners below are in place. */
-export function start(args: readonly string[], load: () => Loaded): void {
+/**
+ * Runs the command `args` names with the CLI `load` gives, called once the listeners below are in
+ * place; `headStart` (collect's nvidia-smi calls, begun from the last run's record) comes just before.
+ */
+export function start(args: readonly string[], load: () => Loaded, headStart: () => HeadStart | undefined = () => undefined): void {
   // Node opens its inspector, a debugger on 127.0.0.1:9229, on SIGUSR1 unless a listener is installed:
   // any local user could then attach to a process that runs as root. No command of ours ever listens
   // for a debugger, so a listener comes first, for every command (run adds its own: the job gets it).
@@ -32,8 +37,12 @@ export function start(args: readonly string[], load: () => Loaded): void {
       });
     }
   }
+  // Before the CLI loads: the calls run while it does (src/sources/nvidia-smi/head-start.ts).
+  const early = headStart();
   const { cli, save } = load();
-  void cli.main(args).then((status) => {
+  void cli.main(args, early).then((status) => {
+    // Calls the run did not take over (it stopped early, or would have started others) end now.
+    early?.drop();
     process.exitCode = status;
     // Only a collect that succeeded ran the path the next runs take.
     if (status === 0) save();

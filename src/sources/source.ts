@@ -67,4 +67,9 @@ export interface Source {
   reads(): SourceReads;
   /** Streams `fields` (asked by `names`) every `intervalMs`. */
   stream(fields: readonly FieldSpec[], names: Record<string, string>, intervalMs: number): RowStream;
+  /**
+   * A one-shot run is done with the source: `succeeded` when it published what it read. What the
+   * source keeps for the next run's start is kept here (nvidia-smi: its head start); never throws.
+   */
+  settle?(succeeded: boolean): void;
 }

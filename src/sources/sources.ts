@@ -2,6 +2,10 @@ import { join } from 'node:path';
 import type { Host } from '../host/host.js';
 import { DEMO_HOSTS, type DemoHostName } from './demo/recordings.js';
 import type { BlockingDeadline, Source } from './source.js';
+import type { HeadStart } from './nvidia-smi/head-start.js';
+
+/** What the launcher began for a one-shot collect before the CLI loaded (nvidia-smi's calls): passed through to the source. */
+export type { HeadStart };
 
 /** What any source may be given: the options of collect that concern reading the GPUs. */
 export interface SourceOptions {
@@ -16,6 +20,8 @@ export interface SourceOptions {
   gpmWindowMs: number;
   /** With the nvml source: the deadline on its calls, which block this thread (src/collect/watchdog.ts). */
   deadline?: BlockingDeadline;
+  /** With the nvidia-smi source, one-shot: the calls the launcher began from the last run's record. */
+  headStart?: HeadStart;
 }
 
 /**
@@ -26,7 +32,7 @@ export interface SourceOptions {
 const SOURCES = {
   'nvidia-smi': async (options: SourceOptions) => {
     const { nvidiaSmiSource } = await import('./nvidia-smi/source.js');
-    return nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host });
+    return nvidiaSmiSource({ command: options.nvidiaSmi, timeoutMs: options.timeoutMs, host: options.host, headStart: options.headStart });
   },
   // The recordings ship beside the bundle (dist/cli.js, dist/demo/): found from it, wherever it is installed.
   demo: async (options: SourceOptions) => {

@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkExposition } from '../../src/exposition/check.js';
 import { parseProcessStat } from '../../src/host/process-stat.js';
 import { validStuck } from '../../src/collect/stuck.js';
-import { FAKE_SMI, capture, eventually, runCli, tempDir, madeDir } from '../support/helpers.js';
+import { COMPUTE_APPS_ARGS } from '../../src/sources/nvidia-smi/compute-apps.js';
+import { headStartName, keepRecord } from '../../src/sources/nvidia-smi/head-start.js';
+import { FAKE_SMI, capture, cliEnv, collectIn, eventually, runCli, tempDir } from '../support/helpers.js';
 import { stuckNvidiaSmi } from '../support/stuck-in-driver.js';
 
 // An nvidia-smi that SIGKILL does not end (asleep in the driver: a GPU fallen off the bus). The
@@ -25,7 +27,7 @@ describe('validStuck', () => {
 
 /** Our file's error reason, GPU values left, and the stuck nvidia-smi's state from /proc/PID/stat. */
 const fileOf = (dir: string) => {
-  const { samples, problems } = checkExposition(readFileSync(join(dir, 'textfile/nvidia_gpu.prom'), 'utf8'));
+  const { samples, problems } = checkExposition(readFileSync(join(dir, 't/nvidia_gpu.prom'), 'utf8'));
   return {
     problems,
     reason: samples.find((s) => s.name === 'nvidia_gpu_collector_error')?.labels.reason,
@@ -34,6 +36,9 @@ const fileOf = (dir: string) => {
     xidRead: samples.some((s) => s.name === 'nvidia_gpu_collector_xid_source_up'),
   };
 };
+/** collect with its files under `dir` (t/, s/), running `smi` as nvidia-smi. */
+const collectWith = (dir: string, smi: string) => collectIn(dir, '--nvidia-smi', smi);
+
 /** A process's state letter from /proc/PID/stat; undefined once it is gone. */
 function stateOf(pid: number): string | undefined {
   let text: string;
@@ -50,15 +55,7 @@ describe('an nvidia-smi stuck in the driver', () => {
   it('is remembered; later runs start no other one and say which is stuck, until it is gone', { timeout: 180_000 }, async () => {
     const dir = await tempDir();
     const stuck = await stuckNvidiaSmi(dir);
-    const args = (smi: string) => [
-      'collect',
-      '--textfile-dir',
-      madeDir(join(dir, 'textfile')),
-      '--state-dir',
-      join(dir, 'state'),
-      '--nvidia-smi',
-      smi,
-    ];
+    const args = (smi: string) => collectWith(dir, smi);
     expect((await runCli(args(FAKE_SMI), { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle') })).exitCode).toBe(0);
 
     // The run that meets it: killed at --timeout, it does not end; the run does, saying so.
@@ -92,5 +89,38 @@ describe('an nvidia-smi stuck in the driver', () => {
     const after = await runCli(args(FAKE_SMI), { FAKE_SMI_CAPTURE: capture('h200x2__580.159.04__linux-idle') });
     expect([after.exitCode, after.stderr]).toEqual([0, '']);
     expect(fileOf(dir).reason).toBeUndefined();
+  });
+});
+
+// The units' collect begins its calls from the last run's record before it reads the state
+// (src/sources/nvidia-smi/head-start.ts): a call of the record that gets stuck must leave no record
+// behind, so that the runs after it meet the stuck check before they start anything.
+describe('a call begun by the launcher that gets stuck in the driver', () => {
+  it('removes every record: the runs after it start no nvidia-smi', { timeout: 180_000 }, async () => {
+    const dir = await tempDir();
+    const stuck = await stuckNvidiaSmi(dir);
+    const cache = join(dir, 'cache');
+    const env = { NODE_COMPILE_CACHE: cache };
+    const args = (timeout: string) => [...collectWith(dir, stuck.nvidiaSmi), '--timeout', timeout];
+    // As a run that succeeded would have left them: this command line's (the processes call, which a
+    // run with no state starts first too) and another's.
+    const record = { command: stuck.nvidiaSmi, calls: [[...COMPUTE_APPS_ARGS]], timeoutMs: 5000 };
+    expect(keepRecord(join(cache, headStartName(args('5s'), cliEnv(env))), record)).toBeUndefined();
+    expect(keepRecord(join(cache, headStartName([...args('5s'), '--no-processes'], cliEnv(env))), record)).toBeUndefined();
+
+    const first = await runCli(args('5s'), env, 90_000);
+    expect([first.exitCode, first.timedOut]).toEqual([1, false]);
+    expect(first.stderr).toMatch(/^gpu-textfile: timeout: nvidia-smi .*SIGKILL did not end it: pid \d+ is stuck in the driver/);
+    const pids = stuck.started();
+    expect(pids.length).toBeGreaterThan(0);
+    expect(readdirSync(cache).filter((name) => name.includes('head-start'))).toEqual([]);
+
+    for (const timeout of ['5s', '1s']) {
+      const next = await runCli(args(timeout), env, 60_000);
+      expect(next.exitCode).toBe(1);
+      expect(next.stderr).toMatch(/^gpu-textfile: nvidia_smi_stuck: /);
+      expect(stuck.started()).toEqual(pids);
+    }
+    expect(readdirSync(cache).filter((name) => name.includes('head-start'))).toEqual([]);
   });
 });

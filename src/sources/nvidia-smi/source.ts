@@ -6,8 +6,9 @@ import { COMPUTE_APPS_ARGS, parseComputeApps } from './compute-apps.js';
 import { classifyFailure } from './failure.js';
 import { kernelGpus, queryGpuArgs, queryGpus } from './query-gpu.js';
 import { sampleFromCells } from './rows.js';
+import { forgetRecords, type HeadStart, keepRecord } from './head-start.js';
 import { guardPool } from './orphan-guard.js';
-import { smiRunner, streamSmi, type SmiRunner, type SmiStream } from './run.js';
+import { runSmi, streamSmi, type SmiRunner, type SmiStream } from './run.js';
 import { cudaVersionOf, VERSION_ARGS } from './version.js';
 
 /** How to run nvidia-smi. */
@@ -17,13 +18,66 @@ export interface NvidiaSmiOptions {
   timeoutMs: number;
   /** Where the kernel's list of GPUs is read when one is lost (/proc/driver/nvidia/gpus). */
   host: Host;
+  /** A one-shot's calls the launcher began (head-start.ts): taken over where they are the ones this run starts. */
+  headStart?: HeadStart;
 }
 
-/** A runner whose calls share one deadline (--timeout bounds the whole collection) and, while they run at once, one guard. */
-function deadlineRunner(command: string, timeoutMs: number): SmiRunner {
+/**
+ * A runner whose calls share one deadline (--timeout bounds the whole collection) and, while they run
+ * at once, one guard; a call `headStart` began already is taken over instead of started again.
+ */
+function deadlineRunner(command: string, timeoutMs: number, headStart?: HeadStart): SmiRunner {
   const deadline = Date.now() + timeoutMs;
   const guards = guardPool();
-  return (args) => smiRunner(command, { timeoutMs: Math.max(1, deadline - Date.now()), guards })(args);
+  return (args) =>
+    runSmi(command, args, { timeoutMs: Math.max(1, deadline - Date.now()), guards, takeOver: headStart?.take(command, args) });
+}
+
+/** The calls a collection started before any had ended, each with whether it was answered. */
+interface FirstCalls {
+  run: SmiRunner;
+  calls: () => readonly { args: readonly string[]; ok?: boolean }[];
+}
+
+/** `runner`, noting its first calls: those the next start of the command line may begin (head-start.ts). */
+function notingFirstCalls(runner: SmiRunner): FirstCalls {
+  const first: { args: readonly string[]; ok?: boolean }[] = [];
+  let anyEnded = false;
+  return {
+    run: async (args) => {
+      const entry: { args: readonly string[]; ok?: boolean } | undefined = anyEnded ? undefined : { args };
+      if (entry) first.push(entry);
+      const outcome = await runner(args);
+      anyEnded = true;
+      if (entry) entry.ok = outcome.kind === 'ok';
+      return outcome;
+    },
+    calls: () => first,
+  };
+}
+
+/**
+ * The end of a one-shot run with a head start: the calls not taken are killed; a run that succeeded
+ * with every first call answered leaves their --query-* calls for the next start; a call stuck in
+ * the driver removes every record, so that no start begins a call before the stuck check.
+ */
+function settleHeadStart(
+  headStart: HeadStart,
+  options: NvidiaSmiOptions,
+  first: FirstCalls | undefined,
+  stuck: boolean,
+  succeeded: boolean,
+): void {
+  headStart.drop();
+  if (stuck) {
+    forgetRecords(headStart.file);
+    return;
+  }
+  const calls = first?.calls() ?? [];
+  if (!succeeded || calls.length === 0 || !calls.every((call) => call.ok)) return;
+  const queries = calls.map((call) => [...call.args]).filter((args) => args[0]?.startsWith('--query-'));
+  // A record that cannot be written costs the next run its head start, nothing more.
+  if (queries.length > 0) keepRecord(headStart.file, { command: options.command, calls: queries, timeoutMs: options.timeoutMs });
 }
 
 /** One collection's reads through `run` (tests pass a runner that replays a capture). */
@@ -104,8 +158,18 @@ export function lmsRows(child: SmiStream, fields: readonly FieldSpec[]): RowStre
 
 /** nvidia-smi as a source: --query-gpu and --query-compute-apps, and -lms for the daemon mode. */
 export function nvidiaSmiSource(options: NvidiaSmiOptions): Source {
+  // The last collection's: what its end keeps for the next start.
+  let last: { first: FirstCalls; reads: SourceReads } | undefined;
   return {
-    reads: () => nvidiaSmiReads(deadlineRunner(options.command, options.timeoutMs), options.host),
+    reads: () => {
+      const first = notingFirstCalls(deadlineRunner(options.command, options.timeoutMs, options.headStart));
+      const reads = nvidiaSmiReads(first.run, options.host);
+      last = { first, reads };
+      return reads;
+    },
+    settle: (succeeded) => {
+      if (options.headStart) settleHeadStart(options.headStart, options, last?.first, (last?.reads.stuck?.() ?? []).length > 0, succeeded);
+    },
     stream: (fields, names, intervalMs) =>
       lmsRows(
         streamSmi(options.command, [
