@@ -101,13 +101,16 @@ export async function runOneShot(
     opened = await steps.openSource(name, { ...options, headStart });
     return opened;
   };
-  let status: number | undefined;
+  let end: RunEnd | undefined;
   try {
-    status = await withCollectLock(plan, io, () => collectAndPublish(plan, io, { ...steps, openSource }, stop.stopped));
+    const status = await withCollectLock(plan, io, async () => {
+      end = await collectAndPublish(plan, io, { ...steps, openSource }, stop.stopped);
+      return end.status;
+    });
     return status;
   } finally {
     // A run that wrote nothing (--dry-run) leaves nothing for the next either.
-    opened?.settle?.(status === 0 && !plan.dryRun);
+    opened?.settle?.({ succeeded: end?.status === 0 && !plan.dryRun, stuck: end?.stuck ?? false });
     headStart?.drop();
     stop.end();
   }
@@ -134,12 +137,18 @@ function listenForStop(): { stopped: Promise<NodeJS.Signals>; end: () => void } 
   };
 }
 
+/** How a run ended: its exit status, and whether an nvidia-smi stuck in the driver is known (this run's or an earlier one's). */
+interface RunEnd {
+  status: number;
+  stuck: boolean;
+}
+
 async function collectAndPublish(
   plan: CollectPlan,
   { say, out }: CollectIo,
   steps: OneShotSteps,
   stopped: Promise<NodeJS.Signals>,
-): Promise<number> {
+): Promise<RunEnd> {
   const started = Date.now();
   const state = readState(plan.stateDir);
   const xid = xidWatchFor(plan, state);
@@ -170,7 +179,7 @@ async function collectAndPublish(
     const stop = await publishFailure({ reason: 'collector_stopped', message }, publishTarget, (Date.now() - started) / 1000, new Date());
     const where = plan.dryRun ? 'printed' : `wrote ${join(plan.textfileDir, plan.fileName)}`;
     say(`collector_stopped: ${message} (${stop.textfileError ?? `${where} with the health block only`})`);
-    return 1;
+    return { status: 1, stuck: false };
   }
   const collected = first;
   const { health } = collected.collection;
@@ -183,9 +192,10 @@ async function collectAndPublish(
     : collected;
   const { failure, textfileError, csvError } = await publish(result.collection, publishTarget, new Date());
   const diagnosis = result.collection.health.diagnosis;
+  const stuck = (result.state.stuck ?? []).length > 0;
   if (textfileError) {
     say(textfileError);
-    return 1;
+    return { status: 1, stuck };
   }
   if (csvError) say(csvError);
   const keep = plan.dryRun ? undefined : stateToKeep(plan.source, state, result.state);
@@ -200,10 +210,10 @@ async function collectAndPublish(
     const what = result.collection.down.length > 0 ? 'the health block and the GPUs down' : 'the health block only';
     const hint = diagnosis ? `gpu-textfile doctor says ${diagnosis.verdict}: ${diagnosis.summary}` : 'try: gpu-textfile doctor';
     say(`${failure.reason}: ${failure.message} (${where} with ${what}; ${hint})${demoHint(failure.reason, diagnosis?.verdict)}`);
-    return 1;
+    return { status: 1, stuck };
   }
   // The textfile is published, but the trail lost this sample: not a success.
-  return csvError ? 1 : 0;
+  return { status: csvError ? 1 : 0, stuck };
 }
 
 /** On a host without a GPU, where to see what gpu-textfile produces all the same. */

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname } from 'node:path';
 import { Script } from 'node:vm';
@@ -15,9 +15,9 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /**
  * The cache file's contents, if `uid` owns it, nobody else may change it, no other name links to it
- * (a planted hard link) and it is at most `maxBytes`: bytecode is code.
+ * (a planted hard link) and `fits` accepts it (its size, its age): bytecode is code.
  */
-export function readOwnCache(path: string, uid: number, maxBytes = Number.POSITIVE_INFINITY): Buffer | undefined {
+export function readOwnCache(path: string, uid: number, fits: (info: Stats) => boolean = () => true): Buffer | undefined {
   let fd: number;
   try {
     // No link followed, and a FIFO planted at the name is opened without blocking, then refused.
@@ -28,9 +28,7 @@ export function readOwnCache(path: string, uid: number, maxBytes = Number.POSITI
   }
   try {
     const info = fstatSync(fd);
-    return info.isFile() && info.nlink === 1 && info.uid === uid && (info.mode & 0o022) === 0 && info.size <= maxBytes
-      ? readFileSync(fd)
-      : undefined;
+    return info.isFile() && info.nlink === 1 && info.uid === uid && (info.mode & 0o022) === 0 && fits(info) ? readFileSync(fd) : undefined;
   } catch (error) {
     if (isFileError(error)) return undefined;
     throw error;

@@ -4,9 +4,9 @@ import {
   type HeadStart,
   type HeadStartRecord,
   headStartName,
-  MAX_RECORD_BYTES,
   noHeadStart,
   parseRecord,
+  recordFits,
 } from '../sources/nvidia-smi/head-start.js';
 import { readOwnCache } from './code-cache.js';
 
@@ -27,7 +27,7 @@ export function headStartFor(
   starter: () => StartCalls,
 ): HeadStart {
   const file = join(cacheDir, headStartName(args, env));
-  const text = readOwnCache(file, uid, MAX_RECORD_BYTES);
+  const text = readOwnCache(file, uid, (info) => recordFits(info, Date.now()));
   if (text === undefined) return noHeadStart(file);
   try {
     unlinkSync(file);

@@ -68,8 +68,9 @@ export interface Source {
   /** Streams `fields` (asked by `names`) every `intervalMs`. */
   stream(fields: readonly FieldSpec[], names: Record<string, string>, intervalMs: number): RowStream;
   /**
-   * A one-shot run is done with the source: `succeeded` when it published what it read. What the
-   * source keeps for the next run's start is kept here (nvidia-smi: its head start); never throws.
+   * A one-shot run is done with the source: `succeeded` when it published what it read, `stuck` when
+   * an nvidia-smi stuck in the driver is known (this run's or an earlier one's, src/collect/stuck.ts).
+   * What the source keeps for the next run's start is kept here (nvidia-smi: its head start); never throws.
    */
-  settle?(succeeded: boolean): void;
+  settle?(end: { succeeded: boolean; stuck: boolean }): void;
 }

@@ -103,10 +103,10 @@ describe('a call begun by the launcher that gets stuck in the driver', () => {
     const env = { NODE_COMPILE_CACHE: cache };
     const args = (timeout: string) => [...collectWith(dir, stuck.nvidiaSmi), '--timeout', timeout];
     // As a run that succeeded would have left them: this command line's (the processes call, which a
-    // run with no state starts first too) and another's.
+    // run with no state starts first too) and another's, which the last run below has.
     const record = { command: stuck.nvidiaSmi, calls: [[...COMPUTE_APPS_ARGS]], timeoutMs: 5000 };
     expect(keepRecord(join(cache, headStartName(args('5s'), cliEnv(env))), record)).toBeUndefined();
-    expect(keepRecord(join(cache, headStartName([...args('5s'), '--no-processes'], cliEnv(env))), record)).toBeUndefined();
+    expect(keepRecord(join(cache, headStartName(args('1s'), cliEnv(env))), record)).toBeUndefined();
 
     const first = await runCli(args('5s'), env, 90_000);
     expect([first.exitCode, first.timedOut]).toEqual([1, false]);
@@ -122,5 +122,19 @@ describe('a call begun by the launcher that gets stuck in the driver', () => {
       expect(stuck.started()).toEqual(pids);
     }
     expect(readdirSync(cache).filter((name) => name.includes('head-start'))).toEqual([]);
+
+    // Records made after it (a run elsewhere that had not met it): the run that claims its own starts
+    // that call (the one call a record can cost), meets the stuck check, and removes every record,
+    // so another command line's run starts nothing.
+    expect(keepRecord(join(cache, headStartName(args('5s'), cliEnv(env))), record)).toBeUndefined();
+    expect(keepRecord(join(cache, headStartName(args('1s'), cliEnv(env))), record)).toBeUndefined();
+    const claiming = await runCli(args('5s'), env, 60_000);
+    expect([claiming.exitCode, claiming.stderr]).toEqual([1, expect.stringMatching(/^gpu-textfile: nvidia_smi_stuck: /)]);
+    expect(readdirSync(cache).filter((name) => name.includes('head-start'))).toEqual([]);
+    // Killed before the run ended: its pid, if it wrote one, is written by now.
+    const afterClaim = stuck.started();
+    expect(afterClaim.length).toBeLessThanOrEqual(pids.length + 1);
+    expect((await runCli(args('1s'), env, 60_000)).exitCode).toBe(1);
+    expect(stuck.started()).toEqual(afterClaim);
   });
 });

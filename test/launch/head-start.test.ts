@@ -1,8 +1,9 @@
-import { chmodSync, chownSync, existsSync, linkSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, linkSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { headStartFor } from '../../src/launch/head-start.js';
 import { parseProcessStat } from '../../src/host/process-stat.js';
+import { currentOwner, formatOwner } from '../../src/locks/owner.js';
 import { dropCall } from '../../src/sources/nvidia-smi/call.js';
 import { headStartName, keepRecord, parseRecord } from '../../src/sources/nvidia-smi/head-start.js';
 import { startRecordedCalls } from '../../src/sources/nvidia-smi/head-start-calls.js';
@@ -88,6 +89,11 @@ describe('headStartFor', { timeout: 120_000 }, () => {
       symlinkSync(join(dir, 'elsewhere.json'), file);
     });
     expect(result.started).toBe(false);
+  });
+
+  it('refuses a record written more than ten minutes ago (a configuration no longer in use), and leaves it', async () => {
+    const old = new Date(Date.now() - 11 * 60_000);
+    expect(await refused((file) => utimesSync(file, old, old))).toEqual({ started: false, claimed: false });
   });
 
   it('claims and starts nothing from a damaged record', async () => {
@@ -191,6 +197,59 @@ describe('collect with a head start (NODE_COMPILE_CACHE set, as the units run it
     expect(existsSync(file)).toBe(false);
     expect((await runCli(args, env)).exitCode).toBe(0);
     expect(parseRecord(readFileSync(file, 'utf8'))?.command).toBe(waiting);
+  });
+
+  it('leaves no record after a run whose calls were answered but whose sample was not all kept', async () => {
+    const dir = await tempDir();
+    const cache = join(dir, 'cache');
+    const env = { FAKE_SMI_CAPTURE: H200, NODE_COMPILE_CACHE: cache };
+    // The CSV trail cannot be written (a file where its directory should be): the run fails, exit 1.
+    writeFileSync(join(dir, 'not-a-dir'), '');
+    const args = collectIn(dir, '--nvidia-smi', FAKE_SMI, '--csv-dir', join(dir, 'not-a-dir'));
+    const file = join(cache, headStartName(args, cliEnv(env)));
+    for (let run = 0; run < 2; run++) {
+      const result = await runCli(args, env);
+      expect(result.exitCode).toBe(1);
+      expect(result.stderr).toMatch(/not-a-dir/);
+    }
+    expect(existsSync(join(dir, 't/nvidia_gpu.prom'))).toBe(true);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('a collect killed while a call of the record runs takes it along (the guard)', async () => {
+    const dir = await tempDir();
+    const marker = join(dir, 'started');
+    const hang = hangingCommand(dir, marker);
+    const cache = join(dir, 'cache');
+    const env = { FAKE_SMI_CAPTURE: H200, NODE_COMPILE_CACHE: cache };
+    const args = collectIn(dir, '--nvidia-smi', hang, '--no-processes', '--timeout', '60s');
+    keepRecord(join(cache, headStartName(args, cliEnv(env))), { command: hang, calls: [QUERY], timeoutMs: 600_000 });
+    const collect = execa(process.execPath, [CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false });
+    expect(await eventually(async () => existsSync(marker), 60_000)).toBe(true);
+    collect.kill('SIGKILL');
+    expect((await collect).signal).toBe('SIGKILL');
+    const pid = Number(readFileSync(marker, 'utf8'));
+    expect(await eventually(async () => !running(pid), 60_000)).toBe(true);
+  });
+
+  it('a collect that finds another holding the lock (exit 75) kills the calls it began and leaves no record', async () => {
+    const dir = await tempDir();
+    const marker = join(dir, 'started');
+    const hang = hangingCommand(dir, marker);
+    const cache = join(dir, 'cache');
+    const env = { NODE_COMPILE_CACHE: cache };
+    const args = collectIn(dir, '--nvidia-smi', hang);
+    const file = join(cache, headStartName(args, cliEnv(env)));
+    keepRecord(file, { command: hang, calls: [QUERY], timeoutMs: 600_000 });
+    // The lock of a collect still running: this test's own process, as owner.ts writes an owner.
+    writeFileSync(join(dir, 't/.nvidia_gpu.prom.lock'), formatOwner(currentOwner()));
+    const run = await runCli(args, env);
+    expect([run.exitCode, run.stderr]).toEqual([75, expect.stringMatching(/another collect \(pid \d+\) is still running/)]);
+    expect(existsSync(file)).toBe(false);
+    // Began (the launcher claimed the record and started it), then killed.
+    expect(await eventually(async () => existsSync(marker), 60_000)).toBe(true);
+    const pid = Number(readFileSync(marker, 'utf8'));
+    expect(await eventually(async () => !running(pid), 60_000)).toBe(true);
   });
 
   it('leaves no record after a run that failed, or with --dry-run', async () => {

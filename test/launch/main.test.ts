@@ -40,7 +40,20 @@ describe('collect --dry-run into a slow reader', () => {
   it('gets every line through, as a file does', async () => {
     const dir = await tempDir();
     // --compat and a long constant label make the sample far larger than a pipe holds (over 100 KiB).
-    const args = ['collect', '--source', 'demo', '--dry-run', '--compat', 'dcgm,nvidia_gpu_exporter', '--label', `a=${'x'.repeat(300)}`];
+    // An empty host root: the demo's processes are looked up on the host (their owners), and this
+    // machine's pids come and go between the two runs (a busy machine's did, test:load).
+    const args = [
+      'collect',
+      '--source',
+      'demo',
+      '--dry-run',
+      '--compat',
+      'dcgm,nvidia_gpu_exporter',
+      '--label',
+      `a=${'x'.repeat(300)}`,
+      '--host-root',
+      madeDir(join(dir, 'empty-host')),
+    ];
     const run = (into: string) =>
       execa('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${CLI}" "$@" ${into}`, 'sh', ...args], {
         env: cliEnv(),

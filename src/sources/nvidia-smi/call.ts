@@ -101,6 +101,9 @@ export function startCall(
   const { child, ended } = started;
   guard.watch(child.pid);
   openGate(child.stdin);
+  // Its group let go as soon as it is done (its id may then be reused), whoever waits for it, or
+  // nobody yet: a call started from a record and never taken must not stay watched until its drop.
+  void ended.then(() => guard.release());
   let exited = false;
   child.once('exit', () => (exited = true));
   let overflowed = false;

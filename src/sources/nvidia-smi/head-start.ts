@@ -10,8 +10,10 @@ import type { StartedCall } from './call.js';
 // arguments, same environment): otherwise the call is killed and the run goes as without a record.
 // What keeps this as safe as starting the calls late:
 // - The record names a program that runs as root: it is read only if this user owns it, nobody else
-//   may write it, it is no link and no larger than a record (the code cache's rules: bytecode is
-//   code too), and only --query-* calls are started from it.
+//   may write it, it is no link, has no second name, is no larger than a record (the code cache's
+//   rules: bytecode is code too) and was written in the last ten minutes; and only calls of the
+//   shape collect starts first (`--query-gpu=…` or `--query-compute-apps=…`, then the format) are
+//   started from it.
 // - A run claims the record by removing it before it starts anything: of two runs at once (the
 //   second finds the first holding the lock), one starts calls, and a run whose nvidia-smi hangs
 //   leaves no record behind, so the runs after it wait behind the lock or the stuck check
@@ -45,7 +47,16 @@ export interface HeadStart {
 const PREFIX = 'gpu-textfile-head-start-';
 const SUFFIX = '.json';
 /** A record is a few hundred bytes; a larger file was not written by us. */
-export const MAX_RECORD_BYTES = 64 * 1024;
+const MAX_RECORD_BYTES = 64 * 1024;
+/**
+ * The timer rewrites the record every 15 s: one older than this belongs to a configuration or a
+ * binary no longer in use (an --nvidia-smi set weeks ago), and is not started.
+ */
+const MAX_RECORD_AGE_MS = 10 * 60_000;
+
+/** Whether a record file of this size and time may be read: small, and written lately (either way of a clock's step). */
+export const recordFits = (info: { size: number; mtimeMs: number }, now: number): boolean =>
+  info.size <= MAX_RECORD_BYTES && Math.abs(now - info.mtimeMs) <= MAX_RECORD_AGE_MS;
 /** --timeout's own bound is far below this; a record past it is not ours. */
 const MAX_TIMEOUT_MS = 3_600_000;
 
@@ -69,6 +80,10 @@ export function headStartName(args: readonly string[], env: NodeJS.ProcessEnv): 
   return `${PREFIX}${hash.toString(16).padStart(8, '0')}${SUFFIX}`;
 }
 
+/** `--query-gpu=NAME,NAME,…` or `--query-compute-apps=…`: field names are letters, digits, dots and underscores. */
+const QUERY_WORD = /^--query-(gpu|compute-apps)=[\w.]+(,[\w.]+)*$/;
+const FORMAT_WORD = '--format=csv,noheader,nounits';
+
 const isWord = (value: unknown, max: number): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= max && !value.includes('\0');
 
@@ -84,13 +99,16 @@ export function parseRecord(text: string): HeadStartRecord | undefined {
   if (version !== 1 || !isWord(command, 4096)) return undefined;
   if (!Number.isInteger(timeoutMs) || (timeoutMs as number) < 1 || (timeoutMs as number) > MAX_TIMEOUT_MS) return undefined;
   if (!Array.isArray(calls) || calls.length < 1 || calls.length > 2) return undefined;
+  // Only the shapes collect's first calls have (query-gpu.ts, compute-apps.ts): nothing else, no
+  // -f FILE, no other word, can be started from a record.
   const fits = calls.every(
     (args: unknown) =>
       Array.isArray(args) &&
-      args.length >= 1 &&
-      args.length <= 16 &&
-      args.every((arg) => isWord(arg, 16 * 1024)) &&
-      (args[0] as string).startsWith('--query-'),
+      args.length === 2 &&
+      typeof args[0] === 'string' &&
+      args[0].length <= 16 * 1024 &&
+      QUERY_WORD.test(args[0]) &&
+      args[1] === FORMAT_WORD,
   );
   return fits ? { command, calls: calls as string[][], timeoutMs: timeoutMs as number } : undefined;
 }

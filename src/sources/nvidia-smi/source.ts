@@ -58,23 +58,23 @@ function notingFirstCalls(runner: SmiRunner): FirstCalls {
 
 /**
  * The end of a one-shot run with a head start: the calls not taken are killed; a run that succeeded
- * with every first call answered leaves their --query-* calls for the next start; a call stuck in
- * the driver removes every record, so that no start begins a call before the stuck check.
+ * with every first call answered leaves their --query-* calls for the next start; an nvidia-smi stuck
+ * in the driver (found by this run, or remembered from an earlier one) removes every record, so that
+ * no start begins a call before the stuck check.
  */
 function settleHeadStart(
   headStart: HeadStart,
   options: NvidiaSmiOptions,
   first: FirstCalls | undefined,
-  stuck: boolean,
-  succeeded: boolean,
+  end: { succeeded: boolean; stuck: boolean },
 ): void {
   headStart.drop();
-  if (stuck) {
+  if (end.stuck) {
     forgetRecords(headStart.file);
     return;
   }
   const calls = first?.calls() ?? [];
-  if (!succeeded || calls.length === 0 || !calls.every((call) => call.ok)) return;
+  if (!end.succeeded || calls.length === 0 || !calls.every((call) => call.ok)) return;
   const queries = calls.map((call) => [...call.args]).filter((args) => args[0]?.startsWith('--query-'));
   // A record that cannot be written costs the next run its head start, nothing more.
   if (queries.length > 0) keepRecord(headStart.file, { command: options.command, calls: queries, timeoutMs: options.timeoutMs });
@@ -167,8 +167,10 @@ export function nvidiaSmiSource(options: NvidiaSmiOptions): Source {
       last = { first, reads };
       return reads;
     },
-    settle: (succeeded) => {
-      if (options.headStart) settleHeadStart(options.headStart, options, last?.first, (last?.reads.stuck?.() ?? []).length > 0, succeeded);
+    settle: (end) => {
+      if (!options.headStart) return;
+      const stuck = end.stuck || (last?.reads.stuck?.() ?? []).length > 0;
+      settleHeadStart(options.headStart, options, last?.first, { ...end, stuck });
     },
     stream: (fields, names, intervalMs) =>
       lmsRows(

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseProcessStat } from '../../../src/host/process-stat.js';
-import { forgetRecords, headStartName, keepRecord, parseRecord, recordText } from '../../../src/sources/nvidia-smi/head-start.js';
+import {
+  forgetRecords,
+  headStartName,
+  keepRecord,
+  parseRecord,
+  recordFits,
+  recordText,
+} from '../../../src/sources/nvidia-smi/head-start.js';
 import { startRecordedCalls } from '../../../src/sources/nvidia-smi/head-start-calls.js';
 import { runSmi } from '../../../src/sources/nvidia-smi/run.js';
 import { FAKE_SMI, capture, eventually, tempDir } from '../../support/helpers.js';
@@ -43,6 +50,10 @@ describe('a head start record', () => {
     ['another version', recordText(record).replace('"version":1', '"version":2')],
     ['a call that is no --query-*', recordText({ ...record, calls: [['--help-query-gpu']] })],
     ['a call that starts with -i', recordText({ ...record, calls: [['-i', '0', ...QUERY]] })],
+    ['a call that writes a file (-f)', recordText({ ...record, calls: [[...QUERY, '-f', '/etc/passwd']] })],
+    ['another format', recordText({ ...record, calls: [[QUERY[0]!, '--format=csv']] })],
+    ['a field name no driver has', recordText({ ...record, calls: [['--query-gpu=index;reboot', QUERY[1]!]] })],
+    ['another query', recordText({ ...record, calls: [['--query-retired-pages=gpu_uuid', QUERY[1]!]] })],
     ['three calls', recordText({ ...record, calls: [QUERY, APPS, QUERY] })],
     ['no call', recordText({ ...record, calls: [] })],
     ['a NUL in an argument', recordText({ ...record, calls: [[`${QUERY[0]}\0`]] })],
@@ -51,6 +62,20 @@ describe('a head start record', () => {
     ['a timeout past an hour', recordText({ ...record, timeoutMs: 3_600_001 })],
     ['a fractional timeout', recordText({ ...record, timeoutMs: 1.5 })],
   ])('is refused with %s', (_what, text) => expect(parseRecord(text)).toBeUndefined());
+});
+
+describe('recordFits', () => {
+  const now = Date.UTC(2026, 11, 3, 14, 0);
+  it('takes a small record written in the last ten minutes, either way of a clock step', () => {
+    expect(recordFits({ size: 900, mtimeMs: now - 15_000 }, now)).toBe(true);
+    expect(recordFits({ size: 900, mtimeMs: now - 10 * 60_000 }, now)).toBe(true);
+    expect(recordFits({ size: 900, mtimeMs: now + 60_000 }, now)).toBe(true);
+  });
+  it('refuses one from a configuration gone for longer, or one too large to be ours', () => {
+    expect(recordFits({ size: 900, mtimeMs: now - 10 * 60_000 - 1 }, now)).toBe(false);
+    expect(recordFits({ size: 900, mtimeMs: now + 11 * 60_000 }, now)).toBe(false);
+    expect(recordFits({ size: 64 * 1024 + 1, mtimeMs: now }, now)).toBe(false);
+  });
 });
 
 describe('headStartName', () => {
@@ -136,7 +161,8 @@ describe('startRecordedCalls', { timeout: 120_000 }, () => {
   it("kills a call nobody took at the record's timeout", async () => {
     const dir = await tempDir();
     const hang = hangingCommand(dir);
-    startRecordedCalls(join(dir, 'record.json'), { command: hang.command, calls: [QUERY], timeoutMs: 300 });
+    // Long enough for the command to write its pid first, even on a busy machine.
+    startRecordedCalls(join(dir, 'record.json'), { command: hang.command, calls: [QUERY], timeoutMs: 5000 });
     expect(await eventually(async () => hang.pid() !== undefined, 60_000)).toBe(true);
     expect(await eventually(async () => !running(hang.pid()!), 60_000)).toBe(true);
   });
