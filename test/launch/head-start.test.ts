@@ -120,6 +120,22 @@ function loggingSmi(dir: string): { command: string; calls: () => string[][] } {
 
 const queries = (calls: string[][]) => calls.filter((args) => args[0]?.startsWith('--query-')).map((args) => args[0]!.split('=')[0]);
 
+/**
+ * A hanging command (its pid in `<dir>/started` once it runs) and a record of a call of it, planted
+ * for the command line `argsFor(hang)` under `env`: what a launcher given that line begins.
+ */
+function hangingRecord(dir: string, env: Record<string, string>, argsFor: (hang: string) => string[]) {
+  const marker = join(dir, 'started');
+  const hang = hangingCommand(dir, marker);
+  const args = argsFor(hang);
+  const file = join(env.NODE_COMPILE_CACHE!, headStartName(args, cliEnv(env)));
+  expect(keepRecord(file, { command: hang, calls: [QUERY], timeoutMs: 600_000 })).toBeUndefined();
+  /** Whether the hanging call ran and has ended since (killed: it never ends on its own). */
+  const ranAndEnded = async () =>
+    existsSync(marker) && (await eventually(async () => !running(Number(readFileSync(marker, 'utf8'))), 60_000));
+  return { marker, args, file, ranAndEnded };
+}
+
 describe('collect with a head start (NODE_COMPILE_CACHE set, as the units run it)', { timeout: 180_000 }, () => {
   // Loading Node's child_process takes 3-4 ms of a start: a command that starts no process must not pay it.
   it('loads the code that starts calls only when there is a record to start', async () => {
@@ -171,28 +187,24 @@ describe('collect with a head start (NODE_COMPILE_CACHE set, as the units run it
 
   it('kills a call of the record it would not have started, and runs its own', async () => {
     const dir = await tempDir();
-    const marker = join(dir, 'started');
-    const hang = hangingCommand(dir, marker);
+    const env = { FAKE_SMI_CAPTURE: H200, NODE_COMPILE_CACHE: join(dir, 'cache') };
     // Its own nvidia-smi answers only once the record's call runs: proof that the launcher began it.
     const waiting = join(dir, 'waiting-smi');
+    const marker = join(dir, 'started');
     writeFileSync(
       waiting,
       `#!/bin/sh\ni=0\nwhile [ ! -e '${marker}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nexec '${process.execPath}' '${FAKE_SMI}' "$@"\n`,
       { mode: 0o755 },
     );
-    const cache = join(dir, 'cache');
-    const env = { FAKE_SMI_CAPTURE: H200, NODE_COMPILE_CACHE: cache };
-    // A generous --timeout: its own call waits for the record's to run, on a machine that may be busy.
-    const args = collectIn(dir, '--nvidia-smi', waiting, '--no-processes', '--timeout', '60s');
-    const file = join(cache, headStartName(args, cliEnv(env)));
-    // A record of another binary: the run would not start that call.
-    keepRecord(file, { command: hang, calls: [QUERY], timeoutMs: 600_000 });
+    // A record of another binary: the run would not start that call. A generous --timeout: its own
+    // call waits for the record's to run, on a machine that may be busy.
+    const { args, file, ranAndEnded } = hangingRecord(dir, env, () =>
+      collectIn(dir, '--nvidia-smi', waiting, '--no-processes', '--timeout', '60s'),
+    );
 
     const run = await runCli(args, env);
     expect([run.exitCode, run.stderr]).toEqual([0, '']);
-    expect(existsSync(marker)).toBe(true);
-    const pid = Number(readFileSync(marker, 'utf8'));
-    expect(await eventually(async () => !running(pid), 60_000)).toBe(true);
+    expect(await ranAndEnded()).toBe(true);
     // Claimed, and not written again: that run's first call asked for the field names, no --query-*.
     expect(existsSync(file)).toBe(false);
     expect((await runCli(args, env)).exitCode).toBe(0);
@@ -218,29 +230,21 @@ describe('collect with a head start (NODE_COMPILE_CACHE set, as the units run it
 
   it('a collect killed while a call of the record runs takes it along (the guard)', async () => {
     const dir = await tempDir();
-    const marker = join(dir, 'started');
-    const hang = hangingCommand(dir, marker);
-    const cache = join(dir, 'cache');
-    const env = { FAKE_SMI_CAPTURE: H200, NODE_COMPILE_CACHE: cache };
-    const args = collectIn(dir, '--nvidia-smi', hang, '--no-processes', '--timeout', '60s');
-    keepRecord(join(cache, headStartName(args, cliEnv(env))), { command: hang, calls: [QUERY], timeoutMs: 600_000 });
+    const env = { FAKE_SMI_CAPTURE: H200, NODE_COMPILE_CACHE: join(dir, 'cache') };
+    const { marker, args, ranAndEnded } = hangingRecord(dir, env, (hang) =>
+      collectIn(dir, '--nvidia-smi', hang, '--no-processes', '--timeout', '60s'),
+    );
     const collect = execa(process.execPath, [CLI, ...args], { env: cliEnv(env), extendEnv: false, reject: false });
     expect(await eventually(async () => existsSync(marker), 60_000)).toBe(true);
     collect.kill('SIGKILL');
     expect((await collect).signal).toBe('SIGKILL');
-    const pid = Number(readFileSync(marker, 'utf8'));
-    expect(await eventually(async () => !running(pid), 60_000)).toBe(true);
+    expect(await ranAndEnded()).toBe(true);
   });
 
   it('a collect that finds another holding the lock (exit 75) kills the calls it began and leaves no record', async () => {
     const dir = await tempDir();
-    const marker = join(dir, 'started');
-    const hang = hangingCommand(dir, marker);
-    const cache = join(dir, 'cache');
-    const env = { NODE_COMPILE_CACHE: cache };
-    const args = collectIn(dir, '--nvidia-smi', hang);
-    const file = join(cache, headStartName(args, cliEnv(env)));
-    keepRecord(file, { command: hang, calls: [QUERY], timeoutMs: 600_000 });
+    const env = { NODE_COMPILE_CACHE: join(dir, 'cache') };
+    const { marker, args, file, ranAndEnded } = hangingRecord(dir, env, (hang) => collectIn(dir, '--nvidia-smi', hang));
     // The lock of a collect still running: this test's own process, as owner.ts writes an owner.
     writeFileSync(join(dir, 't/.nvidia_gpu.prom.lock'), formatOwner(currentOwner()));
     const run = await runCli(args, env);
@@ -248,8 +252,7 @@ describe('collect with a head start (NODE_COMPILE_CACHE set, as the units run it
     expect(existsSync(file)).toBe(false);
     // Began (the launcher claimed the record and started it), then killed.
     expect(await eventually(async () => existsSync(marker), 60_000)).toBe(true);
-    const pid = Number(readFileSync(marker, 'utf8'));
-    expect(await eventually(async () => !running(pid), 60_000)).toBe(true);
+    expect(await ranAndEnded()).toBe(true);
   });
 
   it('leaves no record after a run that failed, or with --dry-run', async () => {
