@@ -123,6 +123,11 @@ export function startCall(
 export function dropCall(call: StartedCall): void {
   if (!call.exited()) killGroup(call.child.pid, 'SIGKILL');
   call.guard.release();
-  for (const stream of [call.child.stdin, call.child.stdout, call.child.stderr]) stream?.destroy();
-  call.child.unref();
+  letGo(call.child);
+}
+
+/** Nothing of `child` may keep this process alive any more: its pipes are closed and its handle let go. */
+export function letGo(child: ChildProcess): void {
+  for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+  child.unref();
 }

@@ -61,7 +61,7 @@ export const recordFits = (info: { size: number; mtimeMs: number }, now: number)
 const MAX_TIMEOUT_MS = 3_600_000;
 
 /** Whether `name` is one of our records (or a temp file of one a killed run left). */
-export const isHeadStartRecord = (name: string): boolean =>
+const isHeadStartRecord = (name: string): boolean =>
   (name.startsWith(PREFIX) && name.endsWith(SUFFIX)) || (name.startsWith(`.${PREFIX}`) && name.endsWith('.tmp'));
 
 /**

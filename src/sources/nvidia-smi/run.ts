@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { killGroup, MAX_OUTPUT_BYTES, startCall, startGated, type StartedCall } from './call.js';
+import { killGroup, letGo, MAX_OUTPUT_BYTES, startCall, startGated, type StartedCall } from './call.js';
 import { boundedLines } from './lines.js';
 import { GATE_NOT_EXECUTABLE, GATE_NOT_FOUND, type GuardPool, openGate, startGuard } from './orphan-guard.js';
 
@@ -81,9 +81,7 @@ export async function runSmi(command: string, args: readonly string[], options: 
   clearTimeout(giveUp);
   guard.release();
   if (result === 'stuck') {
-    // Nothing of it may keep this process alive: its pipes are closed and its handle let go.
-    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
-    child.unref();
+    letGo(child);
     return { kind: 'stuck', afterMs: options.timeoutMs, pid: child.pid ?? 0 };
   }
 
