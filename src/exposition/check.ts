@@ -15,13 +15,16 @@ export interface ParsedExposition {
 }
 
 const SUFFIXES = ['_bucket', '_sum', '_count'];
+const META = /^# (HELP|TYPE) (\S+)(?: (.*))?$/;
+const TYPE_NAMES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
 // name="value" with only the three escapes the format allows, then an optional comma.
 const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,?)/y;
 const unescapeLabel = (value: string) => (value.includes('\\') ? value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)) : value);
 
 function readLabels(text: string, at: number, line: number, problems: string[]): [Record<string, string>, number] {
-  const labels: Record<string, string> = {};
+  // No prototype: a label named constructor is not there already, and one named __proto__ is a label.
+  const labels: Record<string, string> = Object.create(null);
   let i = at;
   while (text[i] !== '}') {
     LABEL_PAIR.lastIndex = i;
@@ -72,14 +75,14 @@ export function checkExposition(text: string): ParsedExposition {
   lines.forEach((raw, index) => {
     const line = index + 1;
     if (raw.startsWith('#')) {
-      const meta = /^# (HELP|TYPE) (\S+)(?: (.*))?$/.exec(raw);
+      const meta = META.exec(raw);
       if (!meta) return; // a plain comment
       const [, keyword, name, rest = ''] = meta;
       if (!METRIC_NAME.test(name!)) problems.push(`line ${line}: invalid metric name ${name}`);
       enter(name!, line);
       const store = keyword === 'HELP' ? help : types;
       if (store.has(name!)) problems.push(`line ${line}: second ${keyword} for ${name}`);
-      if (keyword === 'TYPE' && !['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest)) {
+      if (keyword === 'TYPE' && !TYPE_NAMES.has(rest)) {
         problems.push(`line ${line}: unknown type ${rest}`);
       }
       if (keyword === 'TYPE' && withSamples.has(name!)) problems.push(`line ${line}: TYPE after samples of ${name}`);
@@ -133,6 +136,98 @@ export function checkExposition(text: string): ParsedExposition {
   });
   return { samples, help, types, problems };
 }
+
+// A sample line as render() writes it: a name; none, or name="value" pairs in braces (only the three
+// escapes, a comma between pairs and none after the last); one space; a value with no space in it.
+const RENDERED_SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",)*[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")\})? (\S+)$/;
+// What is left of such a label set without its ="values": its names, in the order written, between commas.
+const LABEL_VALUES = /="(?:[^"\\\n]|\\[\\"n])*"/g;
+
+/** Whether `names` are the label names `key` had first (and now has, where it had none yet). */
+function sameNames(first: Map<string, string>, key: string, names: string): boolean {
+  const before = first.get(key);
+  if (before === undefined) first.set(key, names);
+  return before === undefined || before === names;
+}
+
+// checkExposition reads every label of every line apart and builds a sample of it: 6 to 8 ms for an
+// 8-GPU host's text on the development machine, run once per process, after nvidia-smi's answer and
+// before the file is published (issue 41). This reads the same text in about a millisecond.
+/**
+ * Whether `text` breaks none of checkExposition's rules, read the quick way: each sample line by
+ * one pattern of what render() writes, each family's label names once. It answers true only where
+ * checkExposition would find no problem, and false at anything it does not read that way (a rule
+ * broken, or only written differently: labels in another order, a trailing comma, a timestamp).
+ */
+export function readsAsRendered(text: string): boolean {
+  if (text !== '' && !text.endsWith('\n')) return false;
+  const lines = text.split('\n');
+  lines.pop();
+  const help = new Set<string>();
+  const types = new Set<string>();
+  const closed = new Set<string>();
+  const withSamples = new Set<string>();
+  /** Each family's label names, and each sample name's, as its first sample wrote them. */
+  const familyNames = new Map<string, string>();
+  const sampleNames = new Map<string, string>();
+  /** Each list of label names seen: whether it is free of reserved names and of a name twice. */
+  const namesFine = new Map<string, boolean>();
+  const series = new Set<string>();
+  let current: string | undefined;
+  const enter = (family: string): boolean => {
+    if (family === current) return true;
+    if (closed.has(family)) return false;
+    if (current) closed.add(current);
+    current = family;
+    return true;
+  };
+  for (let index = 0; index < lines.length; index++) {
+    const raw = lines[index]!;
+    if (raw.startsWith('#')) {
+      const meta = META.exec(raw);
+      if (!meta) continue; // a plain comment
+      const keyword = meta[1];
+      const name = meta[2]!;
+      if (!METRIC_NAME.test(name) || !enter(name)) return false;
+      const store = keyword === 'HELP' ? help : types;
+      if (store.has(name)) return false;
+      if (keyword === 'TYPE' && (!TYPE_NAMES.has(meta[3] ?? '') || withSamples.has(name))) return false;
+      store.add(name);
+      continue;
+    }
+    const sample = RENDERED_SAMPLE.exec(raw);
+    if (!sample) return false;
+    const name = sample[1]!;
+    const value = sample[3]!;
+    if (value !== 'NaN' && value !== '+Inf' && value !== '-Inf' && Number.isNaN(Number(value))) return false;
+    const family = types.has(name)
+      ? name
+      : (SUFFIXES.filter((s) => name.endsWith(s))
+          .map((s) => name.slice(0, -s.length))
+          .find((b) => types.has(b)) ?? name);
+    withSamples.add(family);
+    if (!enter(family)) return false;
+    const labels = sample[2] ?? '';
+    const names = labels === '' ? '' : labels.replace(LABEL_VALUES, '');
+    let fine = namesFine.get(names);
+    if (fine === undefined) {
+      const list = names === '' ? [] : names.split(',');
+      fine = list.every((label, i) => !label.startsWith('__') && list.indexOf(label) === i);
+      namesFine.set(names, fine);
+    }
+    if (!fine) return false;
+    if (!sameNames(familyNames, family, names) || !sameNames(sampleNames, name, names)) return false;
+    // One order of label names per sample name and one way to escape a value: equal text, equal series.
+    const key = `${name}{${labels}`;
+    if (series.has(key)) return false;
+    series.add(key);
+  }
+  return true;
+}
+
+/** checkExposition's problems with `text`: none at once where the text reads as render() writes it. */
+export const expositionProblems = (text: string): string[] => (readsAsRendered(text) ? [] : checkExposition(text).problems);
 
 /** A series' labels as render() takes them: [name, value] pairs. */
 type Labels = readonly (readonly [string, string])[];

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { checkExposition, checkFamilies, sameSeries, type LabelsDescription } from '../exposition/check.js';
+import { checkExposition, checkFamilies, expositionProblems, sameSeries, type LabelsDescription } from '../exposition/check.js';
 import { newRenderCache, render, type RenderCache } from '../exposition/render.js';
 import { failedCollection, type Collection, type Failure } from '../collection.js';
 import type { MetricFamily } from '../exposition/families.js';
@@ -60,7 +60,7 @@ export function renderChecked(
   // Blocks are kept only by a publisher that renders again (the daemon mode): a one-shot run's would go unused.
   const text = render(families, kept?.rendered);
   const unchanged = memo.checked !== undefined && sameSeries(families, memo.checked);
-  const problems = [...(unchanged ? [] : checkFamilies(families, memo.described)), ...(checkText ? checkExposition(text).problems : [])];
+  const problems = [...(unchanged ? [] : checkFamilies(families, memo.described)), ...(checkText ? expositionProblems(text) : [])];
   if (problems.length === 0) {
     memo.checked = families;
     return { text, failure: collection.health.failure };
@@ -100,7 +100,7 @@ async function afterFailedWrite(error: TextfileError, collection: Collection, ta
 function publishCompat(collection: Collection, target: PublishTarget, output: CompatOutput): string | undefined {
   const families = output.families(collection);
   const text = render(families);
-  const problems = [...checkFamilies(families), ...checkExposition(text).problems];
+  const problems = [...checkFamilies(families), ...expositionProblems(text)];
   const written = publishTextfile(target.textfileDir, output.fileName, problems.length === 0 ? text : '');
   if (!written)
     return problems.length === 0

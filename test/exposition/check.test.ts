@@ -1,5 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkExposition, checkFamilies, sameSeries } from '../../src/exposition/check.js';
+import { checkExposition, checkFamilies, expositionProblems, readsAsRendered, sameSeries } from '../../src/exposition/check.js';
+
+const GOLDEN = join(import.meta.dirname, '../golden');
 
 const ok = '# HELP a_total A.\n# TYPE a_total counter\na_total{x="1"} 1\na_total{x="2"} 2\n# HELP b B.\n# TYPE b gauge\nb 3\n';
 
@@ -157,5 +162,102 @@ describe('sameSeries', () => {
     ],
   ] as [string, { name: string; samples: { labels: [string, string][] }[] }[]][])('is false for %s', (_, families) => {
     expect(sameSeries(families, checked)).toBe(false);
+  });
+});
+
+describe('expositionProblems', () => {
+  // Each capture's file as collect renders it (not e2e.prom: node_exporter's scrape of one).
+  const golden = readdirSync(GOLDEN)
+    .filter((name) => name.endsWith('.prom') && name !== 'e2e.prom')
+    .map((name) => [name, readFileSync(join(GOLDEN, name), 'utf8')] as const);
+
+  it.each([...exact.map(([title, text]) => [title, text] as const), ...broken.map(([title, text]) => [title, text] as const)])(
+    'says what checkExposition says: %s',
+    (_, text) => expect(expositionProblems(text)).toEqual(checkExposition(text).problems),
+  );
+
+  it.each(golden)('reads %s, as render() wrote it, the quick way', (_, text) => {
+    expect(readsAsRendered(text)).toBe(true);
+    expect(checkExposition(text).problems).toEqual([]);
+  });
+
+  it('leaves labels in another order to checkExposition, also across families', () => {
+    // The same sample name in two families (before and after its histogram's TYPE), its labels reordered:
+    // a duplicate series that only reading the labels apart finds.
+    const text = 'h_sum{a="1",b="2"} 1\n# TYPE h histogram\nh_sum{b="2",a="1"} 2\n';
+    expect(readsAsRendered(text)).toBe(false);
+    expect(expositionProblems(text)).toEqual(['line 3: duplicate series h_sum{b="2",a="1"}']);
+  });
+
+  it('takes constructor and __proto__ for label names like any other', () => {
+    expect(expositionProblems('# TYPE c gauge\nc{constructor="1"} 1\n')).toEqual([]);
+    expect(checkExposition('# TYPE c gauge\nc{constructor="1"} 1\n').samples[0]?.labels).toEqual({ constructor: '1' });
+    expect(expositionProblems('# TYPE c gauge\nc{__proto__="1"} 1\n')).toEqual(['line 2: invalid label name __proto__']);
+  });
+
+  // Whatever is done to a text render() wrote, the quick reading says it is clean only where
+  // checkExposition finds nothing, and the problems given are checkExposition's.
+  const edit = fc.oneof(
+    fc.record({ kind: fc.constant('copy' as const), from: fc.nat(), to: fc.nat() }),
+    fc.record({ kind: fc.constant('swap' as const), from: fc.nat(), to: fc.nat() }),
+    fc.record({ kind: fc.constant('drop' as const), from: fc.nat() }),
+    fc.record({ kind: fc.constant('reorder labels' as const), from: fc.nat() }),
+    fc.record({ kind: fc.constant('trailing comma' as const), from: fc.nat() }),
+    fc.record({ kind: fc.constant('timestamp' as const), from: fc.nat() }),
+    fc.record({ kind: fc.constant('label twice' as const), from: fc.nat() }),
+    fc.record({
+      kind: fc.constant('character' as const),
+      from: fc.nat(),
+      at: fc.nat(),
+      put: fc.constantFrom('"', '\\', '{', '}', ',', '=', ' ', '_', '\n', '#', 'a', '1', '.', '\t', ''),
+    }),
+    fc.record({ kind: fc.constant('final newline' as const) }),
+  );
+  type Edit = typeof edit extends fc.Arbitrary<infer E> ? E : never;
+  const apply = (text: string, edits: Edit[]): string => {
+    let lines = text.split('\n');
+    for (const e of edits) {
+      if (e.kind === 'final newline') {
+        lines = lines.at(-1) === '' ? lines.slice(0, -1) : [...lines, ''];
+        continue;
+      }
+      const i = e.from % lines.length;
+      const line = lines[i]!;
+      if (e.kind === 'copy') lines.splice(e.to % (lines.length + 1), 0, line);
+      else if (e.kind === 'swap') [lines[i], lines[e.to % lines.length]] = [lines[e.to % lines.length]!, line];
+      else if (e.kind === 'drop') lines.splice(i, 1);
+      else if (e.kind === 'reorder labels')
+        lines[i] = line.replace(
+          /\{(.*)\}/,
+          (_, set: string) =>
+            `{${set
+              .split(/,(?=[a-zA-Z_]+=")/)
+              .reverse()
+              .join(',')}}`,
+        );
+      else if (e.kind === 'trailing comma') lines[i] = line.replace(/"\}/, '",}');
+      else if (e.kind === 'timestamp') lines[i] = `${line} 1700000000000`;
+      else if (e.kind === 'label twice') lines[i] = line.replace(/\{([a-zA-Z_]+="[^"]*")/, '{$1,$1');
+      else lines[i] = line.slice(0, e.at % (line.length + 1)) + e.put + line.slice((e.at % (line.length + 1)) + 1);
+      if (lines.length === 0) lines = [''];
+    }
+    return lines.join('\n');
+  };
+
+  it('is never clean where checkExposition finds a problem, whatever is done to a rendered text', () => {
+    const texts = golden.map(([, text]) => text).filter((text) => text.length < 20_000);
+    let caught = 0;
+    fc.assert(
+      fc.property(fc.nat(texts.length - 1), fc.array(edit, { minLength: 1, maxLength: 4 }), (which, edits) => {
+        const text = apply(texts[which]!, edits);
+        const problems = checkExposition(text).problems;
+        if (readsAsRendered(text)) expect(problems).toEqual([]);
+        else caught++;
+        expect(expositionProblems(text)).toEqual(problems);
+      }),
+      { numRuns: 1500 },
+    );
+    // The edits do reach the long way: most of them break a rule or are written unlike render().
+    expect(caught).toBeGreaterThan(750);
   });
 });
