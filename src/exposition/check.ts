@@ -18,6 +18,14 @@ const SUFFIXES = ['_bucket', '_sum', '_count'];
 const META = /^# (HELP|TYPE) (\S+)(?: (.*))?$/;
 const TYPE_NAMES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
+/** The family a sample belongs to: its name's, or a histogram's or summary's whose _bucket, _sum or _count it is. */
+const familyOf = (name: string, types: { has(name: string): boolean }): string =>
+  types.has(name)
+    ? name
+    : (SUFFIXES.filter((s) => name.endsWith(s))
+        .map((s) => name.slice(0, -s.length))
+        .find((b) => types.has(b)) ?? name);
+
 // name="value" with only the three escapes the format allows, then an optional comma.
 const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,?)/y;
 const unescapeLabel = (value: string) => (value.includes('\\') ? value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)) : value);
@@ -114,11 +122,7 @@ export function checkExposition(text: string): ParsedExposition {
     if (parts.length > 1) problems.push(`line ${line}: has a timestamp`);
     const value = parts[0] === '+Inf' ? Infinity : parts[0] === '-Inf' ? -Infinity : Number(parts[0]);
     if (parts[0] !== 'NaN' && Number.isNaN(value)) problems.push(`line ${line}: invalid value ${parts[0]}`);
-    const family = types.has(name)
-      ? name
-      : (SUFFIXES.filter((s) => name.endsWith(s))
-          .map((s) => name.slice(0, -s.length))
-          .find((b) => types.has(b)) ?? name);
+    const family = familyOf(name, types);
     withSamples.add(family);
     enter(family, line);
     const sortedNames = Object.keys(labels).sort();
@@ -201,11 +205,7 @@ export function readsAsRendered(text: string): boolean {
     const name = sample[1]!;
     const value = sample[3]!;
     if (value !== 'NaN' && value !== '+Inf' && value !== '-Inf' && Number.isNaN(Number(value))) return false;
-    const family = types.has(name)
-      ? name
-      : (SUFFIXES.filter((s) => name.endsWith(s))
-          .map((s) => name.slice(0, -s.length))
-          .find((b) => types.has(b)) ?? name);
+    const family = familyOf(name, types);
     withSamples.add(family);
     if (!enter(family)) return false;
     const labels = sample[2] ?? '';
