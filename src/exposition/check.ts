@@ -133,7 +133,8 @@ export function checkExposition(text: string): ParsedExposition {
     if (before !== undefined && before !== names)
       problems.push(`line ${line}: ${family} has labels {${names}} here and {${before}} before`);
     labelNames.set(family, names);
-    const key = `${name}\u0000${sortedNames.map((k) => `${k}\u0001${labels[k]}`).join('\u0000')}`;
+    // As JSON: a value may hold any character, a separator's too, and two series must not share a key.
+    const key = JSON.stringify([name, ...sortedNames.flatMap((k) => [k, labels[k]])]);
     if (seen.has(key)) problems.push(`line ${line}: duplicate series ${raw.slice(0, raw.lastIndexOf(' '))}`);
     seen.add(key);
     samples.push({ name, labels, value });
@@ -145,6 +146,8 @@ export function checkExposition(text: string): ParsedExposition {
 // escapes, a comma between pairs and none after the last); one space; a value with no space in it.
 const RENDERED_SAMPLE =
   /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",)*[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")\})? (\S+)$/;
+/** The longest line read the quick way: render()'s are far shorter (the longest value, a process name, is a path). */
+const LONGEST_LINE = 64 * 1024;
 // What is left of such a label set without its ="values": its names, in the order written, between commas.
 const LABEL_VALUES = /="(?:[^"\\\n]|\\[\\"n])*"/g;
 
@@ -200,7 +203,9 @@ export function readsAsRendered(text: string): boolean {
       store.add(name);
       continue;
     }
-    const sample = RENDERED_SAMPLE.exec(raw);
+    // A line over LONGEST_LINE goes the long way: the pattern keeps a backtrack point per label pair,
+    // and millions of them run V8's regular expressions out of stack (a RangeError, not a false).
+    const sample = raw.length <= LONGEST_LINE ? RENDERED_SAMPLE.exec(raw) : null;
     if (!sample) return false;
     const name = sample[1]!;
     const value = sample[3]!;
@@ -213,7 +218,7 @@ export function readsAsRendered(text: string): boolean {
     let fine = namesFine.get(names);
     if (fine === undefined) {
       const list = names === '' ? [] : names.split(',');
-      fine = list.every((label, i) => !label.startsWith('__') && list.indexOf(label) === i);
+      fine = new Set(list).size === list.length && list.every((label) => !label.startsWith('__'));
       namesFine.set(names, fine);
     }
     if (!fine) return false;
@@ -232,7 +237,7 @@ export const expositionProblems = (text: string): string[] => (readsAsRendered(t
 /** A series' labels as render() takes them: [name, value] pairs. */
 type Labels = readonly (readonly [string, string])[];
 
-/** What checkFamilies works out once per labels array: its names and values joined, and the invalid names. */
+/** What checkFamilies works out once per labels array: its names joined, its values as JSON (any character may be in one), the invalid names. */
 export interface LabelsDescription {
   names: string;
   values: string;
@@ -258,7 +263,7 @@ export function checkFamilies(
     if (!description) {
       const labelNames = labels.map(([label]) => label);
       const invalid = labelNames.filter((label) => !LABEL_NAME.test(label) || label.startsWith('__'));
-      description = { names: labelNames.join(','), values: labels.map(([, value]) => value).join('\u0000'), invalid };
+      description = { names: labelNames.join(','), values: JSON.stringify(labels.map(([, value]) => value)), invalid };
       described.set(labels, description);
     }
     return description;

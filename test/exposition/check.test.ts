@@ -189,6 +189,43 @@ describe('expositionProblems', () => {
     expect(expositionProblems(text)).toEqual(['line 3: duplicate series h_sum{b="2",a="1"}']);
   });
 
+  it('keeps series apart whatever characters their values hold', () => {
+    // Values holding what a key could be joined with: two series, no duplicate.
+    const text = '# TYPE m gauge\nm{a="p\u0000b\u0001q",b="r"} 1\nm{a="p",b="q\u0000b\u0001r"} 1\n';
+    expect(checkExposition(text).problems).toEqual([]);
+    expect(readsAsRendered(text)).toBe(true);
+    expect(
+      checkFamilies([
+        {
+          name: 'm',
+          samples: [
+            {
+              labels: [
+                ['a', 'p\u0000q'],
+                ['b', 'r'],
+              ],
+            },
+            {
+              labels: [
+                ['a', 'p'],
+                ['b', 'q\u0000r'],
+              ],
+            },
+          ],
+        },
+      ]),
+    ).toEqual([]);
+  });
+
+  it('reads a line over 64 KiB the long way (millions of labels would run the quick way out of stack)', () => {
+    const line = (count: number) => `m{${Array.from({ length: count }, (_, i) => `l${i}="x"`).join(',')}} 1`;
+    expect(line(6000).length).toBeLessThan(64 * 1024);
+    expect(readsAsRendered(`# TYPE m gauge\n${line(6000)}\n`)).toBe(true);
+    expect(line(8000).length).toBeGreaterThan(64 * 1024);
+    expect(readsAsRendered(`# TYPE m gauge\n${line(8000)}\n`)).toBe(false);
+    expect(expositionProblems(`# TYPE m gauge\n${line(8000)}\n`)).toEqual([]);
+  });
+
   it('takes constructor and __proto__ for label names like any other', () => {
     expect(expositionProblems('# TYPE c gauge\nc{constructor="1"} 1\n')).toEqual([]);
     expect(checkExposition('# TYPE c gauge\nc{constructor="1"} 1\n').samples[0]?.labels).toEqual({ constructor: '1' });
