@@ -19,12 +19,48 @@ const META = /^# (HELP|TYPE) (\S+)(?: (.*))?$/;
 const TYPE_NAMES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
 /** The family a sample belongs to: its name's, or a histogram's or summary's whose _bucket, _sum or _count it is. */
-const familyOf = (name: string, types: { has(name: string): boolean }): string =>
+const familyOf = (name: string, types: ReadonlyMap<string, string>): string =>
   types.has(name)
     ? name
     : (SUFFIXES.filter((s) => name.endsWith(s))
         .map((s) => name.slice(0, -s.length))
         .find((b) => types.has(b)) ?? name);
+
+/** What both readers of a text keep: its HELP and TYPE lines, the families met (in order) and those with samples. */
+interface Reading {
+  help: Map<string, string>;
+  types: Map<string, string>;
+  withSamples: Set<string>;
+  /** Families left for another: meeting one again breaks contiguity. */
+  closed: Set<string>;
+  current?: string;
+}
+
+const newReading = (): Reading => ({ help: new Map(), types: new Map(), withSamples: new Set(), closed: new Set() });
+
+/** Moves the reading on to `family`; what that breaks (a family met again after another), if anything. */
+function enterFamily(reading: Reading, family: string): string | undefined {
+  if (family === reading.current) return undefined;
+  const problem = reading.closed.has(family) ? `family ${family} is not contiguous` : undefined;
+  if (reading.current) reading.closed.add(reading.current);
+  reading.current = family;
+  return problem;
+}
+
+/** Reads a HELP or TYPE line (META's match) into `reading`; what it breaks, in the order checkExposition says it. */
+function readMeta(reading: Reading, meta: RegExpExecArray): string[] {
+  const [, keyword, name, rest = ''] = meta as unknown as [string, string, string, string | undefined];
+  const problems: string[] = [];
+  if (!METRIC_NAME.test(name)) problems.push(`invalid metric name ${name}`);
+  const entered = enterFamily(reading, name);
+  if (entered) problems.push(entered);
+  const store = keyword === 'HELP' ? reading.help : reading.types;
+  if (store.has(name)) problems.push(`second ${keyword} for ${name}`);
+  if (keyword === 'TYPE' && !TYPE_NAMES.has(rest)) problems.push(`unknown type ${rest}`);
+  if (keyword === 'TYPE' && reading.withSamples.has(name)) problems.push(`TYPE after samples of ${name}`);
+  store.set(name, rest);
+  return problems;
+}
 
 // name="value" with only the three escapes the format allows, then an optional comma.
 const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,?)/y;
@@ -62,39 +98,19 @@ function readLabels(text: string, at: number, line: number, problems: string[]):
 export function checkExposition(text: string): ParsedExposition {
   const problems: string[] = [];
   const samples: ParsedSample[] = [];
-  const help = new Map<string, string>();
-  const types = new Map<string, string>();
-  const closed = new Set<string>();
+  const reading = newReading();
   const seen = new Set<string>();
   const labelNames = new Map<string, string>();
-  const withSamples = new Set<string>();
-  let current: string | undefined;
   if (text !== '' && !text.endsWith('\n')) problems.push('no final newline');
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-
-  const enter = (family: string, line: number) => {
-    if (family === current) return;
-    if (closed.has(family)) problems.push(`line ${line}: family ${family} is not contiguous`);
-    if (current) closed.add(current);
-    current = family;
-  };
 
   lines.forEach((raw, index) => {
     const line = index + 1;
     if (raw.startsWith('#')) {
       const meta = META.exec(raw);
       if (!meta) return; // a plain comment
-      const [, keyword, name, rest = ''] = meta;
-      if (!METRIC_NAME.test(name!)) problems.push(`line ${line}: invalid metric name ${name}`);
-      enter(name!, line);
-      const store = keyword === 'HELP' ? help : types;
-      if (store.has(name!)) problems.push(`line ${line}: second ${keyword} for ${name}`);
-      if (keyword === 'TYPE' && !TYPE_NAMES.has(rest)) {
-        problems.push(`line ${line}: unknown type ${rest}`);
-      }
-      if (keyword === 'TYPE' && withSamples.has(name!)) problems.push(`line ${line}: TYPE after samples of ${name}`);
-      store.set(name!, rest);
+      for (const problem of readMeta(reading, meta)) problems.push(`line ${line}: ${problem}`);
       return;
     }
     if (raw.trim() === '') {
@@ -122,9 +138,10 @@ export function checkExposition(text: string): ParsedExposition {
     if (parts.length > 1) problems.push(`line ${line}: has a timestamp`);
     const value = parts[0] === '+Inf' ? Infinity : parts[0] === '-Inf' ? -Infinity : Number(parts[0]);
     if (parts[0] !== 'NaN' && Number.isNaN(value)) problems.push(`line ${line}: invalid value ${parts[0]}`);
-    const family = familyOf(name, types);
-    withSamples.add(family);
-    enter(family, line);
+    const family = familyOf(name, reading.types);
+    reading.withSamples.add(family);
+    const entered = enterFamily(reading, family);
+    if (entered) problems.push(`line ${line}: ${entered}`);
     const sortedNames = Object.keys(labels).sort();
     for (const label of sortedNames)
       if (!LABEL_NAME.test(label) || label.startsWith('__')) problems.push(`line ${line}: invalid label name ${label}`);
@@ -139,7 +156,7 @@ export function checkExposition(text: string): ParsedExposition {
     seen.add(key);
     samples.push({ name, labels, value });
   });
-  return { samples, help, types, problems };
+  return { samples, help: reading.help, types: reading.types, problems };
 }
 
 // A sample line as render() writes it: a name; none, or name="value" pairs in braces (only the three
@@ -171,36 +188,19 @@ export function readsAsRendered(text: string): boolean {
   if (text !== '' && !text.endsWith('\n')) return false;
   const lines = text.split('\n');
   lines.pop();
-  const help = new Set<string>();
-  const types = new Set<string>();
-  const closed = new Set<string>();
-  const withSamples = new Set<string>();
+  const reading = newReading();
   /** Each family's label names, and each sample name's, as its first sample wrote them. */
   const familyNames = new Map<string, string>();
   const sampleNames = new Map<string, string>();
   /** Each list of label names seen: whether it is free of reserved names and of a name twice. */
   const namesFine = new Map<string, boolean>();
   const series = new Set<string>();
-  let current: string | undefined;
-  const enter = (family: string): boolean => {
-    if (family === current) return true;
-    if (closed.has(family)) return false;
-    if (current) closed.add(current);
-    current = family;
-    return true;
-  };
   for (let index = 0; index < lines.length; index++) {
     const raw = lines[index]!;
     if (raw.startsWith('#')) {
       const meta = META.exec(raw);
       if (!meta) continue; // a plain comment
-      const keyword = meta[1];
-      const name = meta[2]!;
-      if (!METRIC_NAME.test(name) || !enter(name)) return false;
-      const store = keyword === 'HELP' ? help : types;
-      if (store.has(name)) return false;
-      if (keyword === 'TYPE' && (!TYPE_NAMES.has(meta[3] ?? '') || withSamples.has(name))) return false;
-      store.add(name);
+      if (readMeta(reading, meta).length > 0) return false;
       continue;
     }
     // A line over LONGEST_LINE goes the long way: the pattern keeps a backtrack point per label pair,
@@ -210,9 +210,9 @@ export function readsAsRendered(text: string): boolean {
     const name = sample[1]!;
     const value = sample[3]!;
     if (value !== 'NaN' && value !== '+Inf' && value !== '-Inf' && Number.isNaN(Number(value))) return false;
-    const family = familyOf(name, types);
-    withSamples.add(family);
-    if (!enter(family)) return false;
+    const family = familyOf(name, reading.types);
+    reading.withSamples.add(family);
+    if (enterFamily(reading, family)) return false;
     const labels = sample[2] ?? '';
     const names = labels === '' ? '' : labels.replace(LABEL_VALUES, '');
     let fine = namesFine.get(names);
